@@ -1,0 +1,323 @@
+"""Finding the Claude Code CLI, learning its version, and building its argv and environment.
+
+Pure functions of the options (plus the file system for discovery); no
+process is kept here.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import shutil
+import subprocess
+import threading
+from pathlib import Path
+from typing import Any
+
+from ._errors import CLIConnectionError, CLINotFoundError, UnsupportedOptionError
+from .types import ClaudeAgentOptions
+
+logger = logging.getLogger("claude_sdkurl.cli")
+
+CLI_PATH_ENV = "CLAUDE_SDKURL_CLI"
+"""Environment variable naming the CLI to use when ``cli_path`` is not set."""
+
+LAST_WEBSOCKET_VERSION = (2, 1, 120)
+"""The newest CLI whose ``--sdk-url ws://127.0.0.1`` works (2.1.121 refuses non-Anthropic hosts)."""
+
+_VERSION_RE = re.compile(r"(\d+)\.(\d+)\.(\d+)")
+_version_cache: dict[tuple[str, float, int], tuple[int, int, int] | None] = {}
+_version_lock = threading.Lock()
+
+
+def find_cli(cli_path: str | Path | None = None) -> str:
+    """Locate the CLI: ``cli_path``, then ``$CLAUDE_SDKURL_CLI``, then ``PATH``,
+    then the usual install places, then the official SDK's bundled binary."""
+    if cli_path is not None:
+        path = Path(cli_path)
+        if not path.is_file():
+            raise CLINotFoundError("Claude Code not found at cli_path", str(cli_path))
+        if not os.access(path, os.X_OK):
+            raise CLINotFoundError("Claude Code at cli_path is not executable", str(cli_path))
+        return str(path)
+    env_path = os.environ.get(CLI_PATH_ENV)
+    if env_path:
+        if not Path(env_path).is_file():
+            raise CLINotFoundError(f"Claude Code not found at ${CLI_PATH_ENV}", env_path)
+        return env_path
+    found = shutil.which("claude")
+    if found:
+        return found
+    home = Path.home()
+    for candidate in (
+        home / ".npm-global/bin/claude",
+        Path("/usr/local/bin/claude"),
+        home / ".local/bin/claude",
+        home / "node_modules/.bin/claude",
+        home / ".yarn/bin/claude",
+        home / ".claude/local/claude",
+    ):
+        if candidate.is_file():
+            return str(candidate)
+    bundled = _official_bundled_cli()
+    if bundled:
+        return bundled
+    raise CLINotFoundError(
+        "Claude Code not found. Install it with:\n"
+        "  npm install -g @anthropic-ai/claude-code\n"
+        "or pass ClaudeAgentOptions(cli_path='/path/to/claude'), "
+        f"or set ${CLI_PATH_ENV}."
+    )
+
+
+def _official_bundled_cli() -> str | None:
+    """The CLI shipped inside an installed ``claude_agent_sdk`` wheel, if any."""
+    try:
+        import importlib.util
+
+        spec = importlib.util.find_spec("claude_agent_sdk")
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.origin:
+        return None
+    bundled = Path(spec.origin).parent / "_bundled" / "claude"
+    return str(bundled) if bundled.is_file() else None
+
+
+def parse_version(text: str) -> tuple[int, int, int] | None:
+    """``"2.1.120 (Claude Code)"`` -> ``(2, 1, 120)``."""
+    m = _VERSION_RE.search(text)
+    return (int(m.group(1)), int(m.group(2)), int(m.group(3))) if m else None
+
+
+def cli_version(cli: str, timeout: float = 30.0) -> tuple[int, int, int] | None:
+    """Run ``cli --version`` (cached per binary path, mtime and size)."""
+    try:
+        st = os.stat(cli)
+        key = (os.path.realpath(cli), st.st_mtime, st.st_size)
+    except OSError as e:
+        raise CLINotFoundError("Claude Code not found", cli) from e
+    with _version_lock:
+        if key in _version_cache:
+            return _version_cache[key]
+    try:
+        out = subprocess.run(
+            [cli, "--version"],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise CLIConnectionError(f"Could not run {cli} --version: {e}") from e
+    version = parse_version(out.stdout)
+    if version is None:
+        logger.warning("could not read a version from %s --version: %r", cli, out.stdout[:200])
+    with _version_lock:
+        _version_cache[key] = version
+    return version
+
+
+def supports_websocket(version: tuple[int, int, int] | None) -> bool:
+    """Whether ``--sdk-url ws://127.0.0.1`` can work with this CLI version."""
+    return version is not None and version <= LAST_WEBSOCKET_VERSION
+
+
+def format_version(version: tuple[int, int, int] | None) -> str:
+    return "unknown" if version is None else ".".join(map(str, version))
+
+
+# Options that would need machinery this SDK does not have. Each maps to the
+# test that says whether the field was set away from its default.
+_UNSUPPORTED: dict[str, str] = {
+    "session_store": "mirroring transcripts to a SessionStore is not implemented",
+}
+
+
+def check_options(options: ClaudeAgentOptions) -> None:
+    """Raise :class:`UnsupportedOptionError` for options we cannot honour, and
+    ``TypeError``/``ValueError`` for values of the wrong shape."""
+    for name, why in _UNSUPPORTED.items():
+        if getattr(options, name) is not None:
+            raise UnsupportedOptionError(f"ClaudeAgentOptions.{name}: {why} in claude_sdkurl")
+    if options.session_store is None and options.session_store_flush != "batched":
+        raise UnsupportedOptionError("ClaudeAgentOptions.session_store_flush needs session_store, which is unsupported")
+    if options.transport not in ("auto", "websocket", "stdio"):
+        raise ValueError(f"transport must be 'auto', 'websocket' or 'stdio', not {options.transport!r}")
+    if not (isinstance(options.control_timeout, (int, float)) and options.control_timeout > 0):
+        raise ValueError("control_timeout must be a positive number of seconds")
+    if options.max_buffer_size is not None and options.max_buffer_size < 1024:
+        raise ValueError("max_buffer_size must be at least 1024 bytes")
+    if options.continue_conversation and options.resume:
+        raise ValueError("continue_conversation and resume are mutually exclusive")
+    if options.can_use_tool is not None and options.permission_prompt_tool_name is not None:
+        raise ValueError("can_use_tool and permission_prompt_tool_name are mutually exclusive")
+    if options.cwd is not None and not Path(options.cwd).is_dir():
+        raise CLIConnectionError(f"Working directory does not exist: {options.cwd}")
+    for key, value in options.env.items():
+        if not isinstance(key, str) or not isinstance(value, str):
+            raise TypeError(f"options.env must map str to str, got {key!r}: {value!r}")
+    if options.skills is not None and options.skills != "all":
+        if not isinstance(options.skills, list) or not all(isinstance(s, str) for s in options.skills):
+            raise TypeError("skills must be 'all' or a list of skill names")
+        for s in options.skills:
+            if not s or s != s.strip() or any(c in s for c in "*?,()[]"):
+                raise ValueError(f"invalid skill name {s!r}")
+    for plugin in options.plugins:
+        if plugin.get("type") != "local":
+            raise ValueError(f"Unsupported plugin type: {plugin.get('type')!r}")
+
+
+def _settings_value(options: ClaudeAgentOptions) -> str | None:
+    settings = options.settings
+    if options.sandbox is None:
+        return settings
+    obj: dict[str, Any] = {}
+    try:
+        if settings is not None:
+            text = settings.strip()
+            if not (text.startswith("{") and text.endswith("}")):
+                text = (Path(options.cwd or "") / text).read_text(encoding="utf-8-sig")
+            obj = json.loads(text)
+        obj["sandbox"] = options.sandbox
+    except (OSError, ValueError, TypeError) as e:
+        raise CLIConnectionError(f"Failed to load settings: {e}") from e
+    return json.dumps(obj)
+
+
+def build_args(options: ClaudeAgentOptions) -> list[str]:
+    """The CLI flags for ``options``, as the official SDK builds them (without the binary)."""
+    o = options
+    args = ["--output-format", "stream-json", "--verbose"]
+    sp = o.system_prompt
+    if sp is None:
+        args += ["--system-prompt", ""]
+    elif isinstance(sp, str):
+        args += ["--system-prompt", sp]
+    elif sp.get("type") == "file":
+        args += ["--system-prompt-file", sp["path"]]  # type: ignore[typeddict-item]
+    elif sp.get("type") == "custom":
+        args += ["--system-prompt", sp["prompt"]]  # type: ignore[typeddict-item]
+    elif sp.get("type") == "preset" and "append" in sp:
+        args += ["--append-system-prompt", sp["append"]]  # type: ignore[typeddict-item]
+    if o.tools is not None:
+        args += ["--tools", ",".join(o.tools) if isinstance(o.tools, list) else "default"]
+
+    allowed = list(o.allowed_tools)
+    sources = list(o.setting_sources) if o.setting_sources is not None else None
+    if o.skills is not None:
+        if o.skills == "all":
+            if "Skill" not in allowed:
+                allowed.append("Skill")
+        else:
+            allowed += [f"Skill({s})" for s in o.skills if f"Skill({s})" not in allowed]
+        if sources is None:
+            sources = ["user", "project"]
+    if allowed:
+        args += ["--allowedTools", ",".join(allowed)]
+    if o.max_turns:
+        args += ["--max-turns", str(o.max_turns)]
+    if o.max_budget_usd is not None:
+        args += ["--max-budget-usd", str(o.max_budget_usd)]
+    if o.disallowed_tools:
+        args += ["--disallowedTools", ",".join(o.disallowed_tools)]
+    if o.task_budget is not None:
+        args += ["--task-budget", str(o.task_budget["total"])]
+    if o.model:
+        args += ["--model", o.model]
+    if o.fallback_model:
+        args += ["--fallback-model", o.fallback_model]
+    if o.betas:
+        args += ["--betas", ",".join(o.betas)]
+    if o.permission_prompt_tool_name:
+        args += ["--permission-prompt-tool", o.permission_prompt_tool_name]
+    elif o.can_use_tool is not None:
+        args += ["--permission-prompt-tool", "stdio"]
+    if o.permission_mode:
+        args += ["--permission-mode", o.permission_mode]
+    if o.continue_conversation:
+        args.append("--continue")
+    if o.resume:
+        args.append(f"--resume={o.resume}")
+    if o.session_id:
+        args.append(f"--session-id={o.session_id}")
+    settings = _settings_value(o)
+    if settings:
+        args += ["--settings", settings]
+    for d in o.add_dirs:
+        args += ["--add-dir", str(d)]
+    if o.mcp_servers:
+        if isinstance(o.mcp_servers, dict):
+            servers: dict[str, Any] = {}
+            for name, config in o.mcp_servers.items():
+                if isinstance(config, dict) and config.get("type") == "sdk":
+                    servers[name] = {k: v for k, v in config.items() if k != "instance"}
+                else:
+                    servers[name] = config
+            if servers:
+                args += ["--mcp-config", json.dumps({"mcpServers": servers})]
+        else:
+            args += ["--mcp-config", str(o.mcp_servers)]
+    if o.include_partial_messages:
+        args.append("--include-partial-messages")
+    if o.include_hook_events:
+        args.append("--include-hook-events")
+    if o.strict_mcp_config:
+        args.append("--strict-mcp-config")
+    if o.fork_session:
+        args.append("--fork-session")
+    if o.resume_session_at:
+        args.append(f"--resume-session-at={o.resume_session_at}")
+    if o.resume_drops_turn is not None:
+        args.append(f"--resume-drops-turn={o.resume_drops_turn}")
+    if sources is not None:
+        args.append(f"--setting-sources={','.join(sources)}")
+    for plugin in o.plugins:
+        args += ["--plugin-dir", plugin["path"]]
+    for flag, value in o.extra_args.items():
+        if value is None:
+            args.append(f"--{flag}")
+        elif str(value).startswith("-"):
+            args.append(f"--{flag}={value}")
+        else:
+            args += [f"--{flag}", str(value)]
+    if o.thinking is not None:
+        t = o.thinking
+        if t["type"] == "adaptive":
+            args += ["--thinking", "adaptive"]
+        elif t["type"] == "enabled":
+            args += ["--max-thinking-tokens", str(t["budget_tokens"])]  # type: ignore[typeddict-item]
+        elif t["type"] == "disabled":
+            args += ["--thinking", "disabled"]
+        if t["type"] != "disabled" and "display" in t:
+            args += ["--thinking-display", t["display"]]  # type: ignore[typeddict-item]
+    elif o.max_thinking_tokens is not None:
+        args += ["--max-thinking-tokens", str(o.max_thinking_tokens)]
+    if o.effort is not None:
+        args += ["--effort", o.effort]
+    if isinstance(o.output_format, dict) and o.output_format.get("type") == "json_schema":
+        schema = o.output_format.get("schema")
+        if schema is not None:
+            args += ["--json-schema", json.dumps(schema)]
+    args += ["--input-format", "stream-json"]
+    return args
+
+
+def build_env(options: ClaudeAgentOptions, extra: dict[str, str] | None = None) -> dict[str, str]:
+    """The CLI's environment: ours minus ``CLAUDECODE``, then ``options.env``, then ``extra``."""
+    env = {k: v for k, v in os.environ.items() if k != "CLAUDECODE"}
+    env["CLAUDE_CODE_ENTRYPOINT"] = "sdk-py"
+    env.pop("CLAUDE_CODE_SESSION_ACCESS_TOKEN", None)
+    env.update(options.env)
+    if options.client_app is not None:
+        env["CLAUDE_AGENT_SDK_CLIENT_APP"] = options.client_app
+    if options.enable_file_checkpointing:
+        env["CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING"] = "true"
+    if options.cwd is not None:
+        env["PWD"] = str(options.cwd)
+    if extra:
+        env.update(extra)
+    return env

@@ -1,0 +1,269 @@
+"""The sans-I/O core of a session: NDJSON in, events out; intents in, lines out.
+
+:class:`Protocol` does no I/O, starts no thread and knows nothing of sockets
+or processes. A transport feeds it whatever bytes or text frames arrived
+(:meth:`Protocol.receive_data`) and gets back events; the session asks it for
+the exact line to write for a user message or a control request/response.
+Every line it produces is valid JSON (no NaN, no Infinity) ending in exactly
+one ``\\n``: the CLI dies on anything else.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import logging
+import os
+from typing import Any, Union
+
+from attrs import define
+
+from ._errors import CLIJSONDecodeError, MessageParseError
+from ._parse import parse_message
+from .types import Message, UnknownMessage
+
+logger = logging.getLogger("claude_sdkurl.protocol")
+
+DEFAULT_MAX_LINE = 256 * 1024 * 1024  # bytes in one NDJSON line; far above any real message
+
+_loads = json.loads
+
+
+@define
+class MessageReceived:
+    """A conversation message (user, assistant, system, result, stream_event, ...)."""
+
+    message: Message
+
+
+@define
+class ControlRequestReceived:
+    """The CLI asks the host something (``can_use_tool``, ``hook_callback``, ``mcp_message``, ...)."""
+
+    request_id: str
+    subtype: str
+    request: dict[str, Any]
+
+
+@define
+class ControlResponseReceived:
+    """The CLI answered one of our control requests."""
+
+    request_id: str
+    success: bool
+    response: dict[str, Any]
+    error: str | None
+    raw: dict[str, Any]
+
+
+@define
+class ControlCancelReceived:
+    """The CLI abandoned a control request it had sent us."""
+
+    request_id: str
+
+
+@define
+class ProtocolErrorReceived:
+    """A line that cannot be decoded; the session cannot trust the stream after it."""
+
+    error: CLIJSONDecodeError
+
+
+Event = Union[MessageReceived, ControlRequestReceived, ControlResponseReceived, ControlCancelReceived, ProtocolErrorReceived]
+
+
+def encode(obj: dict[str, Any]) -> str:
+    """Serialise one outgoing message as a single NDJSON line.
+
+    Raises ``TypeError``/``ValueError`` for values JSON cannot carry (sets,
+    objects, NaN, infinities) instead of writing a line the CLI would die on.
+    """
+    try:
+        return json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False) + "\n"
+    except (TypeError, ValueError) as e:
+        raise type(e)(f"message cannot be sent to the CLI as JSON: {e}") from e
+
+
+class Protocol:
+    """State of one CLI conversation, independent of how bytes travel.
+
+    Args:
+        max_line: the largest line accepted from the CLI, in bytes.
+    """
+
+    def __init__(self, max_line: int = DEFAULT_MAX_LINE) -> None:
+        self.max_line = max_line
+        self._buffer = bytearray()
+        self._ids = itertools.count(1)
+        self._prefix = os.urandom(4).hex()
+        # request_id -> subtype of control requests we sent and await an answer for
+        self.pending: dict[str, str] = {}
+
+    # ------------------------------------------------------------------ inbound
+
+    def receive_data(self, data: bytes | str) -> list[Event]:
+        """Feed bytes or a text frame from the CLI; return the events it completes."""
+        if not self._buffer:
+            # Fast path: a whole single line, which is what the CLI sends per frame.
+            nl = data.find("\n" if isinstance(data, str) else b"\n")  # type: ignore[arg-type]
+            if nl == len(data) - 1:
+                if nl + 1 > self.max_line:
+                    return [self._too_long(nl + 1)]
+                return self._line(data)
+        if isinstance(data, str):
+            data = data.encode("utf-8")
+        self._buffer += data
+        events: list[Event] = []
+        start = 0
+        buf = self._buffer
+        while True:
+            nl = buf.find(b"\n", start)
+            if nl < 0:
+                break
+            if nl - start > self.max_line:
+                events.append(self._too_long(nl - start))
+            else:
+                events.extend(self._line(bytes(buf[start : nl + 1])))
+            start = nl + 1
+        if start:
+            del buf[:start]
+        if len(buf) > self.max_line:
+            events.append(self._too_long(len(buf)))
+            buf.clear()
+        return events
+
+    def receive_eof(self) -> list[Event]:
+        """The byte stream ended: parse a final line that lacked its newline."""
+        if not self._buffer:
+            return []
+        tail = bytes(self._buffer)
+        self._buffer.clear()
+        events = self._line(tail)
+        if events and isinstance(events[0], ProtocolErrorReceived):
+            logger.debug("dropping truncated line at end of stream: %r", tail[:200])
+            return []
+        return events
+
+    def _too_long(self, size: int) -> ProtocolErrorReceived:
+        return ProtocolErrorReceived(
+            CLIJSONDecodeError(
+                f"<line of {size} bytes>",
+                ValueError(f"a line from the CLI exceeded the maximum of {self.max_line} bytes (max_buffer_size)"),
+            )
+        )
+
+    def _line(self, line: bytes | str) -> list[Event]:
+        stripped = line.strip()
+        if not stripped:
+            return []
+        first = stripped[:1]
+        if first not in ("{", b"{"):
+            text = stripped.decode("utf-8", "replace") if isinstance(stripped, bytes) else stripped
+            logger.debug("skipping non-JSON line from the CLI: %s", text[:200])
+            return []
+        try:
+            data = _loads(stripped)
+        except ValueError as e:
+            text = stripped.decode("utf-8", "replace") if isinstance(stripped, bytes) else stripped
+            return [ProtocolErrorReceived(CLIJSONDecodeError(text, e))]
+        if not isinstance(data, dict):
+            return []
+        return self.receive_message(data)
+
+    def receive_message(self, data: dict[str, Any]) -> list[Event]:
+        """Classify one decoded wire message."""
+        kind = data.get("type")
+        if kind == "control_response":
+            resp = data.get("response") or {}
+            request_id = resp.get("request_id")
+            if request_id not in self.pending:
+                logger.debug("control_response for unknown request %r", request_id)
+                return []
+            del self.pending[request_id]
+            success = resp.get("subtype") == "success"
+            body = resp.get("response")
+            return [
+                ControlResponseReceived(
+                    request_id=request_id,
+                    success=success,
+                    response=body if isinstance(body, dict) else {},
+                    error=None if success else str(resp.get("error", "unknown error")),
+                    raw=data,
+                )
+            ]
+        if kind == "control_request":
+            request = data.get("request") or {}
+            return [ControlRequestReceived(str(data.get("request_id")), str(request.get("subtype")), request)]
+        if kind == "control_cancel_request":
+            return [ControlCancelReceived(str(data.get("request_id")))]
+        if kind == "keep_alive":
+            return []
+        try:
+            return [MessageReceived(parse_message(data))]
+        except MessageParseError as e:
+            logger.warning("%s; delivering it as UnknownMessage", e)
+            return [MessageReceived(UnknownMessage(type=str(kind), data=data, raw=data))]
+
+    # ----------------------------------------------------------------- outbound
+
+    def user_message(
+        self,
+        content: str | list[dict[str, Any]],
+        *,
+        session_id: str = "default",
+        parent_tool_use_id: str | None = None,
+        uuid: str | None = None,
+    ) -> str:
+        """The line for a user prompt."""
+        msg: dict[str, Any] = {
+            "type": "user",
+            "message": {"role": "user", "content": content},
+            "parent_tool_use_id": parent_tool_use_id,
+            "session_id": session_id,
+        }
+        if uuid is not None:
+            msg["uuid"] = uuid
+        return encode(msg)
+
+    def user_dict(self, message: dict[str, Any]) -> str:
+        """The line for a caller-built message dict (as yielded by a prompt iterable)."""
+        if not isinstance(message, dict):
+            raise TypeError(f"prompt messages must be dicts, got {type(message).__name__}")
+        if message.get("type") == "user" and "message" not in message:
+            raise ValueError("a user message dict needs a 'message' key: {'role': 'user', 'content': ...}")
+        msg = dict(message)
+        msg.setdefault("type", "user")
+        if msg["type"] == "user":
+            msg.setdefault("parent_tool_use_id", None)
+            msg.setdefault("session_id", "")
+        return encode(msg)
+
+    def control_request(self, request: dict[str, Any]) -> tuple[str, str]:
+        """Register a control request; return its id and its line."""
+        subtype = request.get("subtype")
+        if not isinstance(subtype, str) or not subtype:
+            raise ValueError("a control request needs a 'subtype'")
+        request_id = f"req_{next(self._ids)}_{self._prefix}"
+        line = encode({"type": "control_request", "request_id": request_id, "request": request})
+        self.pending[request_id] = subtype
+        return request_id, line
+
+    def forget(self, request_id: str) -> None:
+        """Stop waiting for a control response (timed out or abandoned)."""
+        self.pending.pop(request_id, None)
+
+    @staticmethod
+    def control_success(request_id: str, response: dict[str, Any] | None) -> str:
+        """The line answering a control request from the CLI."""
+        body: dict[str, Any] = {"subtype": "success", "request_id": request_id}
+        if response is not None:
+            body["response"] = response
+        return encode({"type": "control_response", "response": body})
+
+    @staticmethod
+    def control_error(request_id: str, error: str) -> str:
+        """The line refusing a control request from the CLI."""
+        return encode(
+            {"type": "control_response", "response": {"subtype": "error", "request_id": request_id, "error": error}}
+        )

@@ -1,0 +1,50 @@
+"""The transport interface the session core is written against."""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Callable
+
+from attrs import define
+
+
+@define
+class TransportCallbacks:
+    """What a transport reports, from its own threads.
+
+    ``on_data`` gets raw bytes or text frames in order. ``on_exit`` is called
+    exactly once, after the last ``on_data``, with the CLI's exit code (or
+    ``None`` if the transport ended without a process exit, e.g. a custom
+    transport) and the tail of its standard error.
+    """
+
+    on_data: Callable[[bytes | str], None]
+    on_exit: Callable[[int | None, str], None]
+
+
+class Transport(abc.ABC):
+    """Carries NDJSON lines to and from one CLI.
+
+    Implementations: :class:`StdioTransport` (the CLI's stdin/stdout) and
+    :class:`WebSocketTransport` (``claude --sdk-url``). A custom transport, such
+    as a test double, implements these four methods.
+    """
+
+    #: short name, e.g. ``"stdio"`` or ``"websocket"``
+    name: str = "custom"
+
+    @abc.abstractmethod
+    def start(self, callbacks: TransportCallbacks) -> None:
+        """Start the CLI (or whatever stands for it) and begin delivering data."""
+
+    @abc.abstractmethod
+    def wait_ready(self, timeout: float) -> None:
+        """Block until lines can reach the CLI; raise a typed error if they never will."""
+
+    @abc.abstractmethod
+    def send(self, line: str) -> None:
+        """Send one complete NDJSON line (it already ends with a newline)."""
+
+    @abc.abstractmethod
+    def close(self) -> None:
+        """Ask the CLI to end, make sure it does, and release every thread and descriptor."""

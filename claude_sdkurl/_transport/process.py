@@ -1,0 +1,142 @@
+"""The CLI child process: spawn, stderr capture, and a stop that always ends it."""
+
+from __future__ import annotations
+
+import collections
+import logging
+import os
+import signal
+import subprocess
+import threading
+from collections.abc import Callable
+
+from .._errors import CLIConnectionError, CLINotFoundError
+
+logger = logging.getLogger("claude_sdkurl.process")
+
+STDERR_TAIL_LINES = 100
+
+
+class CLIProcess:
+    """One running CLI.
+
+    The child gets its own process group, so stopping it also stops whatever
+    it started (a Bash tool's children). Standard error is read by a thread
+    that keeps the last :data:`STDERR_TAIL_LINES` lines and passes each line to
+    the optional ``on_stderr`` callback.
+    """
+
+    def __init__(
+        self,
+        argv: list[str],
+        env: dict[str, str],
+        cwd: str | None,
+        *,
+        stdio: bool,
+        on_stderr: Callable[[str], None] | None = None,
+        user: str | None = None,
+    ) -> None:
+        self.argv = argv
+        self._on_stderr = on_stderr
+        self._tail: collections.deque[str] = collections.deque(maxlen=STDERR_TAIL_LINES)
+        kwargs: dict[str, object] = {}
+        if user is not None:
+            kwargs["user"] = user
+        try:
+            self.popen = subprocess.Popen(
+                argv,
+                stdin=subprocess.PIPE if stdio else subprocess.DEVNULL,
+                stdout=subprocess.PIPE if stdio else subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                cwd=cwd,
+                env=env,
+                bufsize=0,
+                start_new_session=True,
+                **kwargs,  # type: ignore[arg-type]
+            )
+        except FileNotFoundError as e:
+            if cwd and not os.path.isdir(cwd):
+                raise CLIConnectionError(f"Working directory does not exist: {cwd}") from e
+            raise CLINotFoundError("Claude Code not found", argv[0]) from e
+        except PermissionError as e:
+            raise CLINotFoundError("Claude Code is not executable", argv[0]) from e
+        except OSError as e:
+            raise CLIConnectionError(f"Failed to start Claude Code: {e}") from e
+        self.pid = self.popen.pid
+        self._stderr_thread = threading.Thread(
+            target=self._read_stderr, name=f"claude-sdkurl-stderr-{self.pid}", daemon=True
+        )
+        self._stderr_thread.start()
+
+    def _read_stderr(self) -> None:
+        stream = self.popen.stderr
+        assert stream is not None
+        try:
+            for raw in iter(stream.readline, b""):
+                line = raw.decode("utf-8", "replace").rstrip("\r\n")
+                self._tail.append(line)
+                if self._on_stderr is not None:
+                    try:
+                        self._on_stderr(line)
+                    except Exception:  # a user callback must not kill the reader
+                        logger.exception("stderr callback raised")
+        except (OSError, ValueError):
+            pass
+        finally:
+            try:
+                stream.close()
+            except OSError:
+                pass
+
+    @property
+    def returncode(self) -> int | None:
+        return self.popen.poll()
+
+    def wait(self, timeout: float | None = None) -> int | None:
+        """Wait for exit; ``None`` if still running after ``timeout``."""
+        try:
+            return self.popen.wait(timeout)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def stderr_tail(self, wait: float = 1.0) -> str:
+        """The last lines of standard error (waits briefly for the reader to drain)."""
+        if self.popen.poll() is not None:
+            self._stderr_thread.join(wait)
+        return "\n".join(self._tail)
+
+    def _signal(self, sig: int) -> None:
+        try:
+            os.killpg(self.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            try:
+                self.popen.send_signal(sig)
+            except ProcessLookupError:
+                pass
+
+    def stop(self, grace: float = 5.0, term_grace: float = 3.0) -> int | None:
+        """Wait ``grace`` seconds for a voluntary exit, then SIGTERM, then SIGKILL.
+
+        Always reaps the child and joins the stderr reader.
+        """
+        code = self.wait(grace) if grace > 0 else self.popen.poll()
+        if code is None:
+            self._signal(signal.SIGTERM)
+            code = self.wait(term_grace)
+        if code is None:
+            self._signal(signal.SIGKILL)
+            code = self.wait(5.0)
+        else:
+            # The CLI is gone; make sure nothing it started in its group lingers.
+            try:
+                os.killpg(self.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        for stream in (self.popen.stdin, self.popen.stdout):
+            if stream is not None:
+                try:
+                    stream.close()
+                except OSError:
+                    pass
+        self._stderr_thread.join(2.0)
+        return code

@@ -1,0 +1,247 @@
+"""NDJSON over a WebSocket the CLI opens to us (``claude --sdk-url``, CLI <= 2.1.120).
+
+A server thread listens on 127.0.0.1, port 0. The CLI gets a 256-bit random
+token through ``CLAUDE_CODE_SESSION_ACCESS_TOKEN`` (never on argv) and must
+present it as ``Authorization: Bearer`` on the upgrade; anything else is
+answered 401 before any WebSocket exists. Requests carrying a browser
+``Origin`` are refused with 403.
+
+Library: ``websockets.sync`` (see README, "Why websockets"): it rejects
+before the upgrade through ``process_request``, has no message-size cap we
+cannot lift, reassembles fragments correctly, answers close frames, and is the
+fastest of the three we measured.
+"""
+
+from __future__ import annotations
+
+import hmac
+import logging
+import secrets
+import threading
+import uuid
+from collections.abc import Callable
+from http import HTTPStatus
+from typing import Any
+
+from websockets.exceptions import ConnectionClosed
+from websockets.sync.server import Server, ServerConnection, serve
+
+from .._errors import CLIConnectionError, TransportNotSupportedError
+from .base import Transport, TransportCallbacks
+from .process import CLIProcess
+
+logger = logging.getLogger("claude_sdkurl.transport.websocket")
+
+TOKEN_ENV = "CLAUDE_CODE_SESSION_ACCESS_TOKEN"
+#: Close code that makes the CLI exit at once, with status 0, without reconnecting.
+CLOSE_SESSION_ENDED = 4001
+
+
+class WebSocketTransport(Transport):
+    """Serves one CLI over ``--sdk-url ws://127.0.0.1:PORT/...``.
+
+    Lines sent while the CLI is not connected (before it first connects, or
+    between a drop and its reconnect) are kept and flushed, in order, when it
+    connects. A reconnect with the right token replaces the old connection.
+    """
+
+    name = "websocket"
+
+    def __init__(
+        self,
+        cli: str,
+        args: list[str],
+        env: dict[str, str],
+        cwd: str | None = None,
+        *,
+        on_stderr: Callable[[str], None] | None = None,
+        user: str | None = None,
+        host: str = "127.0.0.1",
+        max_size: int = 256 * 1024 * 1024,
+    ) -> None:
+        self._cli = cli
+        self._args = args
+        self._env = env
+        self._cwd = cwd
+        self._on_stderr = on_stderr
+        self._user = user
+        self._host = host
+        self._max_size = max_size
+        self._token = secrets.token_urlsafe(32)  # 256 bits
+        self._expected_auth = f"Bearer {self._token}".encode()
+        self._lock = threading.Lock()
+        self._conn: ServerConnection | None = None
+        self._outbox: list[str] = []
+        self._connected = threading.Event()
+        self._handlers_idle = threading.Condition(self._lock)
+        self._active_handlers = 0
+        self._closed = False
+        self._server: Server | None = None
+        self._server_thread: threading.Thread | None = None
+        self._waiter: threading.Thread | None = None
+        self.process: CLIProcess | None = None
+        self.url: str | None = None
+        self.connections = 0
+        self.rejected = 0
+
+    # ------------------------------------------------------------------ server side
+
+    def _process_request(self, conn: ServerConnection, request: Any) -> Any:
+        auth = request.headers.get("Authorization", "")
+        if not hmac.compare_digest(auth.encode("utf-8", "replace"), self._expected_auth):
+            self.rejected += 1
+            logger.warning("refused a WebSocket upgrade without the session token")
+            return conn.respond(HTTPStatus.UNAUTHORIZED, "Unauthorized\n")
+        if request.headers.get("Origin") is not None:
+            self.rejected += 1
+            logger.warning("refused a WebSocket upgrade carrying a browser Origin")
+            return conn.respond(HTTPStatus.FORBIDDEN, "Forbidden\n")
+        if self._closed:
+            return conn.respond(HTTPStatus.GONE, "Session closed\n")
+        return None
+
+    def _handle(self, conn: ServerConnection) -> None:
+        with self._lock:
+            if self._closed:
+                conn.close(CLOSE_SESSION_ENDED, "session ended")
+                return
+            old, self._conn = self._conn, conn
+            self._active_handlers += 1
+            self.connections += 1
+            pending, self._outbox = self._outbox, []
+            try:
+                for line in pending:
+                    conn.send(line)
+            except ConnectionClosed:
+                self._outbox = pending
+            self._connected.set()
+        if old is not None:
+            old.close(1000, "replaced by a newer connection")
+        callbacks = self._callbacks
+        try:
+            for frame in conn:
+                callbacks.on_data(frame)
+        except ConnectionClosed:
+            pass
+        except Exception:
+            logger.exception("WebSocket handler failed")
+        finally:
+            with self._lock:
+                if self._conn is conn:
+                    self._conn = None
+                    self._connected.clear()
+                self._active_handlers -= 1
+                self._handlers_idle.notify_all()
+
+    # ------------------------------------------------------------------ Transport
+
+    def start(self, callbacks: TransportCallbacks) -> None:
+        self._callbacks = callbacks
+        self._server = serve(
+            self._handle,
+            self._host,
+            0,
+            process_request=self._process_request,
+            compression=None,
+            max_size=self._max_size,
+            max_queue=64,
+            ping_interval=None,
+            close_timeout=2,
+            server_header=None,
+        )
+        port = self._server.socket.getsockname()[1]
+        self.url = f"ws://{self._host}:{port}/claude-sdkurl/{uuid.uuid4().hex}"
+        self._server_thread = threading.Thread(
+            target=self._server.serve_forever, name=f"claude-sdkurl-ws-{port}", daemon=True
+        )
+        self._server_thread.start()
+        env = dict(self._env)
+        env[TOKEN_ENV] = self._token
+        try:
+            self.process = CLIProcess(
+                [self._cli, "--sdk-url", self.url, *self._args],
+                env,
+                self._cwd,
+                stdio=False,
+                on_stderr=self._on_stderr,
+                user=self._user,
+            )
+        except BaseException:
+            self._stop_server()
+            raise
+        self._waiter = threading.Thread(target=self._wait_exit, name=f"claude-sdkurl-wait-{self.process.pid}", daemon=True)
+        self._waiter.start()
+
+    def _wait_exit(self) -> None:
+        proc = self.process
+        assert proc is not None
+        code = proc.wait()
+        # Let the handler deliver the frames that arrived before the exit.
+        with self._lock:
+            self._handlers_idle.wait_for(lambda: self._active_handlers == 0, timeout=3.0)
+        self._callbacks.on_exit(code, proc.stderr_tail())
+
+    def wait_ready(self, timeout: float) -> None:
+        proc = self.process
+        if proc is None:
+            raise CLIConnectionError("transport not started")
+        step = 0.02
+        waited = 0.0
+        while not self._connected.wait(step):
+            code = proc.returncode
+            if code is not None:
+                if self._connected.is_set():
+                    return
+                tail = proc.stderr_tail()
+                refusal = next((ln for ln in tail.splitlines() if "--sdk-url" in ln), None)
+                if refusal is not None:
+                    raise TransportNotSupportedError(
+                        "This Claude Code CLI refuses --sdk-url to a local WebSocket host "
+                        "(only CLI <= 2.1.120 accepts it); use transport='stdio' or 'auto'",
+                        transport="websocket",
+                        cli_message=refusal.strip(),
+                    )
+                raise CLIConnectionError(
+                    f"Claude Code exited with code {code} before connecting to the WebSocket"
+                    + (f"\nError output: {tail}" if tail else "")
+                )
+            waited += step
+            if waited >= timeout:
+                raise CLIConnectionError(f"Claude Code did not connect to the WebSocket within {timeout:g} s")
+            step = min(step * 2, 0.2)
+
+    def send(self, line: str) -> None:
+        with self._lock:
+            if self._closed:
+                raise CLIConnectionError("the session is closed")
+            conn = self._conn
+            if conn is None:
+                self._outbox.append(line)
+                return
+            try:
+                conn.send(line)
+            except ConnectionClosed:
+                self._outbox.append(line)
+
+    def _stop_server(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+        if self._server_thread is not None and self._server_thread is not threading.current_thread():
+            self._server_thread.join(5.0)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            conn = self._conn
+        if conn is not None:
+            try:
+                conn.close(CLOSE_SESSION_ENDED, "session ended")  # the CLI exits 0 at once
+            except Exception:
+                pass
+        if self.process is not None:
+            self.process.stop(grace=3.0)
+        self._stop_server()
+        if self._waiter is not None and self._waiter is not threading.current_thread():
+            self._waiter.join(10.0)

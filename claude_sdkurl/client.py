@@ -1,0 +1,198 @@
+"""``ClaudeClient`` (alias ``ClaudeSDKClient``): a multi-turn, thread-safe session."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Iterator
+from types import TracebackType
+from typing import Any
+
+from ._errors import CLIConnectionError
+from ._session import Ended, Session
+from ._transport import Transport
+from .types import ClaudeAgentOptions, Message, PermissionMode, ResultMessage
+
+
+class ClaudeClient:
+    """A conversation you drive turn by turn, from any thread.
+
+    Mirrors the official ``ClaudeSDKClient`` without ``async``::
+
+        with ClaudeClient(options) as client:
+            client.query("Hello")
+            for msg in client.receive_response():
+                print(msg)
+
+    Every method may be called from any thread; one thread may be iterating
+    :meth:`receive_messages` while another calls :meth:`interrupt`.
+    Control requests raise :class:`ControlRequestTimeoutError` after
+    ``options.control_timeout`` seconds and fail at once if the CLI dies.
+    """
+
+    def __init__(self, options: ClaudeAgentOptions | None = None, transport: Transport | None = None) -> None:
+        if options is not None and not isinstance(options, ClaudeAgentOptions):
+            raise TypeError(f"options must be ClaudeAgentOptions, not {type(options).__name__}")
+        self.options = options or ClaudeAgentOptions()
+        self._custom_transport = transport
+        self._session: Session | None = None
+        self._lock = threading.Lock()
+        self._feeders: list[threading.Thread] = []
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def connect(self, prompt: str | Iterable[dict[str, Any]] | None = None) -> None:
+        """Start the CLI and connect; optionally send a first prompt."""
+        with self._lock:
+            if self._session is not None and not self._session.closed:
+                raise CLIConnectionError("already connected")
+            session = Session(self.options, self._custom_transport)
+            session.start()
+            self._session = session
+        if prompt is not None:
+            self.query(prompt)
+
+    def disconnect(self) -> None:
+        """Stop the CLI and release everything. Safe to call twice."""
+        with self._lock:
+            session, self._session = self._session, None
+        if session is not None:
+            session.close()
+        for feeder in self._feeders:
+            feeder.join(1.0)
+        self._feeders.clear()
+
+    close = disconnect
+
+    def __enter__(self) -> ClaudeClient:
+        self.connect()
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.disconnect()
+
+    def _live(self) -> Session:
+        session = self._session
+        if session is None:
+            raise CLIConnectionError("Not connected. Call connect() first (or use 'with ClaudeClient(...)').")
+        return session
+
+    @property
+    def session(self) -> Session:
+        """The underlying :class:`Session` (advanced use)."""
+        return self._live()
+
+    # ------------------------------------------------------------------ conversation
+
+    def query(self, prompt: str | Iterable[dict[str, Any]], session_id: str = "default") -> None:
+        """Send a prompt (a string, or an iterable of message dicts sent in the background)."""
+        session = self._live()
+        if isinstance(prompt, str):
+            session.send_user(prompt, session_id=session_id)
+            return
+        if isinstance(prompt, (bytes, bytearray)) or not isinstance(prompt, Iterable):
+            raise TypeError(f"prompt must be a str or an iterable of message dicts, not {type(prompt).__name__}")
+
+        def feed() -> None:
+            for message in prompt:
+                message = dict(message)
+                message.setdefault("session_id", session_id)
+                session.send_user_dict(message)
+
+        if isinstance(prompt, (list, tuple)):
+            feed()
+            return
+        thread = threading.Thread(target=feed, name="claude-sdkurl-client-prompt", daemon=True)
+        thread.start()
+        self._feeders.append(thread)
+
+    def receive_messages(self) -> Iterator[Message]:
+        """Every message, until the session ends."""
+        session = self._live()
+        while True:
+            item = session.next_message()
+            if isinstance(item, Ended):
+                if item.error is not None:
+                    raise item.error
+                return
+            yield item
+
+    def receive_response(self) -> Iterator[Message]:
+        """Messages through the next :class:`ResultMessage`, inclusive."""
+        for message in self.receive_messages():
+            yield message
+            if isinstance(message, ResultMessage):
+                return
+
+    # ------------------------------------------------------------------ control requests we send
+
+    def _control(self, subtype: str, **fields: Any) -> dict[str, Any]:
+        return self._live().control({"subtype": subtype, **fields})
+
+    def interrupt(self) -> None:
+        """Stop the current turn; its result arrives with ``error_during_execution``."""
+        self._control("interrupt")
+
+    def set_permission_mode(self, mode: PermissionMode) -> None:
+        """Change the permission mode for the rest of the session."""
+        self._control("set_permission_mode", mode=mode)
+
+    def set_model(self, model: str | None = None) -> None:
+        """Switch model (``None``: back to the default)."""
+        self._control("set_model", model=model)
+
+    def set_max_thinking_tokens(self, max_thinking_tokens: int | None) -> None:
+        """Change the thinking budget."""
+        self._control("set_max_thinking_tokens", max_thinking_tokens=max_thinking_tokens)
+
+    def rewind_files(self, user_message_id: str) -> None:
+        """Restore files to their state at a user message (needs ``enable_file_checkpointing``)."""
+        self._control("rewind_files", user_message_id=user_message_id)
+
+    def reconnect_mcp_server(self, server_name: str) -> None:
+        """Reconnect an MCP server."""
+        self._control("mcp_reconnect", serverName=server_name)
+
+    def toggle_mcp_server(self, server_name: str, enabled: bool) -> None:
+        """Enable or disable an MCP server."""
+        self._control("mcp_toggle", serverName=server_name, enabled=enabled)
+
+    def set_mcp_servers(self, servers: dict[str, Any]) -> dict[str, Any]:
+        """Replace the session's dynamic MCP servers."""
+        return self._control("mcp_set_servers", servers=servers)
+
+    def stop_task(self, task_id: str) -> None:
+        """Stop a background task."""
+        self._control("stop_task", task_id=task_id)
+
+    def get_mcp_status(self) -> dict[str, Any]:
+        """Connection status of every MCP server."""
+        return self._control("mcp_status")
+
+    def get_context_usage(self) -> dict[str, Any]:
+        """How the context window is used."""
+        return self._control("get_context_usage")
+
+    def get_settings(self) -> dict[str, Any]:
+        """The effective settings."""
+        return self._control("get_settings")
+
+    def apply_flag_settings(self, settings: dict[str, Any]) -> dict[str, Any]:
+        """Merge settings into the flag-settings layer."""
+        return self._control("apply_flag_settings", settings=settings)
+
+    def end_session(self) -> dict[str, Any]:
+        """Ask the CLI to end the session."""
+        return self._control("end_session")
+
+    def cancel_async_message(self, message_uuid: str) -> dict[str, Any]:
+        """Drop a queued user message that has not started yet."""
+        return self._control("cancel_async_message", message_uuid=message_uuid)
+
+    def get_server_info(self) -> dict[str, Any] | None:
+        """What the CLI answered to ``initialize`` (commands, models, account, ...)."""
+        return self._live().server_info
+
+
+ClaudeSDKClient = ClaudeClient

@@ -1,0 +1,34 @@
+"""Offline testing helpers: a scripted mock Messages API and real-CLI installs.
+
+Use these to test your own agent code without an account or network:
+:class:`MockMessagesAPI` stands in for api.anthropic.com, :func:`install_cli`
+fetches a real Claude Code build from npm once, and :func:`offline_env` wires
+the two together through ``ClaudeAgentOptions(env=...)``.
+"""
+
+from .cli import (
+    STDIO_CLI_VERSION,
+    WEBSOCKET_CLI_VERSION,
+    CLIInstallError,
+    cache_dir,
+    install_cli,
+    offline_env,
+)
+from .mock_api import MockMessagesAPI, RecordedRequest, Reply, default_responder, error, text, thinking, tool_use
+
+__all__ = [
+    "MockMessagesAPI",
+    "RecordedRequest",
+    "Reply",
+    "default_responder",
+    "error",
+    "text",
+    "thinking",
+    "tool_use",
+    "install_cli",
+    "offline_env",
+    "cache_dir",
+    "CLIInstallError",
+    "WEBSOCKET_CLI_VERSION",
+    "STDIO_CLI_VERSION",
+]
