@@ -32,3 +32,7 @@ __all__ = [
     "WEBSOCKET_CLI_VERSION",
     "STDIO_CLI_VERSION",
 ]
+
+from .mock_transport import FakeCLI, MockTransport  # noqa: E402
+
+__all__ += ["MockTransport", "FakeCLI"]

@@ -1,0 +1,143 @@
+"""Fixtures: real Claude Code CLIs (installed by the test session itself), the mock API,
+and leak checks.
+
+Real-CLI tests never skip: if npm cannot install the pinned CLI, they fail.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import signal
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from claude_sdkurl import ClaudeAgentOptions
+from claude_sdkurl.testing import (
+    STDIO_CLI_VERSION,
+    WEBSOCKET_CLI_VERSION,
+    MockMessagesAPI,
+    install_cli,
+    offline_env,
+)
+
+TRANSPORTS = ["websocket", "stdio"]
+CLI_VERSION = {"websocket": WEBSOCKET_CLI_VERSION, "stdio": STDIO_CLI_VERSION}
+
+
+@pytest.fixture(scope="session")
+def cli_paths() -> dict[str, Path]:
+    """Both real CLIs: 2.1.120 (WebSocket) and a pinned current one (stdio)."""
+    return {name: install_cli(version) for name, version in CLI_VERSION.items()}
+
+
+@pytest.fixture
+def api() -> Iterator[MockMessagesAPI]:
+    with MockMessagesAPI() as mock:
+        yield mock
+
+
+@pytest.fixture
+def home() -> Iterator[Path]:
+    with tempfile.TemporaryDirectory(prefix="claude-sdkurl-home-") as d:
+        (Path(d) / "work").mkdir()
+        yield Path(d)
+
+
+@pytest.fixture(params=TRANSPORTS)
+def transport(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+OptionsFactory = Callable[..., ClaudeAgentOptions]
+
+
+@pytest.fixture
+def make_options(cli_paths: dict[str, Path], api: MockMessagesAPI, home: Path, transport: str) -> OptionsFactory:
+    """Options that run the real CLI for ``transport`` against the mock API, offline."""
+
+    def make(**overrides: Any) -> ClaudeAgentOptions:
+        env = offline_env(api.url, home)
+        env.update(overrides.pop("env", {}))
+        kw: dict[str, Any] = {
+            "cli_path": str(cli_paths[transport]),
+            "env": env,
+            "cwd": str(home / "work"),
+            "transport": transport,
+        }
+        kw.update(overrides)
+        return ClaudeAgentOptions(**kw)
+
+    return make
+
+
+# ---------------------------------------------------------------------- processes and leaks
+
+
+def child_pids() -> list[int]:
+    """Live (non-zombie) processes whose parent is this test process."""
+    me = os.getpid()
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        fields = stat.rsplit(")", 1)[1].split()
+        state, ppid = fields[0], int(fields[1])
+        if ppid == me and state != "Z":
+            found.append(int(entry))
+    return found
+
+
+def cli_pid() -> int:
+    """The one CLI child process of this test (waits briefly for it)."""
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        pids = child_pids()
+        if pids:
+            return pids[0]
+        time.sleep(0.02)
+    raise AssertionError("no CLI child process")
+
+
+def kill_cli(sig: int = signal.SIGSEGV) -> None:
+    os.kill(cli_pid(), sig)
+
+
+def sdk_threads() -> list[str]:
+    return sorted(t.name for t in threading.enumerate() if t.name.startswith("claude-sdkurl"))
+
+
+def open_fds() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+@pytest.fixture(autouse=True)
+def no_leaks() -> Iterator[None]:
+    """Every test must leave no thread, no child process and no descriptor behind."""
+    threads_before = set(threading.enumerate())
+    fds_before = open_fds()
+    yield
+
+    def extra_threads() -> list[str]:
+        return sorted(t.name for t in set(threading.enumerate()) - threads_before)
+
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and (extra_threads() or child_pids() or open_fds() > fds_before):
+        # websockets.sync's serve_forever leaves its selector (an epoll fd) in a reference
+        # cycle; it is released by the cycle collector, not by refcounting.
+        gc.collect()
+        time.sleep(0.05)
+    assert extra_threads() == [], f"leaked threads: {extra_threads()}"
+    assert child_pids() == [], f"leaked processes: {child_pids()}"
+    assert open_fds() <= fds_before, f"leaked descriptors: {open_fds()} > {fds_before}"

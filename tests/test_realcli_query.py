@@ -1,0 +1,174 @@
+"""query() end to end on the REAL Claude Code CLI, through both transports.
+
+``transport`` is parametrised: "websocket" runs CLI 2.1.120 over --sdk-url,
+"stdio" runs the pinned current CLI over its pipes. Nothing here is mocked but
+the Anthropic API (the project's MockMessagesAPI).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import stat
+import time
+from pathlib import Path
+
+import pytest
+
+from claude_sdkurl import (
+    AssistantMessage,
+    CLIJSONDecodeError,
+    CLINotFoundError,
+    ProcessError,
+    ResultMessage,
+    StreamEvent,
+    SystemMessage,
+    TextBlock,
+    query,
+)
+from claude_sdkurl.testing import MockMessagesAPI, Reply, text
+
+from .conftest import OptionsFactory, kill_cli
+
+pytestmark = pytest.mark.realcli
+
+
+def test_text_turn(make_options: OptionsFactory, api: MockMessagesAPI, transport: str) -> None:
+    api.enqueue(text("hello from the mock"))
+    messages = list(query("hello", make_options()))
+    kinds = [type(m).__name__ for m in messages]
+    assert kinds == ["SystemMessage", "AssistantMessage", "ResultMessage"], kinds
+    init, assistant, result = messages
+    assert isinstance(init, SystemMessage) and init.subtype == "init"
+    assert init.data["session_id"] == result.session_id
+    assert isinstance(assistant, AssistantMessage)
+    assert assistant.content == [TextBlock("hello from the mock")]
+    assert assistant.raw["type"] == "assistant"
+    # the mock saw exactly the prompt we sent
+    [request] = api.message_requests()
+    assert request.last_user_text() == "hello"
+    assert request.body["stream"] is True
+
+
+def test_result_fields(make_options: OptionsFactory, api: MockMessagesAPI) -> None:
+    api.enqueue(text("forty-two"))
+    result = list(query("what is the answer?", make_options()))[-1]
+    assert isinstance(result, ResultMessage)
+    assert result.subtype == "success"
+    assert result.is_error is False
+    assert result.num_turns == 1
+    assert result.result == "forty-two"
+    assert result.stop_reason == "end_turn"
+    assert isinstance(result.duration_ms, int) and result.duration_ms >= 0
+    assert isinstance(result.duration_api_ms, int)
+    assert isinstance(result.total_cost_usd, float) and result.total_cost_usd > 0
+    assert result.usage is not None and result.usage["input_tokens"] == 10
+    assert result.model_usage and all("costUSD" in v for v in result.model_usage.values())
+    assert result.permission_denials == []
+    assert result.uuid
+
+
+def test_streaming_events(make_options: OptionsFactory, api: MockMessagesAPI) -> None:
+    words = "the quick brown fox jumps over the lazy dog"
+    api.enqueue(Reply([{"type": "text", "text": words}], chunk=4))
+    messages = list(query("stream please", make_options(include_partial_messages=True)))
+    events = [m for m in messages if isinstance(m, StreamEvent)]
+    kinds = [e.event["type"] for e in events]
+    assert kinds[0] == "message_start" and kinds[-1] == "message_stop"
+    deltas = [e.event["delta"]["text"] for e in events if e.event["type"] == "content_block_delta"]
+    assert len(deltas) == len(range(0, len(words), 4))
+    assert "".join(deltas) == words
+    assert all(e.session_id and e.uuid for e in events)
+    # the assembled assistant message arrives too, before the stream finishes
+    assistant = next(m for m in messages if isinstance(m, AssistantMessage))
+    assert assistant.content == [TextBlock(words)]
+    assert isinstance(messages[-1], ResultMessage)
+
+
+def test_two_turn_prompt_iterable(make_options: OptionsFactory, api: MockMessagesAPI) -> None:
+    api.enqueue(text("first answer"), text("second answer"))
+
+    def prompts():
+        yield {"type": "user", "message": {"role": "user", "content": "first question"}}
+        yield {"type": "user", "message": {"role": "user", "content": "second question"}}
+
+    messages = list(query(prompts(), make_options()))
+    results = [m for m in messages if isinstance(m, ResultMessage)]
+    assert [r.result for r in results] == ["first answer", "second answer"]
+    assert results[0].session_id == results[1].session_id
+    first, second = api.message_requests()
+    assert first.last_user_text() == "first question"
+    # the second request carries the whole conversation so far
+    texts = [m for m in second.messages() if m["role"] == "assistant"]
+    assert texts and second.last_user_text() == "second question"
+
+
+def test_breaking_out_early_stops_the_cli(make_options: OptionsFactory, api: MockMessagesAPI) -> None:
+    api.enqueue(Reply([{"type": "text", "text": "x" * 400}], chunk=10, delay=0.05))
+    it = query("long answer", make_options(include_partial_messages=True))
+    for message in it:
+        if isinstance(message, StreamEvent):
+            break
+    it.close()  # what a `break` in a for loop plus garbage collection amounts to
+    # the no_leaks fixture asserts the CLI process and every thread are gone
+
+
+def test_cli_missing(tmp_path: Path) -> None:
+    from claude_sdkurl import ClaudeAgentOptions
+
+    with pytest.raises(CLINotFoundError) as info:
+        list(query("hi", ClaudeAgentOptions(cli_path=str(tmp_path / "no-such-claude"))))
+    assert "no-such-claude" in str(info.value)
+
+
+def test_cli_crash_mid_turn(make_options: OptionsFactory, api: MockMessagesAPI) -> None:
+    # The model's reply makes the real CLI crash (SIGSEGV: Bun prints a crash report).
+    api.enqueue(Reply([{"type": "text", "text": "never"}], on_start=lambda: kill_cli(signal.SIGSEGV)))
+    started = time.monotonic()
+    seen = []
+    with pytest.raises(ProcessError) as info:
+        for message in query("crash please", make_options()):
+            seen.append(message)
+    assert time.monotonic() - started < 20
+    err = info.value
+    assert err.exit_code is not None and err.exit_code < 0  # died of a signal (Bun re-raises after its report)
+    assert err.stderr and "Segmentation fault" in err.stderr
+    assert any(isinstance(m, SystemMessage) for m in seen)  # what came before the crash was delivered
+
+
+def test_large_assistant_message(make_options: OptionsFactory, api: MockMessagesAPI) -> None:
+    size = 20 * 1024 * 1024
+    big = ("0123456789abcdef" * (size // 16))[:size]
+    api.enqueue(Reply([{"type": "text", "text": big}], chunk=1024 * 1024))
+    messages = list(query("send me 20 MiB", make_options()))
+    assistant = next(m for m in messages if isinstance(m, AssistantMessage))
+    assert isinstance(assistant.content[0], TextBlock)
+    assert len(assistant.content[0].text) == size
+    assert assistant.content[0].text == big
+    assert messages[-1].result == big
+
+
+def _wrapper(tmp_path: Path, body: str) -> str:
+    script = tmp_path / "claude-wrapper"
+    script.write_text("#!/bin/sh\n" + body)
+    script.chmod(script.stat().st_mode | stat.S_IEXEC)
+    return str(script)
+
+
+@pytest.mark.parametrize("transport", ["stdio"])
+def test_malformed_line_mid_turn(
+    make_options: OptionsFactory, api: MockMessagesAPI, cli_paths: dict, tmp_path: Path, transport: str
+) -> None:
+    # The real CLI's stdout passes through a filter that corrupts the stream just before the
+    # assistant message: the SDK must raise CLIJSONDecodeError, stop everything, and not hang.
+    real = cli_paths["stdio"]
+    wrapper = _wrapper(tmp_path, f'"{real}" "$@" | sed -u \'/"type":"assistant"/i {{"type": broken\'\n')
+    started = time.monotonic()
+    seen = []
+    with pytest.raises(CLIJSONDecodeError) as info:
+        for message in query("hello", make_options(cli_path=wrapper)):
+            seen.append(message)
+    assert time.monotonic() - started < 20
+    assert "broken" in info.value.line
+    assert [type(m).__name__ for m in seen] == ["SystemMessage"]
+    assert os.path.exists(wrapper)
