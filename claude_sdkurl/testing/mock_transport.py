@@ -124,12 +124,6 @@ class MockTransport(Transport):
                 self._exit(0, "")
                 return
             self.cli.sent.append(msg)
-            if msg.get("type") == "control_response":
-                rid = (msg.get("response") or {}).get("request_id")
-                box = self.cli._answers.pop(rid, None)
-                if box is not None:
-                    box.put(msg["response"])
-                    continue
             try:
                 self.handler(msg, self.cli)
             except Exception as e:  # a broken handler is a crashed CLI
@@ -163,7 +157,15 @@ class MockTransport(Transport):
     def send(self, line: str) -> None:
         if not line.endswith("\n"):
             raise AssertionError("the SDK sent a line without its trailing newline")
-        self._inbox.put(json.loads(line))
+        msg = json.loads(line)
+        if msg.get("type") == "control_response":
+            # An answer to FakeCLI.request() goes straight to the waiting handler.
+            box = self.cli._answers.pop((msg.get("response") or {}).get("request_id"), None)
+            if box is not None:
+                self.cli.sent.append(msg)
+                box.put(msg["response"])
+                return
+        self._inbox.put(msg)
 
     def close(self) -> None:
         self._inbox.put(None)

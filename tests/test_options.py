@@ -1,0 +1,158 @@
+"""Options: flags as the official SDK builds them, clear errors for bad or unsupported values."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import attrs
+import pytest
+
+from claude_sdkurl import ClaudeAgentOptions, CLINotFoundError, HookMatcher, UnsupportedOptionError, query
+from claude_sdkurl._cli import build_args, build_env, check_options, find_cli, parse_version, supports_websocket
+from claude_sdkurl.mcp import create_sdk_mcp_server
+
+
+def flag(args: list[str], name: str) -> str:
+    return args[args.index(name) + 1]
+
+
+def test_every_official_field_exists() -> None:
+    official = [
+        "tools", "allowed_tools", "system_prompt", "mcp_servers", "strict_mcp_config", "permission_mode",
+        "continue_conversation", "resume", "session_id", "max_turns", "max_budget_usd", "disallowed_tools",
+        "model", "fallback_model", "betas", "permission_prompt_tool_name", "cwd", "cli_path", "settings",
+        "add_dirs", "env", "extra_args", "max_buffer_size", "debug_stderr", "stderr", "can_use_tool", "hooks",
+        "user", "include_partial_messages", "include_hook_events", "forward_subagent_text", "verbatim_prompts",
+        "fork_session", "resume_session_at", "resume_drops_turn", "agents", "setting_sources", "skills",
+        "sandbox", "plugins", "max_thinking_tokens", "thinking", "effort", "output_format",
+        "enable_file_checkpointing", "session_store", "session_store_flush", "load_timeout_ms", "task_budget",
+        "client_app",
+    ]  # fmt: skip
+    names = {f.name for f in attrs.fields(ClaudeAgentOptions)}
+    assert set(official) <= names
+
+
+def test_defaults_match_the_official_command() -> None:
+    args = build_args(ClaudeAgentOptions())
+    assert args[:3] == ["--output-format", "stream-json", "--verbose"]
+    assert flag(args, "--system-prompt") == ""
+    assert args[-2:] == ["--input-format", "stream-json"]
+
+
+def test_flags() -> None:
+    server = create_sdk_mcp_server("calc")
+    args = build_args(
+        ClaudeAgentOptions(
+            system_prompt={"type": "preset", "preset": "claude_code", "append": "Be brief."},
+            tools=["Read", "Bash"],
+            allowed_tools=["Read"],
+            disallowed_tools=["Write"],
+            max_turns=3,
+            model="claude-opus-4-1",
+            permission_mode="acceptEdits",
+            resume="-evil",
+            mcp_servers={"calc": server, "ext": {"type": "http", "url": "http://x"}},
+            include_partial_messages=True,
+            extra_args={"debug-to-stderr": None, "foo": "-bar"},
+            thinking={"type": "enabled", "budget_tokens": 500},
+            effort="low",
+            output_format={"type": "json_schema", "schema": {"type": "object"}},
+            setting_sources=["user"],
+            can_use_tool=lambda *a: None,
+        )
+    )
+    assert flag(args, "--append-system-prompt") == "Be brief."
+    assert flag(args, "--tools") == "Read,Bash"
+    assert flag(args, "--allowedTools") == "Read"
+    assert flag(args, "--disallowedTools") == "Write"
+    assert flag(args, "--max-turns") == "3"
+    assert flag(args, "--model") == "claude-opus-4-1"
+    assert flag(args, "--permission-mode") == "acceptEdits"
+    assert "--resume=-evil" in args  # a dash-leading value cannot become a flag
+    mcp = json.loads(flag(args, "--mcp-config"))
+    assert mcp == {"mcpServers": {"calc": {"type": "sdk", "name": "calc"}, "ext": {"type": "http", "url": "http://x"}}}
+    assert "--include-partial-messages" in args
+    assert "--debug-to-stderr" in args and "--foo=-bar" in args
+    assert flag(args, "--max-thinking-tokens") == "500"
+    assert flag(args, "--effort") == "low"
+    assert json.loads(flag(args, "--json-schema")) == {"type": "object"}
+    assert "--setting-sources=user" in args
+    assert flag(args, "--permission-prompt-tool") == "stdio"
+
+
+def test_skills_and_sandbox() -> None:
+    args = build_args(ClaudeAgentOptions(skills=["pdf"], sandbox={"enabled": True}, settings='{"a": 1}'))
+    assert flag(args, "--allowedTools") == "Skill(pdf)"
+    assert "--setting-sources=user,project" in args
+    assert json.loads(flag(args, "--settings")) == {"a": 1, "sandbox": {"enabled": True}}
+
+
+def test_env() -> None:
+    os.environ["CLAUDECODE"] = "1"
+    try:
+        env = build_env(ClaudeAgentOptions(env={"X": "1"}, cwd="/tmp", client_app="app/1"))
+    finally:
+        del os.environ["CLAUDECODE"]
+    assert "CLAUDECODE" not in env and env["X"] == "1" and env["PWD"] == "/tmp"
+    assert env["CLAUDE_AGENT_SDK_CLIENT_APP"] == "app/1"
+    assert env["CLAUDE_CODE_ENTRYPOINT"] == "sdk-py"
+
+
+@pytest.mark.parametrize(
+    ("options", "error"),
+    [
+        (ClaudeAgentOptions(session_store=object()), UnsupportedOptionError),
+        (ClaudeAgentOptions(session_store_flush="eager"), UnsupportedOptionError),
+        (ClaudeAgentOptions(transport="carrier-pigeon"), ValueError),  # type: ignore[arg-type]
+        (ClaudeAgentOptions(control_timeout=0), ValueError),
+        (ClaudeAgentOptions(continue_conversation=True, resume="x"), ValueError),
+        (ClaudeAgentOptions(env={"A": 1}), TypeError),  # type: ignore[dict-item]
+        (ClaudeAgentOptions(skills=["a*"]), ValueError),
+        (ClaudeAgentOptions(plugins=[{"type": "remote", "path": "x"}]), ValueError),  # type: ignore[list-item]
+        (ClaudeAgentOptions(hooks={"PreToolUse": [HookMatcher(hooks=["nope"])]}), TypeError),  # type: ignore[list-item]
+    ],
+)
+def test_bad_options_fail_before_any_process(options: ClaudeAgentOptions, error: type, tmp_path: Path) -> None:
+    with pytest.raises(error):
+        list(query("hi", attrs.evolve(options, cli_path=str(tmp_path / "never-run"))))
+
+
+def test_check_options_cwd(tmp_path: Path) -> None:
+    from claude_sdkurl import CLIConnectionError
+
+    with pytest.raises(CLIConnectionError, match="Working directory"):
+        check_options(ClaudeAgentOptions(cwd=tmp_path / "missing"))
+
+
+def test_query_rejects_bad_prompt_types_at_once() -> None:
+    with pytest.raises(TypeError):
+        query(b"bytes")  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        query(42)  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        query("x", options={"model": "y"})  # type: ignore[arg-type]
+
+
+def test_find_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(CLINotFoundError):
+        find_cli(tmp_path / "absent")
+    fake = tmp_path / "claude"
+    fake.write_text("#!/bin/sh\necho '2.1.120 (Claude Code)'\n")
+    with pytest.raises(CLINotFoundError, match="not executable"):
+        find_cli(fake)
+    fake.chmod(0o755)
+    assert find_cli(fake) == str(fake)
+    monkeypatch.setenv("CLAUDE_SDKURL_CLI", str(fake))
+    assert find_cli() == str(fake)
+    monkeypatch.delenv("CLAUDE_SDKURL_CLI")
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert find_cli() == str(fake)
+
+
+def test_versions() -> None:
+    assert parse_version("2.1.120 (Claude Code)") == (2, 1, 120)
+    assert parse_version("garbage") is None
+    assert supports_websocket((2, 1, 120)) and supports_websocket((2, 0, 9))
+    assert not supports_websocket((2, 1, 121)) and not supports_websocket(None)

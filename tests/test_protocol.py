@@ -1,0 +1,162 @@
+"""The sans-I/O core: framing, decoding, classification and encoding. No I/O at all."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from claude_sdkurl import CLIJSONDecodeError, ResultMessage, TextBlock, UnknownBlock, UnknownMessage
+from claude_sdkurl._protocol import (
+    ControlCancelReceived,
+    ControlRequestReceived,
+    ControlResponseReceived,
+    MessageReceived,
+    Protocol,
+    ProtocolErrorReceived,
+    encode,
+)
+
+RESULT = {
+    "type": "result",
+    "subtype": "success",
+    "duration_ms": 5,
+    "duration_api_ms": 3,
+    "is_error": False,
+    "num_turns": 1,
+    "session_id": "s",
+    "modelUsage": {"m": {"costUSD": 0.1}},
+    "brand_new_field": [1, 2],
+}
+
+
+def line(obj: dict) -> str:
+    return json.dumps(obj) + "\n"
+
+
+def test_one_line_per_frame() -> None:
+    [ev] = Protocol().receive_data(line(RESULT))
+    assert isinstance(ev, MessageReceived) and isinstance(ev.message, ResultMessage)
+    assert ev.message.model_usage == {"m": {"costUSD": 0.1}}
+    assert ev.message.raw["brand_new_field"] == [1, 2]  # nothing dropped
+
+
+@pytest.mark.parametrize("as_bytes", [False, True])
+def test_split_and_joined_frames(as_bytes: bool) -> None:
+    p = Protocol()
+    data = line(RESULT) + line({"type": "keep_alive"}) + line({**RESULT, "num_turns": 2})
+    if as_bytes:
+        data = data.encode()
+    events = []
+    for i in range(0, len(data), 7):  # arbitrary chunk boundaries, mid-character included
+        events += p.receive_data(data[i : i + 7])
+    assert [e.message.num_turns for e in events] == [1, 2]
+
+
+def test_multibyte_split_across_chunks() -> None:
+    p = Protocol()
+    data = line({"type": "assistant", "message": {"model": "m", "content": [{"type": "text", "text": "héllo ✓ 🎉"}]}})
+    raw = data.encode()
+    events = []
+    for i in range(len(raw)):
+        events += p.receive_data(raw[i : i + 1])
+    assert events[0].message.content == [TextBlock("héllo ✓ 🎉")]
+
+
+def test_blank_and_non_json_lines_are_skipped() -> None:
+    p = Protocol()
+    assert p.receive_data("\n\n[SandboxDebug] something\n") == []
+
+
+def test_broken_json_is_a_decode_error() -> None:
+    [ev] = Protocol().receive_data('{"type": broken\n')
+    assert isinstance(ev, ProtocolErrorReceived)
+    assert isinstance(ev.error, CLIJSONDecodeError) and "broken" in ev.error.line
+
+
+def test_line_longer_than_limit() -> None:
+    p = Protocol(max_line=1024)
+    [ev] = p.receive_data('{"a":"' + "x" * 2000)
+    assert isinstance(ev, ProtocolErrorReceived) and "1024" in str(ev.error.original_error)
+    # the limit is not hit by a large but allowed line
+    big = Protocol(max_line=64 * 1024 * 1024)
+    [ok] = big.receive_data(line({**RESULT, "result": "y" * 30_000_000}))
+    assert len(ok.message.result) == 30_000_000
+
+
+def test_truncated_tail_at_eof_is_dropped_but_complete_tail_kept() -> None:
+    p = Protocol()
+    assert p.receive_data('{"type":"res') == []
+    assert p.receive_eof() == []
+    p.receive_data(json.dumps(RESULT))  # no newline
+    [ev] = p.receive_eof()
+    assert isinstance(ev.message, ResultMessage)
+
+
+def test_unknown_types_are_kept() -> None:
+    p = Protocol()
+    [ev] = p.receive_data(line({"type": "future_thing", "x": 1}))
+    assert ev.message == UnknownMessage("future_thing", {"type": "future_thing", "x": 1})
+    [ev] = p.receive_data(
+        line({"type": "assistant", "message": {"model": "m", "content": [{"type": "hologram", "z": 2}]}})
+    )
+    assert ev.message.content == [UnknownBlock("hologram", {"type": "hologram", "z": 2})]
+    # a known type missing required fields does not crash the stream either
+    [ev] = p.receive_data(line({"type": "result", "subtype": "success"}))
+    assert isinstance(ev.message, UnknownMessage) and ev.message.type == "result"
+
+
+def test_control_round_trip() -> None:
+    p = Protocol()
+    rid, out = p.control_request({"subtype": "interrupt"})
+    assert json.loads(out) == {"type": "control_request", "request_id": rid, "request": {"subtype": "interrupt"}}
+    assert p.pending == {rid: "interrupt"}
+    [ev] = p.receive_data(line({"type": "control_response", "response": {"subtype": "success", "request_id": rid}}))
+    assert isinstance(ev, ControlResponseReceived) and ev.success and ev.response == {}
+    assert p.pending == {}
+    # an answer to nothing we asked is ignored
+    assert p.receive_data(line({"type": "control_response", "response": {"subtype": "success", "request_id": "zz"}})) == []
+    rid2, _ = p.control_request({"subtype": "set_model", "model": "x"})
+    [ev] = p.receive_data(
+        line({"type": "control_response", "response": {"subtype": "error", "request_id": rid2, "error": "nope"}})
+    )
+    assert not ev.success and ev.error == "nope"
+
+
+def test_requests_and_cancels_from_the_cli() -> None:
+    p = Protocol()
+    [req] = p.receive_data(
+        line({"type": "control_request", "request_id": "c1", "request": {"subtype": "can_use_tool", "tool_name": "Bash"}})
+    )
+    assert isinstance(req, ControlRequestReceived) and req.subtype == "can_use_tool" and req.request_id == "c1"
+    [cancel] = p.receive_data(line({"type": "control_cancel_request", "request_id": "c1"}))
+    assert cancel == ControlCancelReceived("c1")
+
+
+def test_outgoing_lines_are_always_valid_json_with_one_newline() -> None:
+    p = Protocol()
+    for out in (
+        p.user_message("multi\nline\u2028text"),
+        p.user_dict({"type": "user", "message": {"role": "user", "content": "x"}}),
+        Protocol.control_success("r", {"k": "v\n"}),
+        Protocol.control_error("r", "bad\nthing"),
+    ):
+        assert out.endswith("\n") and out.count("\n") == 1
+        json.loads(out)
+
+
+@pytest.mark.parametrize("bad", [math.nan, math.inf, {1, 2}, object()])
+def test_unencodable_values_are_refused_not_sent(bad: object) -> None:
+    with pytest.raises((TypeError, ValueError)):
+        encode({"type": "user", "x": bad})
+
+
+def test_user_dict_validation() -> None:
+    p = Protocol()
+    with pytest.raises(TypeError):
+        p.user_dict("not a dict")  # type: ignore[arg-type]
+    with pytest.raises(ValueError):
+        p.user_dict({"type": "user"})
+    msg = json.loads(p.user_dict({"type": "user", "message": {"role": "user", "content": "x"}}))
+    assert msg["session_id"] == "" and msg["parent_tool_use_id"] is None

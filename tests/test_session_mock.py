@@ -1,0 +1,306 @@
+"""Session engine and control subtypes against MockTransport (a Python stand-in CLI).
+
+Fast unit tests; the same behaviours are covered on the real CLI elsewhere.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import pytest
+
+from claude_sdkurl import (
+    ClaudeAgentOptions,
+    ClaudeClient,
+    CLIConnectionError,
+    ControlRequestError,
+    ControlRequestTimeoutError,
+    HookMatcher,
+    PermissionResultAllow,
+    PermissionResultDeny,
+    ProcessError,
+    ResultMessage,
+    ToolPermissionContext,
+    create_sdk_mcp_server,
+    query,
+    tool,
+)
+from claude_sdkurl.testing import FakeCLI, MockTransport
+
+
+def pong(message: dict[str, Any], cli: FakeCLI) -> None:
+    if message["type"] == "user":
+        cli.turn("pong")
+
+
+def test_query_over_mock_transport() -> None:
+    transport = MockTransport(pong)
+    messages = list(query("hi", transport=transport))
+    assert isinstance(messages[-1], ResultMessage) and messages[-1].result == "pong"
+    init, user = transport.cli.sent[:2]
+    assert init["request"]["subtype"] == "initialize"
+    assert user["message"] == {"role": "user", "content": "hi"}
+
+
+def _permission_flow(callback: Any, tool_input: dict[str, Any]) -> dict[str, Any]:
+    answers: list[dict[str, Any]] = []
+
+    def handler(message: dict[str, Any], cli: FakeCLI) -> None:
+        if message["type"] == "user":
+            answers.append(
+                cli.request(
+                    "can_use_tool",
+                    tool_name="Bash",
+                    input=tool_input,
+                    tool_use_id="toolu_1",
+                    permission_suggestions=[{"type": "setMode", "mode": "acceptEdits", "destination": "session"}],
+                )
+            )
+            cli.turn("ok")
+
+    list(query("go", ClaudeAgentOptions(can_use_tool=callback), transport=MockTransport(handler)))
+    return answers[0]
+
+
+def test_can_use_tool_allow_sends_original_input() -> None:
+    seen: list[Any] = []
+
+    def allow(name: str, tool_input: dict[str, Any], ctx: ToolPermissionContext) -> PermissionResultAllow:
+        seen.append((name, tool_input, ctx.tool_use_id, ctx.suggestions[0].mode))
+        return PermissionResultAllow()
+
+    answer = _permission_flow(allow, {"command": "ls"})
+    assert answer["subtype"] == "success"
+    assert answer["response"] == {"behavior": "allow", "updatedInput": {"command": "ls"}}
+    assert seen == [("Bash", {"command": "ls"}, "toolu_1", "acceptEdits")]
+
+
+def test_can_use_tool_async_callback_modifies_input() -> None:
+    async def rewrite(name: str, tool_input: dict[str, Any], ctx: ToolPermissionContext) -> PermissionResultAllow:
+        return PermissionResultAllow(updated_input={"command": "echo safe"})
+
+    answer = _permission_flow(rewrite, {"command": "rm -rf /"})
+    assert answer["response"]["updatedInput"] == {"command": "echo safe"}
+
+
+def test_can_use_tool_deny_with_interrupt() -> None:
+    answer = _permission_flow(lambda *a: PermissionResultDeny(message="no", interrupt=True), {"command": "x"})
+    assert answer["response"] == {"behavior": "deny", "message": "no", "interrupt": True}
+
+
+def test_raising_callback_becomes_an_error_answer_and_session_goes_on() -> None:
+    def boom(*args: Any) -> Any:
+        raise RuntimeError("callback exploded")
+
+    answer = _permission_flow(boom, {"command": "x"})
+    assert answer["subtype"] == "error" and "callback exploded" in answer["error"]
+
+
+def test_wrong_return_type_is_an_error_answer() -> None:
+    answer = _permission_flow(lambda *a: True, {"command": "x"})
+    assert answer["subtype"] == "error" and "PermissionResultAllow" in answer["error"]
+
+
+def test_hooks_registered_and_dispatched() -> None:
+    calls: list[Any] = []
+
+    def pre(hook_input: dict[str, Any], tool_use_id: str | None, ctx: Any) -> dict[str, Any]:
+        calls.append((hook_input["tool_name"], tool_use_id))
+        return {"continue_": True, "hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow"}}
+
+    answers: list[Any] = []
+    registered: list[Any] = []
+
+    def handler(message: dict[str, Any], cli: FakeCLI) -> None:
+        if message.get("request", {}).get("subtype") == "initialize":
+            registered.append(message["request"]["hooks"])
+            cli.respond(message, {})
+        elif message["type"] == "user":
+            callback_id = registered[0]["PreToolUse"][0]["hookCallbackIds"][0]
+            answers.append(
+                cli.request("hook_callback", callback_id=callback_id, input={"tool_name": "Bash"}, tool_use_id="t9")
+            )
+            answers.append(cli.request("hook_callback", callback_id="hook_404", input={}))
+            cli.turn("ok")
+
+    options = ClaudeAgentOptions(hooks={"PreToolUse": [HookMatcher(matcher="Bash", hooks=[pre], timeout=5)]})
+    list(query("go", options, transport=MockTransport(handler)))
+    assert registered == [{"PreToolUse": [{"matcher": "Bash", "hookCallbackIds": ["hook_0"], "timeout": 5}]}]
+    assert calls == [("Bash", "t9")]
+    assert answers[0]["response"]["continue"] is True  # continue_ -> continue
+    assert answers[1]["subtype"] == "error" and "hook_404" in answers[1]["error"]
+
+
+def test_unknown_control_subtype_gets_an_error() -> None:
+    answers: list[Any] = []
+
+    def handler(message: dict[str, Any], cli: FakeCLI) -> None:
+        if message["type"] == "user":
+            answers.append(cli.request("no_such_subtype"))
+            cli.turn("ok")
+
+    list(query("go", transport=MockTransport(handler)))
+    assert answers[0]["subtype"] == "error" and "no_such_subtype" in answers[0]["error"]
+
+
+def test_cancelled_callback_is_not_answered() -> None:
+    release = threading.Event()
+    sent_after_cancel: list[Any] = []
+
+    def slow(*args: Any) -> PermissionResultAllow:
+        release.wait(5)
+        return PermissionResultAllow()
+
+    def handler(message: dict[str, Any], cli: FakeCLI) -> None:
+        if message["type"] == "user":
+            cli.emit({"type": "control_request", "request_id": "perm1", "request": {"subtype": "can_use_tool", "tool_name": "X", "input": {}}})
+            cli.emit({"type": "control_cancel_request", "request_id": "perm1"})
+            time.sleep(0.1)
+            release.set()
+            time.sleep(0.3)
+            sent_after_cancel.extend(m for m in cli.sent if m["type"] == "control_response")
+            cli.turn("ok")
+
+    list(query("go", ClaudeAgentOptions(can_use_tool=slow), transport=MockTransport(handler)))
+    assert sent_after_cancel == []
+
+
+def test_control_request_timeout_and_error() -> None:
+    def handler(message: dict[str, Any], cli: FakeCLI) -> None:
+        sub = message.get("request", {}).get("subtype")
+        if sub == "set_model":
+            cli.emit({"type": "control_response", "response": {"subtype": "error", "request_id": message["request_id"], "error": "bad model"}})
+        # interrupt: never answered
+
+    with ClaudeClient(ClaudeAgentOptions(control_timeout=0.3), transport=MockTransport(handler)) as client:
+        started = time.monotonic()
+        with pytest.raises(ControlRequestTimeoutError):
+            client.interrupt()
+        assert time.monotonic() - started < 2
+        with pytest.raises(ControlRequestError, match="bad model"):
+            client.set_model("nope")
+
+
+def test_dead_cli_fails_pending_requests_at_once() -> None:
+    def handler(message: dict[str, Any], cli: FakeCLI) -> None:
+        if message.get("request", {}).get("subtype") == "interrupt":
+            cli.exit(3, "fatal: something broke")
+
+    with ClaudeClient(ClaudeAgentOptions(control_timeout=30), transport=MockTransport(handler)) as client:
+        started = time.monotonic()
+        with pytest.raises(ProcessError) as info:
+            client.interrupt()
+        assert time.monotonic() - started < 2
+        assert info.value.exit_code == 3 and "something broke" in (info.value.stderr or "")
+        with pytest.raises(ProcessError):
+            client.set_model("x")  # later requests fail at once too
+
+
+def test_cli_exit_mid_turn_raises_process_error() -> None:
+    def handler(message: dict[str, Any], cli: FakeCLI) -> None:
+        if message["type"] == "user":
+            cli.emit({"type": "system", "subtype": "init", "session_id": "s"})
+            cli.exit(1, "Error: boom")
+
+    with pytest.raises(ProcessError, match="boom"):
+        list(query("go", transport=MockTransport(handler)))
+
+
+def test_clean_exit_before_result_is_an_error_not_silence() -> None:
+    def handler(message: dict[str, Any], cli: FakeCLI) -> None:
+        if message["type"] == "user":
+            cli.exit(0)
+
+    with pytest.raises(CLIConnectionError, match="before the last turn finished"):
+        list(query("go", transport=MockTransport(handler)))
+
+
+def test_prompt_iterable_failure_is_raised() -> None:
+    def prompts():
+        yield {"type": "user", "message": {"role": "user", "content": "one"}}
+        raise ValueError("generator broke")
+
+    with pytest.raises(ValueError, match="generator broke"):
+        list(query(prompts(), transport=MockTransport(pong)))
+
+
+def test_client_multi_turn_and_thread_safety() -> None:
+    def handler(message: dict[str, Any], cli: FakeCLI) -> None:
+        if message["type"] == "user":
+            cli.turn("echo: " + message["message"]["content"])
+        elif message.get("request", {}).get("subtype") == "interrupt":
+            cli.respond(message)
+
+    with ClaudeClient(transport=MockTransport(handler)) as client:
+        for i in range(3):
+            client.query(f"turn {i}")
+            results = [m for m in client.receive_response() if isinstance(m, ResultMessage)]
+            assert results[0].result == f"echo: turn {i}"
+        errors: list[BaseException] = []
+
+        def interrupter() -> None:
+            try:
+                for _ in range(20):
+                    client.interrupt()
+            except BaseException as e:  # pragma: no cover
+                errors.append(e)
+
+        threads = [threading.Thread(target=interrupter) for _ in range(4)]
+        for t in threads:
+            t.start()
+        client.query("during interrupts")
+        assert [m for m in client.receive_response() if isinstance(m, ResultMessage)]
+        for t in threads:
+            t.join()
+        assert errors == []
+
+
+def test_client_requires_connect() -> None:
+    client = ClaudeClient()
+    with pytest.raises(CLIConnectionError, match="connect"):
+        client.query("hi")
+    client.disconnect()  # harmless
+
+
+def test_mcp_message_bridge() -> None:
+    @tool("add", "Add two numbers", {"a": float, "b": float})
+    def add(args: dict[str, Any]) -> dict[str, Any]:
+        return {"content": [{"type": "text", "text": str(args["a"] + args["b"])}]}
+
+    @tool("fail", "Always fails", {})
+    async def fail(args: dict[str, Any]) -> dict[str, Any]:
+        raise RuntimeError("tool broke")
+
+    replies: list[Any] = []
+
+    def handler(message: dict[str, Any], cli: FakeCLI) -> None:
+        if message["type"] == "user":
+            for rpc in (
+                {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-11-25"}},
+                {"jsonrpc": "2.0", "method": "notifications/initialized"},
+                {"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+                {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "add", "arguments": {"a": 2, "b": 3}}},
+                {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "fail", "arguments": {}}},
+                {"jsonrpc": "2.0", "id": 4, "method": "resources/list"},
+            ):
+                replies.append(cli.request("mcp_message", server_name="calc", message=rpc)["response"]["mcp_response"])
+            replies.append(cli.request("mcp_message", server_name="nope", message={"jsonrpc": "2.0", "id": 5, "method": "ping"}))
+            cli.turn("ok")
+
+    server = create_sdk_mcp_server("calc", "2.0.0", [add, fail])
+    list(query("go", ClaudeAgentOptions(mcp_servers={"calc": server}), transport=MockTransport(handler)))
+    init, ack, listing, added, failed, unknown, missing = replies
+    assert init["result"]["serverInfo"] == {"name": "calc", "version": "2.0.0"}
+    assert init["result"]["protocolVersion"] == "2025-11-25"
+    assert "result" in ack
+    assert listing["result"]["tools"][0] == {
+        "name": "add",
+        "description": "Add two numbers",
+        "inputSchema": {"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}}, "required": ["a", "b"]},
+    }
+    assert added["result"] == {"content": [{"type": "text", "text": "5"}]}
+    assert failed["result"]["isError"] is True and "tool broke" in failed["result"]["content"][0]["text"]
+    assert unknown["error"]["code"] == -32601
+    assert missing["response"]["mcp_response"]["error"]["code"] == -32601
