@@ -149,6 +149,14 @@ def check_options(options: ClaudeAgentOptions) -> None:
         raise ValueError(f"transport must be 'auto', 'websocket' or 'stdio', not {options.transport!r}")
     if not (isinstance(options.control_timeout, (int, float)) and options.control_timeout > 0):
         raise ValueError("control_timeout must be a positive number of seconds")
+    if options.callback_timeout is not None and not (
+        isinstance(options.callback_timeout, (int, float)) and options.callback_timeout > 0
+    ):
+        raise ValueError("callback_timeout must be None or a positive number of seconds")
+    if options.debug_stderr is not None:
+        raise UnsupportedOptionError(
+            "ClaudeAgentOptions.debug_stderr is deprecated and not read (as in the official SDK); use stderr=callback"
+        )
     if options.max_buffer_size is not None and options.max_buffer_size < 1024:
         raise ValueError("max_buffer_size must be at least 1024 bytes")
     if options.continue_conversation and options.resume:

@@ -25,6 +25,7 @@ from .types import Message, UnknownMessage
 logger = logging.getLogger("claude_sdkurl.protocol")
 
 DEFAULT_MAX_LINE = 256 * 1024 * 1024  # bytes in one NDJSON line; far above any real message
+SEEN_UUIDS = 20_000  # the CLI replays at most its last 1000 uuid-bearing messages on reconnect
 
 _loads = json.loads
 
@@ -88,12 +89,20 @@ def encode(obj: dict[str, Any]) -> str:
 class Protocol:
     """State of one CLI conversation, independent of how bytes travel.
 
+    Messages carrying a ``uuid`` are delivered once: when the WebSocket CLI
+    reconnects it re-sends every uuid-bearing message since its start, and
+    those replays are dropped here (the last :data:`SEEN_UUIDS` uuids are
+    remembered, so memory stays bounded).
+
     Args:
         max_line: the largest line accepted from the CLI, in bytes.
     """
 
-    def __init__(self, max_line: int = DEFAULT_MAX_LINE) -> None:
+    def __init__(self, max_line: int = DEFAULT_MAX_LINE, seen_uuids: int = SEEN_UUIDS) -> None:
         self.max_line = max_line
+        self._seen: dict[str, None] = {}
+        self._seen_max = seen_uuids
+        self.duplicates = 0
         self._buffer = bytearray()
         self._ids = itertools.count(1)
         self._prefix = os.urandom(4).hex()
@@ -199,6 +208,15 @@ class Protocol:
             return [ControlCancelReceived(str(data.get("request_id")))]
         if kind == "keep_alive":
             return []
+        uuid = data.get("uuid")
+        if isinstance(uuid, str):
+            seen = self._seen
+            if uuid in seen:
+                self.duplicates += 1
+                return []
+            seen[uuid] = None
+            if len(seen) > self._seen_max:
+                del seen[next(iter(seen))]
         try:
             return [MessageReceived(parse_message(data))]
         except MessageParseError as e:

@@ -14,7 +14,8 @@ Consumers pull messages with :meth:`Session.next_message`; any thread may call
 from __future__ import annotations
 
 import atexit
-import concurrent.futures
+import time
+import collections
 import logging
 import queue
 import threading
@@ -77,7 +78,66 @@ class Ended:
 class _Pending:
     subtype: str
     done: threading.Event
+    line: str = ""
     result: ControlResponseReceived | BaseException | None = None
+
+
+@define
+class _Inflight:
+    """A control request from the CLI being answered on the worker."""
+
+    answered: bool = False
+    timer: threading.Timer | None = None
+
+
+class _Workers:
+    """A small pool of daemon threads for user callbacks.
+
+    Unlike ``ThreadPoolExecutor`` its shutdown is bounded: a callback that
+    never returns is abandoned (its answer will not be sent) instead of
+    blocking :meth:`Session.close` or interpreter exit.
+    """
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._jobs: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._threads: list[threading.Thread] = []
+        self._idle = 0
+        self._lock = threading.Lock()
+
+    def submit(self, fn: Any, *args: Any) -> None:
+        with self._lock:
+            if self._idle == 0 and len(self._threads) < self._size:
+                t = threading.Thread(target=self._loop, name=f"claude-sdkurl-callback-{len(self._threads)}", daemon=True)
+                self._threads.append(t)
+                t.start()
+            else:
+                self._idle -= 1 if self._idle else 0
+        self._jobs.put((fn, args))
+
+    def _loop(self) -> None:
+        while True:
+            job = self._jobs.get()
+            if job is None:
+                return
+            fn, args = job
+            try:
+                fn(*args)
+            except BaseException:  # pragma: no cover - _run_handler catches everything
+                logger.exception("callback worker failed")
+            with self._lock:
+                self._idle += 1
+
+    def shutdown(self, timeout: float = 2.0) -> None:
+        for _ in self._threads:
+            self._jobs.put(None)
+        deadline = time.monotonic() + timeout
+        me = threading.current_thread()
+        for t in self._threads:
+            if t is not me:
+                t.join(max(0.0, deadline - time.monotonic()))
+            if t.is_alive() and t is not me:
+                logger.warning("a callback is still running after close(); abandoning its thread %s", t.name)
 
 
 def select_transport(options: ClaudeAgentOptions, cli: str) -> tuple[str, tuple[int, int, int] | None]:
@@ -106,10 +166,13 @@ class Session:
         self._tx_lock = threading.Lock()
         self._messages: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._pending: dict[str, _Pending] = {}
-        self._inflight: dict[str, concurrent.futures.Future[Any]] = {}
-        self._cancelled: set[str] = set()
+        self._inflight: dict[str, _Inflight] = {}
+        self._answer_lock = threading.Lock()
+        # Answers are idempotent for the CLI (an answer to an unknown id is ignored), so the
+        # last few are sent again after a WebSocket reconnect in case the drop swallowed them.
+        self._recent_answers: collections.deque[str] = collections.deque(maxlen=64)
         self._state_lock = threading.Lock()
-        self._worker: concurrent.futures.ThreadPoolExecutor | None = None
+        self._worker: _Workers | None = None
         self._ended: Ended | None = None
         self._closing = False
         self._closed = False
@@ -134,7 +197,9 @@ class Session:
             if self._transport is None:
                 self._transport = self._make_transport()
             _live_sessions.add(self)
-            self._transport.start(TransportCallbacks(on_data=self._on_data, on_exit=self._on_exit))
+            self._transport.start(
+                TransportCallbacks(on_data=self._on_data, on_exit=self._on_exit, on_reconnect=self._on_reconnect)
+            )
             self._transport.wait_ready(CONNECT_TIMEOUT)
             request: dict[str, Any] = {"subtype": "initialize", "hooks": hooks}
             if self.options.agents:
@@ -189,8 +254,13 @@ class Session:
             if self._transport is not None:
                 self._transport.close()
         finally:
+            with self._answer_lock:
+                for inflight in self._inflight.values():
+                    inflight.answered = True
+                    if inflight.timer is not None:
+                        inflight.timer.cancel()
             if self._worker is not None:
-                self._worker.shutdown(wait=True, cancel_futures=True)
+                self._worker.shutdown()
             self._fail_pending(CLIConnectionError("the session is closed"))
             if self._ended is None:
                 self._ended = Ended(None, None)
@@ -220,10 +290,13 @@ class Session:
         elif isinstance(event, ControlRequestReceived):
             self._submit(event)
         elif isinstance(event, ControlCancelReceived):
-            self._cancelled.add(event.request_id)
-            future = self._inflight.get(event.request_id)
-            if future is not None:
-                future.cancel()
+            # The CLI gave up on this request: its answer must not be sent.
+            with self._answer_lock:
+                inflight = self._inflight.get(event.request_id)
+                if inflight is not None:
+                    inflight.answered = True
+                    if inflight.timer is not None:
+                        inflight.timer.cancel()
         elif isinstance(event, ProtocolErrorReceived):
             self._end(event.error, None)
             # The stream can no longer be trusted; stop the CLI (from another thread).
@@ -265,15 +338,31 @@ class Session:
                 self._protocol.control_error(event.request_id, f"Unsupported control request subtype: {event.subtype}")
             )
             return
+        inflight = _Inflight()
         with self._state_lock:
             if self._closing:
                 return
             if self._worker is None:
-                self._worker = concurrent.futures.ThreadPoolExecutor(
-                    CALLBACK_WORKERS, thread_name_prefix="claude-sdkurl-callback"
-                )
-            future = self._worker.submit(self._run_handler, handler, event)
-        self._inflight[event.request_id] = future
+                self._worker = _Workers(CALLBACK_WORKERS)
+            with self._answer_lock:
+                self._inflight[event.request_id] = inflight
+            self._worker.submit(self._run_handler, handler, event)
+            with self._answer_lock:
+                timeout = self.options.callback_timeout
+                if timeout is not None and not inflight.answered:
+                    inflight.timer = threading.Timer(
+                        timeout,
+                        self._answer,
+                        (
+                            event.request_id,
+                            self._protocol.control_error(
+                                event.request_id, f"the {event.subtype} callback did not answer within {timeout:g} s"
+                            ),
+                        ),
+                    )
+                    inflight.timer.name = "claude-sdkurl-callback-timer"
+                    inflight.timer.daemon = True
+                    inflight.timer.start()
 
     def _run_handler(self, handler: Any, event: ControlRequestReceived) -> None:
         try:
@@ -282,12 +371,28 @@ class Session:
         except Exception as e:  # the CLI gets the message; the session goes on
             logger.warning("%s callback failed: %s", event.subtype, e, exc_info=logger.isEnabledFor(logging.DEBUG))
             line = self._protocol.control_error(event.request_id, f"{type(e).__name__}: {e}")
-        finally:
-            self._inflight.pop(event.request_id, None)
-        if event.request_id in self._cancelled:
-            self._cancelled.discard(event.request_id)
-            return
+        self._answer(event.request_id, line)
+
+    def _answer(self, request_id: str, line: str) -> None:
+        """Send the first answer for a CLI request; later ones (or after a cancel) are dropped."""
+        with self._answer_lock:
+            inflight = self._inflight.pop(request_id, None)
+            if inflight is None or inflight.answered:
+                return
+            inflight.answered = True
+            if inflight.timer is not None:
+                inflight.timer.cancel()
+            self._recent_answers.append(line)
         self._send_quietly(line)
+
+    def _on_reconnect(self) -> None:
+        """The WebSocket CLI is back: send again what the drop may have swallowed."""
+        with self._answer_lock:
+            answers = list(self._recent_answers)
+        pending = [p.line for p in list(self._pending.values()) if p.subtype != "initialize" and p.line]
+        logger.info("CLI reconnected; re-sending %d answers and %d pending requests", len(answers), len(pending))
+        for line in answers + pending:
+            self._send_quietly(line)
 
     def _send_quietly(self, line: str) -> None:
         try:
@@ -328,7 +433,7 @@ class Session:
             raise self._ended_error()
         with self._tx_lock:
             request_id, line = self._protocol.control_request(request)
-            pending = _Pending(request["subtype"], threading.Event())
+            pending = _Pending(request["subtype"], threading.Event(), line)
             self._pending[request_id] = pending
             try:
                 if self._transport is None:
@@ -373,6 +478,33 @@ class Session:
         if isinstance(item, Ended):
             self._messages.put(item)
         return item
+
+    def interrupt_after_ctrl_c(self, drain: bool, timeout: float = 5.0) -> None:
+        """Ctrl-C in the consumer: ask the CLI to stop the turn; with ``drain``, also
+        swallow the rest of that turn (through its result) so the session stays usable.
+
+        Never raises; bounded by ``timeout`` seconds.
+        """
+        deadline = time.monotonic() + timeout
+        try:
+            self.control({"subtype": "interrupt"}, timeout=min(2.0, timeout))
+        except Exception as e:
+            logger.debug("interrupt after Ctrl-C failed: %s", e)
+            return
+        if not drain:
+            return
+        from .types import ResultMessage
+
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return
+            try:
+                item = self.next_message(timeout=left)
+            except queue.Empty:
+                return
+            if isinstance(item, (ResultMessage, Ended)):
+                return
 
     def post(self, marker: Any) -> None:
         """Wake the consumer with a marker of the caller's own."""

@@ -111,7 +111,13 @@ class ClaudeClient:
         """Every message, until the session ends."""
         session = self._live()
         while True:
-            item = session.next_message()
+            try:
+                item = session.next_message()
+            except KeyboardInterrupt:
+                # Ctrl-C (or a notebook's interrupt button): stop the turn, drop the rest of
+                # it through its result, and leave the client ready for the next query().
+                session.interrupt_after_ctrl_c(drain=True)
+                raise
             if isinstance(item, Ended):
                 if item.error is not None:
                     raise item.error

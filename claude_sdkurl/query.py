@@ -99,6 +99,12 @@ def _run(
                         turn.notify_all()
             if input_done and counts["results"] >= counts["sent"]:
                 return
+    except (KeyboardInterrupt, GeneratorExit):
+        # Ctrl-C, or the caller left the loop mid-turn: stop the turn politely
+        # (bounded), then (in finally) stop the CLI.
+        if session.ended is None and counts["results"] < counts["sent"]:
+            session.interrupt_after_ctrl_c(drain=False, timeout=1.0)
+        raise
     finally:
         stop.set()
         with turn:

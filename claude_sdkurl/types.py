@@ -530,8 +530,24 @@ ContentBlock = Union[
 # --------------------------------------------------------------------------- messages
 
 
+class _Displayable:
+    """Jupyter display for messages (see :mod:`claude_sdkurl.display`)."""
+
+    __slots__ = ()
+
+    def _repr_markdown_(self) -> str:
+        from .display import message_markdown
+
+        return message_markdown(self)
+
+    def _repr_html_(self) -> str:
+        from .display import message_html
+
+        return message_html(self)
+
+
 @define
-class UserMessage:
+class UserMessage(_Displayable):
     """A user message (a prompt, a tool result, or a replay)."""
 
     content: str | list[ContentBlock]
@@ -543,7 +559,7 @@ class UserMessage:
 
 
 @define
-class AssistantMessage:
+class AssistantMessage(_Displayable):
     """An assistant message with content blocks."""
 
     content: list[ContentBlock]
@@ -561,7 +577,7 @@ class AssistantMessage:
 
 
 @define
-class SystemMessage:
+class SystemMessage(_Displayable):
     """A system message; ``data`` is the whole wire dict."""
 
     subtype: str
@@ -627,7 +643,7 @@ class DeferredToolUse:
 
 
 @define
-class ResultMessage:
+class ResultMessage(_Displayable):
     """The end of a turn: outcome, cost, usage and timing."""
 
     subtype: str
@@ -655,7 +671,7 @@ class ResultMessage:
 
 
 @define
-class StreamEvent:
+class StreamEvent(_Displayable):
     """A raw Anthropic streaming event (``include_partial_messages=True``)."""
 
     uuid: str
@@ -682,7 +698,7 @@ class RateLimitInfo:
 
 
 @define
-class RateLimitEvent:
+class RateLimitEvent(_Displayable):
     """The rate limit status changed."""
 
     rate_limit_info: RateLimitInfo
@@ -692,7 +708,7 @@ class RateLimitEvent:
 
 
 @define
-class ConversationResetMessage:
+class ConversationResetMessage(_Displayable):
     """The conversation was replaced (e.g. ``/clear``)."""
 
     new_conversation_id: str
@@ -702,7 +718,7 @@ class ConversationResetMessage:
 
 
 @define
-class UnknownMessage:
+class UnknownMessage(_Displayable):
     """A message of a type this SDK does not model; kept whole in ``data``."""
 
     type: str
@@ -731,9 +747,15 @@ class ClaudeAgentOptions:
     Every field of the official ``ClaudeAgentOptions`` is here with the same
     name and default. Fields this SDK cannot honour raise
     :class:`UnsupportedOptionError` when a session starts; none is silently
-    ignored. Two fields are ours: ``transport`` (``"auto"``, ``"websocket"``
-    or ``"stdio"``) and ``control_timeout`` (seconds a control request may
-    wait for its answer).
+    ignored. Fields of our own:
+
+    * ``transport``: ``"auto"`` (from ``claude --version``), ``"websocket"`` or ``"stdio"``;
+    * ``control_timeout``: seconds a control request we send may wait for its answer;
+    * ``callback_timeout``: seconds a ``can_use_tool``/hook/MCP/elicitation callback may
+      take before the CLI is answered with an error (``None``: no limit, as the CLI has none);
+    * ``on_elicitation``: answers MCP elicitation requests; gets the request dict
+      (``mcp_server_name``, ``message``, ``requested_schema``, ...) and returns
+      ``{"action": "accept" | "decline" | "cancel", "content": {...}}``. Unset: decline.
     """
 
     tools: list[str] | ToolsPreset | None = None
@@ -789,3 +811,5 @@ class ClaudeAgentOptions:
     # ---- ours
     transport: TransportName = "auto"
     control_timeout: float = 60.0
+    callback_timeout: float | None = None
+    on_elicitation: Callable[[dict[str, Any]], Any] | None = None

@@ -5,7 +5,7 @@ from __future__ import annotations
 import abc
 from collections.abc import Callable
 
-from attrs import define
+from attrs import define, field
 
 
 @define
@@ -15,11 +15,14 @@ class TransportCallbacks:
     ``on_data`` gets raw bytes or text frames in order. ``on_exit`` is called
     exactly once, after the last ``on_data``, with the CLI's exit code (or
     ``None`` if the transport ended without a process exit, e.g. a custom
-    transport) and the tail of its standard error.
+    transport) and the tail of its standard error. ``on_reconnect`` is called
+    after the CLI came back on a new connection (WebSocket only), once the
+    lines queued meanwhile were flushed.
     """
 
     on_data: Callable[[bytes | str], None]
     on_exit: Callable[[int | None, str], None]
+    on_reconnect: Callable[[], None] | None = field(default=None)
 
 
 class Transport(abc.ABC):

@@ -98,7 +98,21 @@ class WebSocketTransport(Transport):
             return conn.respond(HTTPStatus.FORBIDDEN, "Forbidden\n")
         if self._closed:
             return conn.respond(HTTPStatus.GONE, "Session closed\n")
+        old = self._conn
+        if old is not None and self._alive(old):
+            # One CLI connection per session. A reconnecting CLI has given up on its old
+            # connection, which then does not answer a ping; a second client does.
+            self.rejected += 1
+            logger.warning("refused a second WebSocket connection while the first is alive")
+            return conn.respond(HTTPStatus.CONFLICT, "Session already connected\n")
         return None
+
+    @staticmethod
+    def _alive(conn: ServerConnection, timeout: float = 1.0) -> bool:
+        try:
+            return conn.ping().wait(timeout)
+        except Exception:  # closed, closing, or broken
+            return False
 
     def _handle(self, conn: ServerConnection) -> None:
         with self._lock:
@@ -115,9 +129,11 @@ class WebSocketTransport(Transport):
             except ConnectionClosed:
                 self._outbox = pending
             self._connected.set()
+        callbacks = self._callbacks
         if old is not None:
             old.close(1000, "replaced by a newer connection")
-        callbacks = self._callbacks
+        if self.connections > 1 and callbacks.on_reconnect is not None:
+            callbacks.on_reconnect()
         try:
             for frame in conn:
                 callbacks.on_data(frame)
@@ -222,6 +238,16 @@ class WebSocketTransport(Transport):
                 conn.send(line)
             except ConnectionClosed:
                 self._outbox.append(line)
+
+    def drop_connection(self, code: int = 1011, reason: str = "dropped") -> None:
+        """Close the current connection as a network fault would (the CLI reconnects).
+
+        For fault-injection tests; close codes 1002, 4001 and 4003 make the CLI exit instead.
+        """
+        with self._lock:
+            conn = self._conn
+        if conn is not None:
+            conn.close(code, reason)
 
     def _stop_server(self) -> None:
         if self._server is not None:

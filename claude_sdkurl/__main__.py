@@ -1,0 +1,115 @@
+"""``python -m claude_sdkurl "prompt"``: run one query and print the stream.
+
+Exit status: 0 on success, 1 when the turn ended in an error result, 2 when
+Claude Code could not be found or started, 130 on Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from typing import Any
+
+from collections.abc import Iterable, Iterator
+
+from . import ClaudeAgentOptions, ClaudeSDKError, CLINotFoundError, ResultMessage, SystemMessage, query
+from .display import stream_text
+
+_AUTH_HINTS = ("invalid api key", "authentication", "not logged in", "please run /login", "oauth", "401")
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m claude_sdkurl", description="Ask Claude Code and print the answer.")
+    p.add_argument("prompt", help="the prompt; '-' reads it from standard input")
+    p.add_argument("--model", help="model name or alias")
+    p.add_argument(
+        "--permission-mode",
+        choices=["default", "acceptEdits", "plan", "bypassPermissions", "dontAsk", "auto"],
+        help="permission mode for tools",
+    )
+    p.add_argument("--transport", choices=["auto", "websocket", "stdio"], default="auto")
+    p.add_argument("--cli-path", help="path to the claude binary")
+    p.add_argument("--cwd", help="working directory for the session")
+    p.add_argument("--max-turns", type=int)
+    p.add_argument("--system-prompt")
+    p.add_argument("--allowed-tools", help="comma-separated tools to allow without asking")
+    p.add_argument("--json", action="store_true", help="print every message as one JSON line (its wire form)")
+    p.add_argument("-v", "--verbose", action="store_true", help="log the SDK's debug messages to stderr")
+    return p
+
+
+class _AuthRefused(Exception):
+    pass
+
+
+def _stop_on_auth_retry(messages: Iterable[Any]) -> Iterator[Any]:
+    """The CLI retries a refused login ten times with backoff; give up at the first."""
+    for message in messages:
+        if (
+            isinstance(message, SystemMessage)
+            and message.subtype == "api_retry"
+            and message.data.get("error") == "authentication_failed"
+        ):
+            raise _AuthRefused()
+        yield message
+
+
+def _is_auth_problem(result: ResultMessage) -> bool:
+    text = " ".join([result.result or "", *(result.errors or [])]).lower()
+    return result.is_error and any(h in text for h in _AUTH_HINTS)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING, stream=sys.stderr)
+    prompt = sys.stdin.read() if args.prompt == "-" else args.prompt
+    kw: dict[str, Any] = {"transport": args.transport, "include_partial_messages": not args.json}
+    for name in ("model", "permission_mode", "cli_path", "cwd", "max_turns", "system_prompt"):
+        if getattr(args, name) is not None:
+            kw[name] = getattr(args, name)
+    if args.allowed_tools:
+        kw["allowed_tools"] = [t.strip() for t in args.allowed_tools.split(",") if t.strip()]
+    options = ClaudeAgentOptions(**kw)
+    try:
+        if args.json:
+            result = None
+            for message in _stop_on_auth_retry(query(prompt, options)):
+                print(json.dumps(getattr(message, "raw", None) or {"type": type(message).__name__}), flush=True)
+                if isinstance(message, ResultMessage):
+                    result = message
+        else:
+            result = stream_text(_stop_on_auth_retry(query(prompt, options)), file=sys.stdout)
+    except CLINotFoundError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    except ClaudeSDKError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("\ninterrupted", file=sys.stderr)
+        return 130
+    except _AuthRefused:
+        result = None
+        auth_refused = True
+    else:
+        auth_refused = result is not None and _is_auth_problem(result)
+    if auth_refused:
+        print(
+            "error: Claude Code is not logged in or its API key was refused.\n"
+            "Run `claude` once and log in (or set ANTHROPIC_API_KEY), then try again.",
+            file=sys.stderr,
+        )
+        return 1
+    if result is None:
+        print("error: Claude Code ended without a result", file=sys.stderr)
+        return 1
+    if not args.json:
+        cost = f"${result.total_cost_usd:.4f}" if result.total_cost_usd is not None else "n/a"
+        print(f"[{result.subtype} · {result.duration_ms / 1000:.1f} s · {cost}]", file=sys.stderr)
+    return 1 if result.is_error else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

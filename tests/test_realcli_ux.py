@@ -1,0 +1,115 @@
+"""The command-line entry point and display helpers, with the real CLI where it matters."""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from claude_sdkurl import ResultMessage, query
+from claude_sdkurl.display import stream_text
+from claude_sdkurl.testing import MockMessagesAPI, Reply, error, text
+
+from .conftest import OptionsFactory
+
+
+def _run_main(args: list[str], env: dict[str, str], cwd: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "claude_sdkurl", *args],
+        capture_output=True,
+        text=True,
+        timeout=90,
+        env={**os.environ, **env},
+        cwd=cwd,
+    )
+
+
+@pytest.mark.realcli
+def test_main_prints_streamed_answer(make_options: OptionsFactory, api: MockMessagesAPI, transport: str) -> None:
+    api.enqueue(Reply([{"type": "text", "text": "streamed hello"}], chunk=3))
+    o = make_options()
+    out = _run_main(["say hi", "--cli-path", str(o.cli_path), "--cwd", str(o.cwd), "--transport", transport], o.env)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "streamed hello"
+    assert "[success" in out.stderr
+
+
+@pytest.mark.realcli
+@pytest.mark.parametrize("transport", ["stdio"])
+def test_main_json_mode(make_options: OptionsFactory, api: MockMessagesAPI, transport: str) -> None:
+    import json
+
+    o = make_options()
+    out = _run_main(["hi", "--json", "--cli-path", str(o.cli_path), "--cwd", str(o.cwd)], o.env)
+    assert out.returncode == 0, out.stderr
+    lines = [json.loads(line) for line in out.stdout.splitlines()]
+    assert [d["type"] for d in lines] == ["system", "assistant", "result"]
+
+
+@pytest.mark.realcli
+@pytest.mark.parametrize("transport", ["stdio"])
+def test_main_explains_a_refused_login(make_options: OptionsFactory, api: MockMessagesAPI, transport: str) -> None:
+    api.responder = lambda request: error(401, "authentication_error", "invalid x-api-key")
+    o = make_options()
+    out = _run_main(["hi", "--cli-path", str(o.cli_path), "--cwd", str(o.cwd)], o.env)
+    assert out.returncode == 1
+    assert "not logged in" in out.stderr
+
+
+def test_main_cli_missing(tmp_path: Path) -> None:
+    out = _run_main(["hi", "--cli-path", str(tmp_path / "nope")], {})
+    assert out.returncode == 2
+    assert "Claude Code not found" in out.stderr
+
+
+@pytest.mark.realcli
+def test_stream_text_to_a_file(make_options: OptionsFactory, api: MockMessagesAPI) -> None:
+    api.enqueue(Reply([{"type": "text", "text": "one two three"}], chunk=2))
+    buf = io.StringIO()
+    result = stream_text(query("count", make_options(include_partial_messages=True)), file=buf)
+    assert isinstance(result, ResultMessage) and result.result == "one two three"
+    assert buf.getvalue() == "one two three\n"
+    # without partial messages the text still shows, message by message
+    api.enqueue(text("whole"))
+    buf = io.StringIO()
+    stream_text(query("again", make_options()), file=buf)
+    assert buf.getvalue() == "whole\n"
+
+
+def test_reprs() -> None:
+    from claude_sdkurl._parse import parse_message
+
+    result = parse_message(
+        {
+            "type": "result",
+            "subtype": "success",
+            "duration_ms": 1500,
+            "duration_api_ms": 900,
+            "is_error": False,
+            "num_turns": 2,
+            "session_id": "s",
+            "total_cost_usd": 0.0123,
+            "usage": {"input_tokens": 100, "output_tokens": 20, "cache_read_input_tokens": 5},
+        }
+    )
+    md = result._repr_markdown_()
+    assert "$0.0123" in md and "105 in / 20 out" in md and "1.50 s" in md
+    assert "<table>" in result._repr_html_() and "$0.0123" in result._repr_html_()
+    assistant = parse_message(
+        {
+            "type": "assistant",
+            "message": {
+                "model": "m",
+                "content": [
+                    {"type": "text", "text": "<b>hi</b>"},
+                    {"type": "tool_use", "id": "t", "name": "Bash", "input": {"command": "ls"}},
+                ],
+            },
+        }
+    )
+    assert "🔧 **Bash**" in assistant._repr_markdown_()
+    assert "&lt;b&gt;hi&lt;/b&gt;" in assistant._repr_html_()  # escaped, never raw HTML from the model
