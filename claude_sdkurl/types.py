@@ -303,34 +303,45 @@ HookEvent = Literal[
 
 
 class BaseHookInput(TypedDict):
+    """Fields present in every hook input."""
+
     session_id: str
     transcript_path: str
     cwd: str
     permission_mode: NotRequired[str]
+    prompt_id: NotRequired[str]
+    effort: NotRequired[dict[str, Any]]
 
 
-class PreToolUseHookInput(BaseHookInput):
+class _SubagentContext(TypedDict, total=False):
+    agent_id: str
+    agent_type: str
+
+
+class PreToolUseHookInput(BaseHookInput, _SubagentContext):
     hook_event_name: Literal["PreToolUse"]
     tool_name: str
     tool_input: dict[str, Any]
     tool_use_id: str
 
 
-class PostToolUseHookInput(BaseHookInput):
+class PostToolUseHookInput(BaseHookInput, _SubagentContext):
     hook_event_name: Literal["PostToolUse"]
     tool_name: str
     tool_input: dict[str, Any]
     tool_response: Any
     tool_use_id: str
+    duration_ms: NotRequired[int]
 
 
-class PostToolUseFailureHookInput(BaseHookInput):
+class PostToolUseFailureHookInput(BaseHookInput, _SubagentContext):
     hook_event_name: Literal["PostToolUseFailure"]
     tool_name: str
     tool_input: dict[str, Any]
     tool_use_id: str
     error: str
     is_interrupt: NotRequired[bool]
+    duration_ms: NotRequired[int]
 
 
 class UserPromptSubmitHookInput(BaseHookInput):
@@ -341,6 +352,9 @@ class UserPromptSubmitHookInput(BaseHookInput):
 class StopHookInput(BaseHookInput):
     hook_event_name: Literal["Stop"]
     stop_hook_active: bool
+    last_assistant_message: NotRequired[str]
+    background_tasks: NotRequired[list[dict[str, Any]]]
+    session_crons: NotRequired[list[dict[str, Any]]]
 
 
 class SubagentStopHookInput(BaseHookInput):
@@ -349,6 +363,7 @@ class SubagentStopHookInput(BaseHookInput):
     agent_id: str
     agent_transcript_path: str
     agent_type: str
+    last_assistant_message: NotRequired[str]
 
 
 class PreCompactHookInput(BaseHookInput):
@@ -370,11 +385,21 @@ class SubagentStartHookInput(BaseHookInput):
     agent_type: str
 
 
-class PermissionRequestHookInput(BaseHookInput):
+class PermissionRequestHookInput(BaseHookInput, _SubagentContext):
     hook_event_name: Literal["PermissionRequest"]
     tool_name: str
     tool_input: dict[str, Any]
     permission_suggestions: NotRequired[list[Any]]
+
+
+class SessionStartHookInput(BaseHookInput):
+    hook_event_name: Literal["SessionStart"]
+    source: Literal["startup", "resume", "clear", "compact"]
+
+
+class SessionEndHookInput(BaseHookInput):
+    hook_event_name: Literal["SessionEnd"]
+    reason: str
 
 
 HookInput = Union[
@@ -388,12 +413,14 @@ HookInput = Union[
     NotificationHookInput,
     SubagentStartHookInput,
     PermissionRequestHookInput,
+    SessionStartHookInput,
+    SessionEndHookInput,
 ]
 
 
 class PreToolUseHookSpecificOutput(TypedDict):
     hookEventName: Literal["PreToolUse"]
-    permissionDecision: NotRequired[Literal["allow", "deny", "ask"]]
+    permissionDecision: NotRequired[Literal["allow", "deny", "ask", "defer"]]
     permissionDecisionReason: NotRequired[str]
     updatedInput: NotRequired[dict[str, Any]]
     additionalContext: NotRequired[str]
@@ -405,6 +432,11 @@ class PostToolUseHookSpecificOutput(TypedDict):
     updatedMCPToolOutput: NotRequired[Any]
 
 
+class PostToolUseFailureHookSpecificOutput(TypedDict):
+    hookEventName: Literal["PostToolUseFailure"]
+    additionalContext: NotRequired[str]
+
+
 class UserPromptSubmitHookSpecificOutput(TypedDict):
     hookEventName: Literal["UserPromptSubmit"]
     additionalContext: NotRequired[str]
@@ -413,6 +445,33 @@ class UserPromptSubmitHookSpecificOutput(TypedDict):
 class SessionStartHookSpecificOutput(TypedDict):
     hookEventName: Literal["SessionStart"]
     additionalContext: NotRequired[str]
+
+
+class NotificationHookSpecificOutput(TypedDict):
+    hookEventName: Literal["Notification"]
+    additionalContext: NotRequired[str]
+
+
+class SubagentStartHookSpecificOutput(TypedDict):
+    hookEventName: Literal["SubagentStart"]
+    additionalContext: NotRequired[str]
+
+
+class PermissionRequestHookSpecificOutput(TypedDict):
+    hookEventName: Literal["PermissionRequest"]
+    decision: dict[str, Any]
+
+
+HookSpecificOutput = Union[
+    PreToolUseHookSpecificOutput,
+    PostToolUseHookSpecificOutput,
+    PostToolUseFailureHookSpecificOutput,
+    UserPromptSubmitHookSpecificOutput,
+    SessionStartHookSpecificOutput,
+    NotificationHookSpecificOutput,
+    SubagentStartHookSpecificOutput,
+    PermissionRequestHookSpecificOutput,
+]
 
 
 class AsyncHookJSONOutput(TypedDict):
@@ -427,7 +486,7 @@ class SyncHookJSONOutput(TypedDict, total=False):
     decision: Literal["block"]
     systemMessage: str
     reason: str
-    hookSpecificOutput: dict[str, Any]
+    hookSpecificOutput: HookSpecificOutput
 
 
 HookJSONOutput = Union[AsyncHookJSONOutput, SyncHookJSONOutput]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -187,3 +188,73 @@ def test_readonly_tool_runs_without_asking(make_options: OptionsFactory, api: Mo
     assert api.requests[-1].tool_results()[0]["content"] == "hi"
     assert any(isinstance(m, AssistantMessage) for m in messages)
     assert messages[-1].result == "all done"
+
+
+def test_every_hook_event_registered_fires_with_typed_input(make_options: OptionsFactory, api: MockMessagesAPI) -> None:
+    api.enqueue(tool_use("Bash", {"command": TOUCH, "description": "touch"}))
+    fired: list[dict[str, Any]] = []
+
+    async def record(hook_input: dict[str, Any], tool_use_id: str | None, ctx: Any) -> dict[str, Any]:
+        fired.append(hook_input)
+        return {}
+
+    events = [
+        "PreToolUse", "PostToolUse", "PostToolUseFailure", "UserPromptSubmit", "Stop", "SubagentStop",
+        "PreCompact", "Notification", "SubagentStart", "PermissionRequest", "SessionStart", "SessionEnd",
+    ]  # fmt: skip
+    options = make_options(
+        hooks={e: [HookMatcher(matcher=None, hooks=[record])] for e in events},
+        can_use_tool=lambda *a: PermissionResultAllow(),
+    )
+    messages = list(query("touch it", options))
+    assert isinstance(messages[-1], ResultMessage)
+    by_event = {h["hook_event_name"]: h for h in fired}
+    assert {"UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop"} <= set(by_event)
+    for h in fired:  # BaseHookInput fields on every one
+        assert h["session_id"] == messages[-1].session_id and h["cwd"] and h["transcript_path"]
+    assert by_event["UserPromptSubmit"]["prompt"] == "touch it"
+    assert by_event["PreToolUse"]["tool_input"]["command"] == TOUCH
+    assert by_event["PostToolUse"]["tool_response"]["stdout"] == "hi"
+    assert isinstance(by_event["Stop"]["stop_hook_active"], bool)
+
+
+def test_two_threads_share_one_client(make_options: OptionsFactory, api: MockMessagesAPI) -> None:
+    api.enqueue(Reply([{"type": "text", "text": "word " * 200}], chunk=5, delay=0.05))
+    with ClaudeClient(make_options(include_partial_messages=True)) as client:
+        client.query("talk slowly")
+        seen: list[Any] = []
+        started = threading.Event()
+
+        def reader() -> None:
+            for message in client.receive_response():
+                seen.append(message)
+                if isinstance(message, StreamEvent):
+                    started.set()
+
+        t = threading.Thread(target=reader)
+        t.start()
+        assert started.wait(10)
+        assert "mcpServers" in client.get_mcp_status()  # a control round trip while streaming
+        client.interrupt()  # from this thread, while the other one receives
+        t.join(10)
+        assert not t.is_alive()
+        assert isinstance(seen[-1], ResultMessage) and seen[-1].subtype == "error_during_execution"
+
+
+def test_50_sequential_turns_no_growth(make_options: OptionsFactory, api: MockMessagesAPI) -> None:
+    import gc
+    import os
+
+    with ClaudeClient(make_options()) as client:
+        client.query("warm up")
+        list(client.receive_response())
+        gc.collect()
+        threads, fds = threading.active_count(), len(os.listdir("/proc/self/fd"))
+        for i in range(50):
+            client.query(f"turn {i}")
+            results = [m for m in client.receive_response() if isinstance(m, ResultMessage)]
+            assert results[0].result == "pong"
+        gc.collect()
+        assert threading.active_count() == threads
+        assert len(os.listdir("/proc/self/fd")) == fds
+    assert len(api.message_requests()) == 51

@@ -93,3 +93,22 @@ def test_two_servers(make_options: OptionsFactory, api: MockMessagesAPI) -> None
     assert "2" in str(first.tool_results()[0]["content"])
     assert second.tool_results()[0]["content"] == [{"type": "text", "text": "HEY"}]
     assert messages[-1].result == "both done"
+
+
+def test_external_stdio_server_passes_through(make_options: OptionsFactory, api: MockMessagesAPI) -> None:
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).parent / "fixtures" / "echo_mcp_server.py"
+    api.enqueue(tool_use("mcp__ext__echo", {"text": "hello"}))
+    options = make_options(
+        mcp_servers={
+            "ext": {"type": "stdio", "command": sys.executable, "args": [str(script)]},
+            "calc": create_sdk_mcp_server("calc", tools=[add]),
+        },
+        allowed_tools=["mcp__ext__echo"],
+    )
+    messages = list(query("echo hello", options))
+    assert api.message_requests()[-1].tool_results()[0]["content"] == [{"type": "text", "text": "external says hello"}]
+    init = messages[0]
+    assert {s["name"]: s["status"] for s in init.data["mcp_servers"]} == {"ext": "connected", "calc": "connected"}

@@ -304,3 +304,56 @@ def test_mcp_message_bridge() -> None:
     assert failed["result"]["isError"] is True and "tool broke" in failed["result"]["content"][0]["text"]
     assert unknown["error"]["code"] == -32601
     assert missing["response"]["mcp_response"]["error"]["code"] == -32601
+
+
+def test_elicitation_callback_and_default() -> None:
+    answers: list[Any] = []
+
+    def handler(message: dict[str, Any], cli: FakeCLI) -> None:
+        if message["type"] == "user":
+            answers.append(
+                cli.request(
+                    "elicitation",
+                    mcp_server_name="github",
+                    message="Which repo?",
+                    requested_schema={"type": "object", "properties": {"repo": {"type": "string"}}},
+                )
+            )
+            cli.turn("ok")
+
+    seen: list[Any] = []
+
+    def answer(request: dict[str, Any]) -> dict[str, Any]:
+        seen.append((request["mcp_server_name"], request["message"]))
+        return {"action": "accept", "content": {"repo": "claude_sdkurl"}}
+
+    list(query("go", ClaudeAgentOptions(on_elicitation=answer), transport=MockTransport(handler)))
+    list(query("go", transport=MockTransport(handler)))
+    assert seen == [("github", "Which repo?")]
+    assert answers[0]["response"] == {"action": "accept", "content": {"repo": "claude_sdkurl"}}
+    assert answers[1]["response"] == {"action": "decline"}
+
+
+def test_callback_timeout_answers_with_an_error() -> None:
+    release = threading.Event()
+    answers: list[Any] = []
+
+    def hang(*args: Any) -> PermissionResultAllow:
+        release.wait(10)
+        return PermissionResultAllow()
+
+    def handler(message: dict[str, Any], cli: FakeCLI) -> None:
+        if message["type"] == "user":
+            answers.append(cli.request("can_use_tool", tool_name="X", input={}))
+            release.set()
+            time.sleep(0.2)  # the late real answer must not follow the timeout's error
+            cli.turn("ok")
+
+    started = time.monotonic()
+    transport = MockTransport(handler)
+    list(query("go", ClaudeAgentOptions(can_use_tool=hang, callback_timeout=0.3), transport=transport))
+    assert time.monotonic() - started < 3
+    assert answers[0]["subtype"] == "error" and "0.3 s" in answers[0]["error"]
+    responses = [m for m in transport.cli.sent if m["type"] == "control_response" and m["response"]["request_id"] != "init"]
+    request_ids = [m["response"]["request_id"] for m in responses]
+    assert len(request_ids) == len(set(request_ids))  # one answer per request, never two
