@@ -297,11 +297,11 @@ def build_args(options: ClaudeAgentOptions) -> list[str]:
         if t["type"] == "adaptive":
             args += ["--thinking", "adaptive"]
         elif t["type"] == "enabled":
-            args += ["--max-thinking-tokens", str(t["budget_tokens"])]  # type: ignore[typeddict-item]
+            args += ["--max-thinking-tokens", str(t["budget_tokens"])]
         elif t["type"] == "disabled":
             args += ["--thinking", "disabled"]
         if t["type"] != "disabled" and "display" in t:
-            args += ["--thinking-display", t["display"]]  # type: ignore[typeddict-item]
+            args += ["--thinking-display", t["display"]]
     elif o.max_thinking_tokens is not None:
         args += ["--max-thinking-tokens", str(o.max_thinking_tokens)]
     if o.effort is not None:

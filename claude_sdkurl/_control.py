@@ -126,7 +126,7 @@ def _hook_output_for_cli(output: Any) -> dict[str, Any]:
     if not isinstance(output, dict):
         raise TypeError(f"a hook callback must return a dict, got {type(output).__name__}")
     renamed = {"async_": "async", "continue_": "continue"}
-    return {renamed.get(k, k): v for k, v in output.items()}
+    return {renamed.get(str(k), str(k)): v for k, v in output.items()}
 
 
 def handle_hook_callback(session: Session, request: dict[str, Any]) -> dict[str, Any]:

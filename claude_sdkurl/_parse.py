@@ -44,14 +44,13 @@ _converter = cattrs.Converter()
 # Values are passed through as the CLI sent them (dicts stay dicts, Any stays Any).
 _converter.register_structure_hook(Any, lambda v, _: v)
 # Unions (``str | None``, ``str | list[...]``) carry JSON values as they are.
-_converter.register_structure_hook_func(
-    lambda t: typing.get_origin(t) in (typing.Union, types.UnionType), lambda v, _: v
-)
+_UNION_ORIGINS: tuple[Any, ...] = (typing.Union, types.UnionType)
+_converter.register_structure_hook_func(lambda t: typing.get_origin(t) in _UNION_ORIGINS, lambda v, _: v)
 
 
 def _make(cls: type, **overrides: Any) -> Callable[[dict[str, Any]], Any]:
     """A fast structure function for ``cls`` that ignores unknown keys and skips ``raw``."""
-    fn = make_dict_structure_fn(cls, _converter, raw=override(omit=True), **overrides)
+    fn: Callable[[Any, Any], Any] = make_dict_structure_fn(cls, _converter, raw=override(omit=True), **overrides)
 
     def build(data: dict[str, Any]) -> Any:
         obj = fn(data, cls)
@@ -93,7 +92,7 @@ def parse_block(block: Any) -> ContentBlock:
     build = _BLOCKS.get(kind)  # type: ignore[arg-type]
     if build is not None:
         try:
-            return build(block)  # type: ignore[no-any-return]
+            return typing.cast(ContentBlock, build(block))
         except (cattrs.BaseValidationError, KeyError, TypeError, ValueError):
             pass
     return UnknownBlock(type=str(kind), data=block, raw=block)
@@ -152,7 +151,7 @@ def parse_message(data: dict[str, Any]) -> Message:
                 raw=data,
             )
         if kind == "result":
-            return _result(data)  # type: ignore[no-any-return]
+            return typing.cast(ResultMessage, _result(data))
         if kind == "system":
             subtype = data.get("subtype", "")
             if subtype in ("hook_started", "hook_response"):
@@ -170,7 +169,7 @@ def parse_message(data: dict[str, Any]) -> Message:
                 with_data["data"] = data
                 obj = build(with_data)
                 obj.raw = data
-                return obj  # type: ignore[no-any-return]
+                return typing.cast(SystemMessage, obj)
             return SystemMessage(subtype=subtype, data=data, raw=data)
         if kind == "rate_limit_event":
             info = data["rate_limit_info"]

@@ -128,14 +128,16 @@ class _Live:
         self.file = file
         self.text = ""
         self.handle: Any = None
+        self._markdown: Any = None
         if file is None:
             try:
-                from IPython import get_ipython  # type: ignore[attr-defined]
-                from IPython.display import Markdown, display
+                import IPython
+                import IPython.display
 
-                if get_ipython() is not None:
-                    self.handle = display(Markdown(""), display_id=True)
-                    self._markdown = Markdown
+                ipython: Any = IPython  # untyped library: keep it out of the type checker
+                if ipython.get_ipython() is not None:
+                    self._markdown = ipython.display.Markdown
+                    self.handle = ipython.display.display(self._markdown(""), display_id=True)
             except ImportError:
                 pass
             if self.handle is None:

@@ -113,3 +113,24 @@ def test_reprs() -> None:
     )
     assert "🔧 **Bash**" in assistant._repr_markdown_()
     assert "&lt;b&gt;hi&lt;/b&gt;" in assistant._repr_html_()  # escaped, never raw HTML from the model
+
+
+@pytest.mark.realcli
+def test_works_inside_a_running_event_loop(make_options: OptionsFactory, api: MockMessagesAPI) -> None:
+    """As in Jupyter: a loop is running in this thread; no nest_asyncio needed."""
+    import asyncio
+
+    from claude_sdkurl import ClaudeAgentOptions, HookMatcher
+
+    async def hook(hook_input: dict, tool_use_id: str | None, ctx: dict) -> dict:
+        await asyncio.sleep(0)  # an async callback, while the caller's loop is busy
+        return {}
+
+    async def main() -> list:
+        assert asyncio.get_running_loop()
+        options = make_options(hooks={"UserPromptSubmit": [HookMatcher(hooks=[hook])]})
+        assert isinstance(options, ClaudeAgentOptions)
+        return list(query("hi from a loop", options))
+
+    messages = asyncio.run(main())
+    assert messages[-1].result == "pong"

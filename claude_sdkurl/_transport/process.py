@@ -39,9 +39,6 @@ class CLIProcess:
         self.argv = argv
         self._on_stderr = on_stderr
         self._tail: collections.deque[str] = collections.deque(maxlen=STDERR_TAIL_LINES)
-        kwargs: dict[str, object] = {}
-        if user is not None:
-            kwargs["user"] = user
         try:
             self.popen = subprocess.Popen(
                 argv,
@@ -52,7 +49,7 @@ class CLIProcess:
                 env=env,
                 bufsize=0,
                 start_new_session=True,
-                **kwargs,  # type: ignore[arg-type]
+                user=user,
             )
         except FileNotFoundError as e:
             if cwd and not os.path.isdir(cwd):

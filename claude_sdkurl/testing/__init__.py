@@ -36,3 +36,7 @@ __all__ = [
 from .mock_transport import FakeCLI, MockTransport  # noqa: E402
 
 __all__ += ["MockTransport", "FakeCLI"]
+
+from .demo import DemoEnvironment  # noqa: E402
+
+__all__ += ["DemoEnvironment"]

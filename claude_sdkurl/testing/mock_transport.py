@@ -160,7 +160,7 @@ class MockTransport(Transport):
         msg = json.loads(line)
         if msg.get("type") == "control_response":
             # An answer to FakeCLI.request() goes straight to the waiting handler.
-            box = self.cli._answers.pop((msg.get("response") or {}).get("request_id"), None)
+            box = self.cli._answers.pop(str((msg.get("response") or {}).get("request_id")), None)
             if box is not None:
                 self.cli.sent.append(msg)
                 box.put(msg["response"])
