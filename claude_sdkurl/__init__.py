@@ -205,3 +205,7 @@ __all__ = [
     "tool",
     "types",
 ]
+
+from .prewarm import WarmPool, prewarm  # noqa: E402
+
+__all__ += ["WarmPool", "prewarm"]

@@ -37,6 +37,8 @@ class ClaudeClient:
         self._session: Session | None = None
         self._lock = threading.Lock()
         self._feeders: list[threading.Thread] = []
+        self._connecting: threading.Thread | None = None
+        self._connect_error: BaseException | None = None
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -51,8 +53,43 @@ class ClaudeClient:
         if prompt is not None:
             self.query(prompt)
 
+    def prewarm(self) -> ClaudeClient:
+        """Start connecting in the background and return at once.
+
+        The CLI starts, connects and initializes while you prepare the prompt;
+        the first call that needs the session (``query()``, ``receive_*``,
+        control methods) waits for it and raises any connection error.
+        """
+        with self._lock:
+            if self._session is not None or self._connecting is not None:
+                return self
+
+            def run() -> None:
+                try:
+                    self.connect()
+                except BaseException as e:
+                    self._connect_error = e
+
+            self._connect_error = None
+            self._connecting = threading.Thread(target=run, name="claude-sdkurl-prewarm-client", daemon=True)
+            self._connecting.start()
+        return self
+
+    def _await_prewarm(self) -> None:
+        thread = self._connecting
+        if thread is not None and thread is not threading.current_thread():
+            thread.join()
+            self._connecting = None
+            if self._connect_error is not None:
+                error, self._connect_error = self._connect_error, None
+                raise error
+
     def disconnect(self) -> None:
         """Stop the CLI and release everything. Safe to call twice."""
+        try:
+            self._await_prewarm()
+        except BaseException:
+            pass
         with self._lock:
             session, self._session = self._session, None
         if session is not None:
@@ -73,6 +110,7 @@ class ClaudeClient:
         self.disconnect()
 
     def _live(self) -> Session:
+        self._await_prewarm()
         session = self._session
         if session is None:
             raise CLIConnectionError("Not connected. Call connect() first (or use 'with ClaudeClient(...)').")

@@ -9,6 +9,7 @@ from typing import Any
 from ._errors import CLIConnectionError
 from ._session import Ended, Session
 from ._transport import Transport
+from .prewarm import take_warm
 from .types import ClaudeAgentOptions, Message, ResultMessage
 
 
@@ -60,13 +61,15 @@ def query(
 def _run(
     prompt: str | Iterator[dict[str, Any]], options: ClaudeAgentOptions, transport: Transport | None
 ) -> Iterator[Message]:
-    session = Session(options, transport)
+    warm = take_warm(options) if transport is None else None
+    session = warm or Session(options, transport)
     turn = threading.Condition()
     counts = {"sent": 0, "results": 0}
     stop = threading.Event()
     feeder: threading.Thread | None = None
     try:
-        session.start()
+        if warm is None:
+            session.start()
         if isinstance(prompt, str):
             session.send_user(prompt, session_id="")
             counts["sent"] = 1
