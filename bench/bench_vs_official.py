@@ -13,7 +13,6 @@ import argparse
 import asyncio
 import json
 import os
-import resource
 import statistics
 import subprocess
 import sys
@@ -143,7 +142,7 @@ def raw_cli_turns(e: Env, turns: int) -> list[float]:
         msg = {"type": "user", "message": {"role": "user", "content": f"turn {i}"}, "parent_tool_use_id": None, "session_id": ""}
         p.stdin.write((json.dumps(msg) + "\n").encode())
         for line in p.stdout:
-            if line.startswith(b'{"type":"result"'):
+            if b'"type":"result"' in line:
                 break
         if i:
             out.append((time.perf_counter() - t0) * 1000)
@@ -249,7 +248,10 @@ def rss_child(which: str, cli: str, api_url: str) -> None:
         list(ours.query("big", ours.ClaudeAgentOptions(**kw)))
     else:
         official_query("big", official.ClaudeAgentOptions(max_buffer_size=64 * 1024 * 1024, **kw))
-    print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+    # VmHWM, not ru_maxrss: Linux carries ru_maxrss across exec, so a child would report its parent's peak.
+    with open("/proc/self/status") as f:
+        hwm_kib = next(int(line.split()[1]) for line in f if line.startswith("VmHWM:"))
+    print(hwm_kib / 1024)
 
 
 def peak_rss(e: Env, api: MockMessagesAPI, label: str, runs: int) -> None:

@@ -102,6 +102,20 @@ def _blocks(content: Any) -> list[ContentBlock]:
     return [parse_block(b) for b in content]
 
 
+def stream_event(data: dict[str, Any]) -> StreamEvent:
+    """A ``stream_event`` wire dict as :class:`StreamEvent` (raises ``KeyError`` if malformed)."""
+    get = data.get
+    return StreamEvent(
+        data["uuid"],
+        data["session_id"],
+        data["event"],
+        get("parent_tool_use_id"),
+        get("user_message_uuid"),
+        get("user_message_uuids"),
+        raw=data,
+    )
+
+
 def parse_message(data: dict[str, Any]) -> Message:
     """Turn one wire dict from the CLI into a typed message.
 
@@ -111,15 +125,7 @@ def parse_message(data: dict[str, Any]) -> Message:
     kind = data.get("type")
     try:
         if kind == "stream_event":
-            return StreamEvent(
-                uuid=data["uuid"],
-                session_id=data["session_id"],
-                event=data["event"],
-                parent_tool_use_id=data.get("parent_tool_use_id"),
-                user_message_uuid=data.get("user_message_uuid"),
-                user_message_uuids=data.get("user_message_uuids"),
-                raw=data,
-            )
+            return stream_event(data)
         if kind == "assistant":
             msg = data["message"]
             content = msg["content"]

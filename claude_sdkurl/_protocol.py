@@ -19,7 +19,7 @@ from typing import Any, Union
 from attrs import define
 
 from ._errors import CLIJSONDecodeError, MessageParseError
-from ._parse import parse_message
+from ._parse import parse_message, stream_event as _stream_event
 from .types import Message, UnknownMessage
 
 logger = logging.getLogger("claude_sdkurl.protocol")
@@ -103,7 +103,8 @@ class Protocol:
         self._seen: dict[str, None] = {}
         self._seen_max = seen_uuids
         self.duplicates = 0
-        self._buffer = bytearray()
+        self._pending: list[bytes] = []
+        self._pending_len = 0
         self._ids = itertools.count(1)
         self._prefix = os.urandom(4).hex()
         # request_id -> subtype of control requests we sent and await an answer for
@@ -112,42 +113,58 @@ class Protocol:
     # ------------------------------------------------------------------ inbound
 
     def receive_data(self, data: bytes | str) -> list[Event]:
-        """Feed bytes or a text frame from the CLI; return the events it completes."""
-        if not self._buffer:
-            # Fast path: a whole single line, which is what the CLI sends per frame.
-            nl = data.find("\n" if isinstance(data, str) else b"\n")  # type: ignore[arg-type]
+        """Feed bytes or a text frame from the CLI; return the events it completes.
+
+        Only the new data is scanned for newlines, and a long line is joined
+        once when it completes, so a line arriving in many small chunks costs
+        linear time.
+        """
+        nl_char: Any = "\n" if isinstance(data, str) else b"\n"
+        nl = data.find(nl_char)
+        if not self._pending:
             if nl == len(data) - 1:
+                # Fast path: exactly one whole line, which is what the CLI sends per frame.
                 if nl + 1 > self.max_line:
                     return [self._too_long(nl + 1)]
                 return self._line(data)
-        if isinstance(data, str):
-            data = data.encode("utf-8")
-        self._buffer += data
         events: list[Event] = []
-        start = 0
-        buf = self._buffer
-        while True:
-            nl = buf.find(b"\n", start)
-            if nl < 0:
-                break
-            if nl - start > self.max_line:
-                events.append(self._too_long(nl - start))
+        pos = 0
+        while nl >= 0:
+            piece = data[pos : nl + 1]
+            if self._pending:
+                self._hold(piece)
+                line: bytes | str = self._take()
             else:
-                events.extend(self._line(bytes(buf[start : nl + 1])))
-            start = nl + 1
-        if start:
-            del buf[:start]
-        if len(buf) > self.max_line:
-            events.append(self._too_long(len(buf)))
-            buf.clear()
+                line = piece
+            if len(line) > self.max_line:
+                events.append(self._too_long(len(line)))
+            else:
+                events.extend(self._line(line))
+            pos = nl + 1
+            nl = data.find(nl_char, pos)
+        if pos < len(data):
+            self._hold(data[pos:])
+        if self._pending_len > self.max_line:
+            events.append(self._too_long(self._pending_len))
+            self._pending.clear()
+            self._pending_len = 0
         return events
+
+    def _hold(self, piece: bytes | str) -> None:
+        self._pending.append(piece.encode("utf-8") if isinstance(piece, str) else piece)
+        self._pending_len += len(piece)
+
+    def _take(self) -> bytes:
+        line = b"".join(self._pending)
+        self._pending.clear()
+        self._pending_len = 0
+        return line
 
     def receive_eof(self) -> list[Event]:
         """The byte stream ended: parse a final line that lacked its newline."""
-        if not self._buffer:
+        if not self._pending:
             return []
-        tail = bytes(self._buffer)
-        self._buffer.clear()
+        tail = self._take()
         events = self._line(tail)
         if events and isinstance(events[0], ProtocolErrorReceived):
             logger.debug("dropping truncated line at end of stream: %r", tail[:200])
@@ -163,26 +180,41 @@ class Protocol:
         )
 
     def _line(self, line: bytes | str) -> list[Event]:
-        stripped = line.strip()
-        if not stripped:
-            return []
-        first = stripped[:1]
-        if first not in ("{", b"{"):
-            text = stripped.decode("utf-8", "replace") if isinstance(stripped, bytes) else stripped
-            logger.debug("skipping non-JSON line from the CLI: %s", text[:200])
-            return []
+        first = line[:1]
+        if first != "{" and first != b"{":
+            line = line.strip()
+            if not line:
+                return []
+            if line[:1] not in ("{", b"{"):
+                text = line.decode("utf-8", "replace") if isinstance(line, bytes) else line
+                logger.debug("skipping non-JSON line from the CLI: %s", text[:200])
+                return []
         try:
-            data = _loads(stripped)
+            data = _loads(line)
         except ValueError as e:
-            text = stripped.decode("utf-8", "replace") if isinstance(stripped, bytes) else stripped
-            return [ProtocolErrorReceived(CLIJSONDecodeError(text, e))]
-        if not isinstance(data, dict):
+            text = line.decode("utf-8", "replace") if isinstance(line, bytes) else line
+            return [ProtocolErrorReceived(CLIJSONDecodeError(text.strip(), e))]
+        if type(data) is not dict:
             return []
         return self.receive_message(data)
 
     def receive_message(self, data: dict[str, Any]) -> list[Event]:
         """Classify one decoded wire message."""
         kind = data.get("type")
+        if kind == "stream_event":  # the hot path: thousands per turn
+            uuid = data.get("uuid")
+            if uuid is not None:
+                seen = self._seen
+                if uuid in seen:
+                    self.duplicates += 1
+                    return []
+                seen[uuid] = None
+                if len(seen) > self._seen_max:
+                    del seen[next(iter(seen))]
+            try:
+                return [MessageReceived(_stream_event(data))]
+            except KeyError:
+                pass  # malformed: take the general path below
         if kind == "control_response":
             resp = data.get("response") or {}
             request_id = resp.get("request_id")
