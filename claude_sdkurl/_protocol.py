@@ -202,19 +202,12 @@ class Protocol:
         """Classify one decoded wire message."""
         kind = data.get("type")
         if kind == "stream_event":  # the hot path: thousands per turn
-            uuid = data.get("uuid")
-            if uuid is not None:
-                seen = self._seen
-                if uuid in seen:
-                    self.duplicates += 1
-                    return []
-                seen[uuid] = None
-                if len(seen) > self._seen_max:
-                    del seen[next(iter(seen))]
+            if self._is_replay(data):
+                return []
             try:
                 return [MessageReceived(_stream_event(data))]
-            except KeyError:
-                pass  # malformed: take the general path below
+            except KeyError as e:
+                return [self._unknown(data, f"Malformed 'stream_event' message from the CLI: {e!r}")]
         if kind == "control_response":
             resp = data.get("response") or {}
             request_id = resp.get("request_id")
@@ -238,22 +231,31 @@ class Protocol:
             return [ControlRequestReceived(str(data.get("request_id")), str(request.get("subtype")), request)]
         if kind == "control_cancel_request":
             return [ControlCancelReceived(str(data.get("request_id")))]
-        if kind == "keep_alive":
+        if kind == "keep_alive" or self._is_replay(data):
             return []
-        uuid = data.get("uuid")
-        if isinstance(uuid, str):
-            seen = self._seen
-            if uuid in seen:
-                self.duplicates += 1
-                return []
-            seen[uuid] = None
-            if len(seen) > self._seen_max:
-                del seen[next(iter(seen))]
         try:
             return [MessageReceived(parse_message(data))]
         except MessageParseError as e:
-            logger.warning("%s; delivering it as UnknownMessage", e)
-            return [MessageReceived(UnknownMessage(type=str(kind), data=data, raw=data))]
+            return [self._unknown(data, str(e))]
+
+    def _is_replay(self, data: dict[str, Any]) -> bool:
+        """Whether this uuid-bearing message was delivered before (a reconnect replay)."""
+        uuid = data.get("uuid")
+        if not isinstance(uuid, str):
+            return False
+        seen = self._seen
+        if uuid in seen:
+            self.duplicates += 1
+            return True
+        seen[uuid] = None
+        if len(seen) > self._seen_max:
+            del seen[next(iter(seen))]
+        return False
+
+    @staticmethod
+    def _unknown(data: dict[str, Any], why: str) -> MessageReceived:
+        logger.warning("%s; delivering it as UnknownMessage", why)
+        return MessageReceived(UnknownMessage(type=str(data.get("type")), data=data, raw=data))
 
     # ----------------------------------------------------------------- outbound
 

@@ -165,6 +165,7 @@ class Session:
         self._rx_lock = threading.Lock()
         self._tx_lock = threading.Lock()
         self._messages: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._local: collections.deque[Any] = collections.deque()  # the rest of a batch being consumed
         self._pending: dict[str, _Pending] = {}
         self._inflight: dict[str, _Inflight] = {}
         self._answer_lock = threading.Lock()
@@ -276,8 +277,22 @@ class Session:
     def _on_data(self, data: bytes | str) -> None:
         with self._rx_lock:
             events = self._protocol.receive_data(data)
+        # Messages completed by one chunk travel to the consumer as one batch: one queue
+        # handoff (and thread wake-up) per chunk instead of one per message.
+        batch: list[Message] = []
         for event in events:
-            self._dispatch(event)
+            if type(event) is MessageReceived:
+                batch.append(event.message)
+            else:
+                if batch:
+                    self._put_batch(batch)
+                    batch = []
+                self._dispatch(event)
+        if batch:
+            self._put_batch(batch)
+
+    def _put_batch(self, batch: list[Message]) -> None:
+        self._messages.put(batch if len(batch) > 1 else batch[0])
 
     def _dispatch(self, event: Event) -> None:
         if isinstance(event, MessageReceived):
@@ -474,7 +489,16 @@ class Session:
         :class:`Ended` is sticky: once returned it is returned again on every call.
         Raises ``queue.Empty`` after ``timeout``.
         """
+        local = self._local
+        if local:
+            try:
+                return local.popleft()
+            except IndexError:  # another consumer thread took it
+                pass
         item = self._messages.get(timeout=timeout)
+        if type(item) is list:
+            local.extend(item[1:])
+            item = item[0]
         if isinstance(item, Ended):
             self._messages.put(item)
         return item

@@ -107,6 +107,19 @@ def test_unknown_types_are_kept() -> None:
     assert isinstance(ev.message, UnknownMessage) and ev.message.type == "result"
 
 
+def test_replays_are_dropped_and_malformed_stream_events_kept() -> None:
+    p = Protocol(seen_uuids=3)
+    ev = {"type": "stream_event", "uuid": "u1", "session_id": "s", "event": {"type": "ping"}}
+    assert len(p.receive_data(line(ev))) == 1
+    assert p.receive_data(line(ev)) == [] and p.duplicates == 1
+    assert p.receive_data(line({**RESULT, "uuid": "u1"})) == []  # any type: a uuid is delivered once
+    [bad] = p.receive_data(line({"type": "stream_event", "uuid": "u2"}))  # no event, no session_id
+    assert isinstance(bad.message, UnknownMessage) and bad.message.data["uuid"] == "u2"
+    for u in ("u3", "u4", "u5"):
+        p.receive_data(line({**RESULT, "uuid": u}))
+    assert len(p.receive_data(line(ev))) == 1  # memory is bounded: u1 was forgotten
+
+
 def test_control_round_trip() -> None:
     p = Protocol()
     rid, out = p.control_request({"subtype": "interrupt"})

@@ -183,10 +183,9 @@ def test_hanging_callback_times_out(make_options: OptionsFactory, api: MockMessa
 # ---------------------------------------------------------------------- Ctrl-C
 
 
-def test_keyboard_interrupt_in_query_sends_interrupt_then_stops(
-    make_options: OptionsFactory, api: MockMessagesAPI, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    api.enqueue(SLOW)
+@pytest.fixture
+def control_subtypes(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Subtypes of the control requests the SDK sends, in order."""
     subtypes: list[str] = []
     original = Session.control
 
@@ -195,6 +194,13 @@ def test_keyboard_interrupt_in_query_sends_interrupt_then_stops(
         return original(self, request, timeout)
 
     monkeypatch.setattr(Session, "control", spy)
+    return subtypes
+
+
+def test_keyboard_interrupt_in_query_sends_interrupt_then_stops(
+    make_options: OptionsFactory, api: MockMessagesAPI, control_subtypes: list[str]
+) -> None:
+    api.enqueue(SLOW)
     started = time.monotonic()
     timer = threading.Timer(0.2, _thread.interrupt_main)  # what Ctrl-C does
     with pytest.raises(KeyboardInterrupt):
@@ -204,28 +210,20 @@ def test_keyboard_interrupt_in_query_sends_interrupt_then_stops(
                     timer.start()
     timer.join()
     assert time.monotonic() - started < 5
-    assert subtypes == ["initialize", "interrupt"]
+    assert control_subtypes == ["initialize", "interrupt"]
     _wait(lambda: not child_pids(), 3)
 
 
 def test_breaking_out_mid_turn_interrupts_then_stops(
-    make_options: OptionsFactory, api: MockMessagesAPI, monkeypatch: pytest.MonkeyPatch
+    make_options: OptionsFactory, api: MockMessagesAPI, control_subtypes: list[str]
 ) -> None:
     api.enqueue(SLOW)
-    subtypes: list[str] = []
-    original = Session.control
-
-    def spy(self: Session, request: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
-        subtypes.append(request["subtype"])
-        return original(self, request, timeout)
-
-    monkeypatch.setattr(Session, "control", spy)
     started = time.monotonic()
     for message in query("talk", make_options(include_partial_messages=True)):
         if isinstance(message, StreamEvent) and message.event["type"] == "content_block_delta":
             break
     assert time.monotonic() - started < 5
-    assert subtypes == ["initialize", "interrupt"]
+    assert control_subtypes == ["initialize", "interrupt"]
 
 
 def test_keyboard_interrupt_leaves_client_usable(make_options: OptionsFactory, api: MockMessagesAPI) -> None:
