@@ -107,12 +107,12 @@ class _Workers:
 
     def submit(self, fn: Any, *args: Any) -> None:
         with self._lock:
-            if self._idle == 0 and len(self._threads) < self._size:
+            if self._idle:
+                self._idle -= 1  # an idle worker will take this job
+            elif len(self._threads) < self._size:
                 t = threading.Thread(target=self._loop, name=f"claude-sdkurl-callback-{len(self._threads)}", daemon=True)
                 self._threads.append(t)
                 t.start()
-            else:
-                self._idle -= 1 if self._idle else 0
         self._jobs.put((fn, args))
 
     def _loop(self) -> None:
