@@ -92,13 +92,18 @@ def handle_can_use_tool(session: Session, request: dict[str, Any]) -> dict[str, 
     )
 
 
-def hooks_config(options: ClaudeAgentOptions) -> tuple[dict[str, Any] | None, dict[str, Callable[..., Any]]]:
-    """The ``hooks`` value for ``initialize`` and the callback-id registry behind it."""
-    if not options.hooks:
-        return None, {}
+def hooks_config(
+    options: ClaudeAgentOptions, extra: dict[str, tuple[str, Callable[..., Any]]] | None = None
+) -> tuple[dict[str, Any] | None, dict[str, Callable[..., Any]]]:
+    """The ``hooks`` value for ``initialize`` and the callback-id registry behind it.
+
+    ``extra`` maps a hook event to one internal ``(callback_id, callback)`` of
+    the SDK's own (see :mod:`claude_sdkurl.prewarm`), registered after the
+    user's hooks for that event.
+    """
     config: dict[str, Any] = {}
     registry: dict[str, Callable[..., Any]] = {}
-    for event, matchers in options.hooks.items():
+    for event, matchers in (options.hooks or {}).items():
         if not matchers:
             continue
         entries = []
@@ -117,6 +122,9 @@ def hooks_config(options: ClaudeAgentOptions) -> tuple[dict[str, Any] | None, di
                 entry["onFailure"] = matcher.on_failure
             entries.append(entry)
         config[event] = entries
+    for extra_event, (callback_id, callback) in (extra or {}).items():
+        registry[callback_id] = callback
+        config.setdefault(extra_event, []).append({"matcher": None, "hookCallbackIds": [callback_id]})
     return config or None, registry
 
 

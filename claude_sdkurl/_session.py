@@ -20,6 +20,7 @@ import logging
 import queue
 import threading
 import weakref
+from collections.abc import Callable
 from typing import Any
 
 from attrs import define
@@ -189,11 +190,15 @@ class Session:
 
     # ------------------------------------------------------------------ lifecycle
 
-    def start(self) -> dict[str, Any]:
-        """Start the CLI, connect, and send ``initialize``; returns its answer."""
+    def start(self, extra_hooks: dict[str, tuple[str, Callable[..., Any]]] | None = None) -> dict[str, Any]:
+        """Start the CLI, connect, and send ``initialize``; returns its answer.
+
+        ``extra_hooks`` registers hook callbacks of the SDK's own beside the
+        user's (see :func:`claude_sdkurl._control.hooks_config`).
+        """
         try:
             _cli.check_options(self.options)
-            hooks, self.hook_callbacks = hooks_config(self.options)
+            hooks, self.hook_callbacks = hooks_config(self.options, extra_hooks)
             self.sdk_mcp_servers = _sdk_servers(self.options)
             if self._transport is None:
                 self._transport = self._make_transport()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Iterable, Iterator
 from types import TracebackType
@@ -10,7 +11,10 @@ from typing import Any
 from ._errors import CLIConnectionError
 from ._session import Ended, Session
 from ._transport import Transport
+from .prewarm import WarmTurnError, start_warm
 from .types import ClaudeAgentOptions, Message, PermissionMode, ResultMessage
+
+logger = logging.getLogger("claude_sdkurl.client")
 
 
 class ClaudeClient:
@@ -44,21 +48,34 @@ class ClaudeClient:
 
     def connect(self, prompt: str | Iterable[dict[str, Any]] | None = None) -> None:
         """Start the CLI and connect; optionally send a first prompt."""
+        self._connect(warm_turn=False)
+        if prompt is not None:
+            self.query(prompt)
+
+    def _connect(self, warm_turn: bool) -> None:
         with self._lock:
             if self._session is not None and not self._session.closed:
                 raise CLIConnectionError("already connected")
             session = Session(self.options, self._custom_transport)
-            session.start()
+            if warm_turn and self._custom_transport is None:
+                try:
+                    start_warm(session)
+                except WarmTurnError as e:
+                    logger.warning("prewarm: %s; connecting without the warm-up turn", e)
+                    session = Session(self.options)
+                    session.start()
+            else:
+                session.start()
             self._session = session
-        if prompt is not None:
-            self.query(prompt)
 
-    def prewarm(self) -> ClaudeClient:
+    def prewarm(self, warm_turn: bool = True) -> ClaudeClient:
         """Start connecting in the background and return at once.
 
         The CLI starts, connects and initializes while you prepare the prompt;
         the first call that needs the session (``query()``, ``receive_*``,
         control methods) waits for it and raises any connection error.
+        With ``warm_turn`` the CLI's first-turn setup is done ahead too, by a
+        blocked prompt that never reaches the model (see :mod:`claude_sdkurl.prewarm`).
         """
         with self._lock:
             if self._session is not None or self._connecting is not None:
@@ -66,7 +83,7 @@ class ClaudeClient:
 
             def run() -> None:
                 try:
-                    self.connect()
+                    self._connect(warm_turn)
                 except BaseException as e:
                     self._connect_error = e
 

@@ -12,33 +12,146 @@ fast model takes a few tens of ms. :func:`prewarm` keeps sessions ready for
     pool.close()                     # or let interpreter exit close it
 
 For a :class:`ClaudeClient`, call ``client.prewarm()`` instead of ``connect()``.
+
+The warm-up turn
+----------------
+Starting and connecting is not all: on any session's first turn the CLI
+spends a few tens of ms building its system prompt and tool list (2.1.330:
+~25 ms of a ~60 ms first message). A warm session therefore also runs one
+*blocked* turn: it sends a marker prompt that an SDK-owned ``UserPromptSubmit``
+hook blocks, the documented way to stop a prompt before any API call. The
+marker never reaches the model, costs nothing, and is not kept in the
+conversation; the session file records one "blocked by hook" line saying so.
+The hook stays registered and lets every other prompt through.
+
+The warm-up turn is skipped (the session is still started ahead) where
+someone else could see the marker: when the options carry their own
+``UserPromptSubmit`` hooks, load settings files (``setting_sources``,
+``skills``), pass ``settings``, ``plugins`` or ``extra_args``; and on CLIs
+older than it was verified on. Pass ``warm_turn=False`` to skip it always.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+import time
+import uuid
 from typing import Any
 
-from ._session import Session
-from .types import ClaudeAgentOptions
+from . import _cli
+from ._errors import CLIConnectionError
+from ._session import Ended, Session
+from .types import AssistantMessage, ClaudeAgentOptions, ResultMessage, StreamEvent
 
 logger = logging.getLogger("claude_sdkurl.prewarm")
+
+WARMUP_HOOK_ID = "claude_sdkurl_prewarm"
+#: The oldest CLI on which the blocked warm-up turn was verified to make no API call.
+WARM_TURN_MIN_CLI = (2, 1, 120)
+WARM_TURN_TIMEOUT = 30.0
+
+
+class WarmTurnError(CLIConnectionError):
+    """The CLI did not handle the blocked warm-up turn as expected."""
+
+
+def warm_turn_obstacle(options: ClaudeAgentOptions) -> str | None:
+    """Why a blocked warm-up turn must not run with ``options`` (someone else would see it), or ``None``."""
+    if options.hooks and options.hooks.get("UserPromptSubmit"):
+        return "the options have UserPromptSubmit hooks"
+    if options.setting_sources or options.skills is not None:
+        return "settings files are loaded (setting_sources/skills), and their hooks would run"
+    if options.settings is not None:
+        return "settings are passed"
+    if options.plugins:
+        return "plugins are loaded"
+    if options.extra_args:
+        return "extra_args are passed"
+    return None
+
+
+class _WarmupHook:
+    """The SDK's ``UserPromptSubmit`` hook: blocks its own marker prompt, lets the rest through."""
+
+    def __init__(self) -> None:
+        self.marker = (
+            f"[claude_sdkurl prewarm {uuid.uuid4().hex}] A prompt the SDK blocks with its own hook "
+            "to get the CLI's first-turn setup done ahead; it is never sent to the model."
+        )
+
+    def __call__(self, input: dict[str, Any], tool_use_id: str | None, context: Any) -> dict[str, Any]:
+        if isinstance(input, dict) and input.get("prompt") == self.marker:
+            return {"decision": "block", "reason": "claude_sdkurl prewarm (not sent to the model)"}
+        return {}
+
+
+def _run_warm_turn(session: Session, marker: str, timeout: float) -> None:
+    session.send_user(marker, session_id="")
+    deadline = time.monotonic() + timeout
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise WarmTurnError("the warm-up turn did not end in time")
+        try:
+            item = session.next_message(timeout=left)
+        except Exception as e:  # queue.Empty
+            raise WarmTurnError("the warm-up turn did not end in time") from e
+        if isinstance(item, Ended):
+            raise item.error or WarmTurnError(f"Claude Code exited during the warm-up turn (code {item.exit_code})")
+        if isinstance(item, (AssistantMessage, StreamEvent)):
+            # Never seen: the hook did not block. Stop the turn at once; the session is dropped.
+            session.interrupt_after_ctrl_c(drain=False, timeout=2.0)
+            raise WarmTurnError("the CLI did not block the warm-up prompt")
+        if isinstance(item, ResultMessage):
+            return
+
+
+def start_warm(session: Session, warm_turn: bool = True, timeout: float = WARM_TURN_TIMEOUT) -> None:
+    """Start ``session`` and, where it is safe, run the blocked warm-up turn (see the module doc).
+
+    A failed warm-up turn closes the session and raises :class:`WarmTurnError`;
+    other errors are those of :meth:`Session.start`.
+    """
+    if not warm_turn or warm_turn_obstacle(session.options) is not None or not _cli_verified(session.options):
+        session.start()
+        return
+    hook = _WarmupHook()
+    session.start(extra_hooks={"UserPromptSubmit": (WARMUP_HOOK_ID, hook)})
+    try:
+        _run_warm_turn(session, hook.marker, timeout)
+    except BaseException:
+        session.close()
+        raise
+
+
+def _cli_verified(options: ClaudeAgentOptions) -> bool:
+    try:
+        version = _cli.cli_version(_cli.find_cli(options.cli_path))
+    except Exception:
+        return False  # Session.start() reports it
+    return version is not None and version >= WARM_TURN_MIN_CLI
+
 
 _pools: dict[int, WarmPool] = {}
 _pools_lock = threading.Lock()
 
 
 class WarmPool:
-    """Keeps up to ``size`` started sessions for one options object."""
+    """Keeps up to ``size`` started sessions for one options object.
 
-    def __init__(self, options: ClaudeAgentOptions, size: int = 1) -> None:
+    With ``warm_turn`` (the default) each one has also run the blocked
+    warm-up turn where that is safe (see the module doc).
+    """
+
+    def __init__(self, options: ClaudeAgentOptions, size: int = 1, warm_turn: bool = True) -> None:
         if not isinstance(options, ClaudeAgentOptions):
             raise TypeError("prewarm() needs the ClaudeAgentOptions object you will pass to query()")
         if size < 1:
             raise ValueError("size must be at least 1")
         self.options = options
         self.size = size
+        self.warm_turn = warm_turn
         self._ready: list[Session] = []
         self._starting = 0
         self._cond = threading.Condition()
@@ -61,7 +174,13 @@ class WarmPool:
     def _start_one(self) -> None:
         session = Session(self.options)
         try:
-            session.start()
+            try:
+                start_warm(session, self.warm_turn)
+            except WarmTurnError as e:
+                logger.warning("prewarm: %s; warming without the warm-up turn from now on", e)
+                self.warm_turn = False
+                session = Session(self.options)
+                session.start()
         except BaseException as e:  # reported to the next take(), which then starts normally
             logger.warning("prewarming a session failed: %s", e)
             with self._cond:
@@ -119,13 +238,16 @@ class WarmPool:
         self.close()
 
 
-def prewarm(options: ClaudeAgentOptions, size: int = 1) -> WarmPool:
-    """Keep ``size`` sessions started for ``query(..., options)`` with this very options object."""
+def prewarm(options: ClaudeAgentOptions, size: int = 1, warm_turn: bool = True) -> WarmPool:
+    """Keep ``size`` sessions started for ``query(..., options)`` with this very options object.
+
+    ``warm_turn=False`` skips the blocked warm-up turn (see the module doc).
+    """
     with _pools_lock:
         old = _pools.get(id(options))
     if old is not None:
         old.close()
-    pool = WarmPool(options, size)
+    pool = WarmPool(options, size, warm_turn)
     with _pools_lock:
         _pools[id(options)] = pool
     return pool

@@ -156,3 +156,25 @@ def test_versions() -> None:
     assert parse_version("garbage") is None
     assert supports_websocket((2, 1, 120)) and supports_websocket((2, 0, 9))
     assert not supports_websocket((2, 1, 121)) and not supports_websocket(None)
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        {"hooks": {"UserPromptSubmit": [HookMatcher(hooks=[lambda *a: {}])]}},
+        {"setting_sources": ["user"]},
+        {"skills": "all"},
+        {"settings": '{"hooks": {}}'},
+        {"plugins": [{"type": "local", "path": "/x"}]},
+        {"extra_args": {"plugin-dir": "/x"}},
+    ],
+)
+def test_warm_turn_is_skipped_where_another_hook_could_see_it(overrides: dict[str, object]) -> None:
+    import sys
+
+    prewarm_module = sys.modules["claude_sdkurl.prewarm"]
+    assert prewarm_module.warm_turn_obstacle(ClaudeAgentOptions()) is None
+    assert prewarm_module.warm_turn_obstacle(ClaudeAgentOptions(**overrides)) is not None  # type: ignore[arg-type]
+    # hooks for other events do not stand in the way
+    other = ClaudeAgentOptions(hooks={"PreToolUse": [HookMatcher(hooks=[lambda *a: {}])]})
+    assert prewarm_module.warm_turn_obstacle(other) is None
