@@ -8,7 +8,7 @@ import threading
 from collections.abc import Callable
 
 from .._errors import CLIConnectionError
-from .base import Transport, TransportCallbacks
+from .base import BurstPacer, Transport, TransportCallbacks
 from .process import CLIProcess
 
 logger = logging.getLogger("claude_sdkurl.transport.stdio")
@@ -53,6 +53,8 @@ class StdioTransport(Transport):
         proc = self.process
         assert proc is not None and proc.popen.stdout is not None
         fd = proc.popen.stdout.fileno()
+        on_data = callbacks.on_data
+        pace = BurstPacer()
         try:
             while True:
                 try:
@@ -61,7 +63,8 @@ class StdioTransport(Transport):
                     break
                 if not chunk:
                     break
-                callbacks.on_data(chunk)
+                on_data(chunk)
+                pace()
         finally:
             code = proc.wait()
             callbacks.on_exit(code, proc.stderr_tail())

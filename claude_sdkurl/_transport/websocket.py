@@ -6,10 +6,10 @@ present it as ``Authorization: Bearer`` on the upgrade; anything else is
 answered 401 before any WebSocket exists. Requests carrying a browser
 ``Origin`` are refused with 403.
 
-Library: ``websockets.sync`` (see README, "Why websockets"): it rejects
-before the upgrade through ``process_request``, has no message-size cap we
-cannot lift, reassembles fragments correctly, answers close frames, and is the
-fastest of the three we measured.
+Library: ``websockets``' sans-I/O protocol (see README, "Why websockets"),
+driven by :mod:`._wsserver`: the thread that reads the socket parses the
+frames and hands each message straight to the session, with no per-message
+handoff between threads. The upgrade is decided before any WebSocket exists.
 """
 
 from __future__ import annotations
@@ -21,12 +21,11 @@ import threading
 import uuid
 from collections.abc import Callable
 from http import HTTPStatus
-from typing import Any
 
-from websockets.exceptions import ConnectionClosed
-from websockets.sync.server import Server, ServerConnection, serve
+from websockets.http11 import Request
 
 from .._errors import CLIConnectionError, TransportNotSupportedError
+from ._wsserver import Connection, ConnectionClosedError, Listener, Refusal
 from .base import Transport, TransportCallbacks
 from .process import CLIProcess
 
@@ -70,14 +69,13 @@ class WebSocketTransport(Transport):
         self._token = secrets.token_urlsafe(32)  # 256 bits
         self._expected_auth = f"Bearer {self._token}".encode()
         self._lock = threading.Lock()
-        self._conn: ServerConnection | None = None
+        self._conn: Connection | None = None
         self._outbox: list[str] = []
         self._connected = threading.Event()
         self._handlers_idle = threading.Condition(self._lock)
         self._active_handlers = 0
         self._closed = False
-        self._server: Server | None = None
-        self._server_thread: threading.Thread | None = None
+        self._listener: Listener | None = None
         self._waiter: threading.Thread | None = None
         self.process: CLIProcess | None = None
         self.url: str | None = None
@@ -86,35 +84,30 @@ class WebSocketTransport(Transport):
 
     # ------------------------------------------------------------------ server side
 
-    def _process_request(self, conn: ServerConnection, request: Any) -> Any:
+    def _decide(self, request: Request) -> None:
+        """Refuse an upgrade before any WebSocket exists (raises :class:`Refusal`)."""
         auth = request.headers.get("Authorization", "")
         if not hmac.compare_digest(auth.encode("utf-8", "replace"), self._expected_auth):
             self.rejected += 1
             logger.warning("refused a WebSocket upgrade without the session token")
-            return conn.respond(HTTPStatus.UNAUTHORIZED, "Unauthorized\n")
+            raise Refusal(HTTPStatus.UNAUTHORIZED, "Unauthorized\n")
         if request.headers.get("Origin") is not None:
             self.rejected += 1
             logger.warning("refused a WebSocket upgrade carrying a browser Origin")
-            return conn.respond(HTTPStatus.FORBIDDEN, "Forbidden\n")
+            raise Refusal(HTTPStatus.FORBIDDEN, "Forbidden\n")
         if self._closed:
-            return conn.respond(HTTPStatus.GONE, "Session closed\n")
+            raise Refusal(HTTPStatus.GONE, "Session closed\n")
         old = self._conn
-        if old is not None and self._alive(old):
+        if old is not None and old.ping(1.0):
             # One CLI connection per session. A reconnecting CLI has given up on its old
             # connection, which then does not answer a ping; a second client does.
             self.rejected += 1
             logger.warning("refused a second WebSocket connection while the first is alive")
-            return conn.respond(HTTPStatus.CONFLICT, "Session already connected\n")
-        return None
+            raise Refusal(HTTPStatus.CONFLICT, "Session already connected\n")
 
-    @staticmethod
-    def _alive(conn: ServerConnection, timeout: float = 1.0) -> bool:
-        try:
-            return conn.ping().wait(timeout)
-        except Exception:  # closed, closing, or broken
-            return False
-
-    def _handle(self, conn: ServerConnection) -> None:
+    def _handle(self, conn: Connection) -> None:
+        if not conn.handshake(self._decide):
+            return
         with self._lock:
             if self._closed:
                 conn.close(CLOSE_SESSION_ENDED, "session ended")
@@ -125,8 +118,8 @@ class WebSocketTransport(Transport):
             pending, self._outbox = self._outbox, []
             try:
                 for line in pending:
-                    conn.send(line)
-            except ConnectionClosed:
+                    conn.send_text(line)
+            except ConnectionClosedError:
                 self._outbox = pending
             self._connected.set()
         callbacks = self._callbacks
@@ -135,10 +128,7 @@ class WebSocketTransport(Transport):
         if self.connections > 1 and callbacks.on_reconnect is not None:
             callbacks.on_reconnect()
         try:
-            for frame in conn:
-                callbacks.on_data(frame)
-        except ConnectionClosed:
-            pass
+            conn.run(callbacks.on_data)
         except Exception:
             logger.exception("WebSocket handler failed")
         finally:
@@ -153,24 +143,8 @@ class WebSocketTransport(Transport):
 
     def start(self, callbacks: TransportCallbacks) -> None:
         self._callbacks = callbacks
-        self._server = serve(
-            self._handle,
-            self._host,
-            0,
-            process_request=self._process_request,
-            compression=None,
-            max_size=self._max_size,
-            max_queue=64,
-            ping_interval=None,
-            close_timeout=2,
-            server_header=None,
-        )
-        port = self._server.socket.getsockname()[1]
-        self.url = f"ws://{self._host}:{port}/claude-sdkurl/{uuid.uuid4().hex}"
-        self._server_thread = threading.Thread(
-            target=self._server.serve_forever, name=f"claude-sdkurl-ws-{port}", daemon=True
-        )
-        self._server_thread.start()
+        self._listener = Listener(self._host, self._handle, max_size=self._max_size, close_timeout=2.0)
+        self.url = f"ws://{self._host}:{self._listener.port}/claude-sdkurl/{uuid.uuid4().hex}"
         env = dict(self._env)
         env[TOKEN_ENV] = self._token
         try:
@@ -235,8 +209,8 @@ class WebSocketTransport(Transport):
                 self._outbox.append(line)
                 return
             try:
-                conn.send(line)
-            except ConnectionClosed:
+                conn.send_text(line)
+            except ConnectionClosedError:
                 self._outbox.append(line)
 
     def drop_connection(self, code: int = 1011, reason: str = "dropped") -> None:
@@ -250,10 +224,8 @@ class WebSocketTransport(Transport):
             conn.close(code, reason)
 
     def _stop_server(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-        if self._server_thread is not None and self._server_thread is not threading.current_thread():
-            self._server_thread.join(5.0)
+        if self._listener is not None:
+            self._listener.close()
 
     def close(self) -> None:
         with self._lock:

@@ -1,0 +1,330 @@
+"""A small threaded WebSocket server on ``websockets``' sans-I/O protocol.
+
+``websockets.sync`` reads each connection on a thread of its own and hands
+every message to the application's thread through a queue: two threads and a
+wake-up per message. Here the thread that reads the socket parses the frames
+and calls ``on_message`` itself, so a message costs one ``recv`` and no
+handoff; the session's queue to the consumer is the only one left.
+
+:class:`Listener` accepts on one thread and runs each connection on a thread
+of its own: handshake first (the ``decide`` callback may refuse it with an
+HTTP status before any WebSocket exists), then the read loop. Sending is
+thread-safe. Only what ``claude --sdk-url`` needs is here: text messages,
+fragments, ping/pong, the closing handshake; no compression or subprotocols.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import selectors
+import socket
+import threading
+from collections.abc import Callable
+from http import HTTPStatus
+
+from websockets.frames import Frame, Opcode
+from websockets.http11 import Request
+from websockets.protocol import CLOSED, OPEN
+from websockets.server import ServerProtocol
+
+from .base import BurstPacer
+
+logger = logging.getLogger("claude_sdkurl.transport.websocket")
+
+RECV_SIZE = 256 * 1024
+
+
+class ConnectionClosedError(Exception):
+    """The connection is closed or closing; nothing more can be sent on it."""
+
+
+class Refusal(Exception):
+    """Raised by a ``decide`` callback to answer the upgrade with an HTTP error."""
+
+    def __init__(self, status: HTTPStatus, text: str) -> None:
+        super().__init__(text)
+        self.status = status
+        self.text = text
+
+
+class Connection:
+    """One accepted WebSocket connection, read on the thread that called :meth:`run`."""
+
+    def __init__(self, sock: socket.socket, max_size: int, close_timeout: float) -> None:
+        self._sock = sock
+        self.protocol = ServerProtocol(max_size=max_size)
+        self.request: Request | None = None
+        self._close_timeout = close_timeout
+        self._proto_lock = threading.Lock()  # the protocol object is not thread-safe
+        self._write_lock = threading.Lock()  # whole frames, one writer at a time
+        self._pongs: dict[bytes, threading.Event] = {}
+        self._abort_timer: threading.Timer | None = None
+        self.done = threading.Event()
+
+    # ------------------------------------------------------------------ writing
+
+    def _write(self, chunks: list[bytes]) -> None:
+        with self._write_lock:
+            for data in chunks:
+                if data:
+                    self._sock.sendall(data)
+                else:  # the protocol's way of asking for a half-close
+                    try:
+                        self._sock.shutdown(socket.SHUT_WR)
+                    except OSError:
+                        pass
+
+    def _send(self, make: Callable[[], None]) -> None:
+        # The write lock is taken first so frames reach the socket in the order the protocol made them.
+        with self._write_lock:
+            with self._proto_lock:
+                if self.protocol.state is not OPEN:
+                    raise ConnectionClosedError("the WebSocket connection is closed")
+                make()
+                out = self.protocol.data_to_send()
+                closing = self.protocol.close_expected()
+            try:
+                for data in out:
+                    if data:
+                        self._sock.sendall(data)
+            except OSError as e:
+                raise ConnectionClosedError(str(e)) from e
+        if closing:
+            self._arm_abort()
+
+    def send_text(self, text: str) -> None:
+        """Send one text message; raises :class:`ConnectionClosedError` once closing."""
+        data = text.encode("utf-8")
+        self._send(lambda: self.protocol.send_text(data))
+
+    def ping(self, timeout: float) -> bool:
+        """Whether the peer answers a ping within ``timeout`` seconds."""
+        payload = os.urandom(4)
+        waiter = threading.Event()
+        self._pongs[payload] = waiter
+        try:
+            self._send(lambda: self.protocol.send_ping(payload))
+            return waiter.wait(timeout) and not self.done.is_set()
+        except ConnectionClosedError:
+            return False
+        finally:
+            self._pongs.pop(payload, None)
+
+    def close(self, code: int, reason: str) -> None:
+        """Start the closing handshake; the socket is dropped after ``close_timeout`` at the latest."""
+        try:
+            self._send(lambda: self.protocol.send_close(code, reason))
+        except ConnectionClosedError:
+            pass
+        self._arm_abort()
+
+    def _arm_abort(self) -> None:
+        with self._proto_lock:
+            if self._abort_timer is not None or self.done.is_set():
+                return
+            self._abort_timer = threading.Timer(self._close_timeout, self.abort)
+            self._abort_timer.daemon = True
+            self._abort_timer.name = "claude-sdkurl-ws-close"
+        self._abort_timer.start()
+
+    def abort(self) -> None:
+        """Drop the TCP connection without a closing handshake."""
+        try:
+            self._sock.shutdown(socket.SHUT_RDWR)  # wakes the reader's recv()
+        except OSError:
+            pass
+
+    # ------------------------------------------------------------------ reading
+
+    def _feed(self, data: bytes) -> list[Frame | Request]:
+        with self._proto_lock:
+            if data:
+                self.protocol.receive_data(data)
+            else:
+                self.protocol.receive_eof()
+            events = self.protocol.events_received()
+            out = self.protocol.data_to_send()
+        if out:
+            try:
+                self._write(out)
+            except OSError:
+                pass
+        return events  # type: ignore[return-value]
+
+    def _recv(self) -> bytes:
+        try:
+            return self._sock.recv(RECV_SIZE)
+        except OSError:
+            return b""
+
+    def handshake(self, decide: Callable[[Request], None]) -> bool:
+        """Read the upgrade request and answer it; ``True`` if the connection is open."""
+        while self.request is None:
+            data = self._recv()
+            for event in self._feed(data):
+                if isinstance(event, Request):
+                    self.request = event
+            if not data or self.protocol.handshake_exc is not None:
+                return False
+        try:
+            decide(self.request)
+            response = self.protocol.accept(self.request)
+            response.headers.pop("Server", None)
+        except Refusal as r:
+            response = self.protocol.reject(r.status, r.text)
+        except Exception:
+            logger.exception("deciding on a WebSocket upgrade failed")
+            response = self.protocol.reject(HTTPStatus.INTERNAL_SERVER_ERROR, "Internal error\n")
+        with self._write_lock:
+            with self._proto_lock:
+                self.protocol.send_response(response)
+                out = self.protocol.data_to_send()
+            try:
+                for data in out:
+                    if data:
+                        self._sock.sendall(data)
+            except OSError:
+                return False
+        return self.protocol.state is OPEN
+
+    def run(self, on_message: Callable[[bytes], None]) -> None:
+        """Read until the connection ends, calling ``on_message`` with whole messages.
+
+        Messages are newline-terminated NDJSON lines; those completed by one
+        ``recv`` are passed in one call (joined, each ending with a newline), so
+        a burst costs the session one wake-up instead of one per message.
+        """
+        fragments: list[bytes] | None = None
+        batch: list[bytes] = []
+        pace = BurstPacer()
+        while True:
+            data = self._recv()
+            for event in self._feed(data):
+                if not isinstance(event, Frame):
+                    continue
+                opcode = event.opcode
+                payload = event.data
+                if type(payload) is not bytes:
+                    payload = bytes(payload)
+                if opcode is Opcode.TEXT or opcode is Opcode.BINARY:
+                    if event.fin:
+                        batch.append(payload)
+                    else:
+                        fragments = [payload]
+                elif opcode is Opcode.CONT and fragments is not None:
+                    fragments.append(payload)
+                    if event.fin:
+                        batch.append(b"".join(fragments))
+                        fragments = None
+                elif opcode is Opcode.PONG:
+                    waiter = self._pongs.get(payload)
+                    if waiter is not None:
+                        waiter.set()
+            if batch:
+                if len(batch) == 1:
+                    message = batch[0]
+                    on_message(message if message.endswith(b"\n") else message + b"\n")
+                else:
+                    on_message(b"".join(m if m.endswith(b"\n") else m + b"\n" for m in batch))
+                batch = []
+            if not data or self.protocol.state is CLOSED:
+                return
+            if self.protocol.close_expected():
+                self._arm_abort()
+            pace()
+
+    def finish(self) -> None:
+        """Release the socket and wake anyone waiting on this connection."""
+        self.done.set()
+        for waiter in list(self._pongs.values()):
+            waiter.set()
+        with self._proto_lock:
+            timer, self._abort_timer = self._abort_timer, None
+        if timer is not None:
+            timer.cancel()
+        try:
+            self._sock.close()
+        except OSError:
+            pass
+
+
+class Listener:
+    """Accepts on ``host``:0 and runs ``handle(connection)`` on a thread per connection."""
+
+    def __init__(self, host: str, handle: Callable[[Connection], None], max_size: int, close_timeout: float) -> None:
+        self._handle = handle
+        self._max_size = max_size
+        self._close_timeout = close_timeout
+        self.socket = socket.create_server((host, 0))
+        self.socket.setblocking(False)
+        self.port: int = self.socket.getsockname()[1]
+        self._wake_r, self._wake_w = socket.socketpair()
+        self._lock = threading.Lock()
+        self._threads: set[threading.Thread] = set()
+        self._conns: set[Connection] = set()
+        self._stopped = False
+        self._thread = threading.Thread(target=self._accept_loop, name=f"claude-sdkurl-ws-{self.port}", daemon=True)
+        self._thread.start()
+
+    def _accept_loop(self) -> None:
+        with selectors.DefaultSelector() as sel:
+            sel.register(self.socket, selectors.EVENT_READ)
+            sel.register(self._wake_r, selectors.EVENT_READ)
+            while True:
+                ready = [key.fileobj for key, _ in sel.select()]
+                if self._wake_r in ready:
+                    return
+                try:
+                    sock, _ = self.socket.accept()
+                except (BlockingIOError, InterruptedError):
+                    continue
+                except OSError:
+                    return
+                sock.setblocking(True)
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                conn = Connection(sock, self._max_size, self._close_timeout)
+                with self._lock:
+                    if self._stopped:
+                        conn.finish()
+                        return
+                    t = threading.Thread(target=self._run, args=(conn,), name="claude-sdkurl-ws-conn", daemon=True)
+                    self._threads.add(t)
+                    self._conns.add(conn)
+                t.start()
+
+    def _run(self, conn: Connection) -> None:
+        try:
+            self._handle(conn)
+        except Exception:
+            logger.exception("WebSocket connection handler failed")
+        finally:
+            conn.finish()
+            with self._lock:
+                self._threads.discard(threading.current_thread())
+                self._conns.discard(conn)
+
+    def close(self, timeout: float = 5.0) -> None:
+        """Stop accepting and wait for the accept thread and the connection threads."""
+        with self._lock:
+            self._stopped = True
+            conns = list(self._conns)
+        try:
+            self._wake_w.send(b"x")
+        except OSError:
+            pass
+        me = threading.current_thread()
+        if self._thread is not me:
+            self._thread.join(timeout)
+        for conn in conns:  # whatever is still open (e.g. a peer that never finished its handshake)
+            conn.abort()
+        with self._lock:
+            threads = list(self._threads)
+        for t in threads:
+            if t is not me:
+                t.join(timeout)
+        for s in (self.socket, self._wake_r, self._wake_w):
+            s.close()
+
+
+__all__ = ["Connection", "ConnectionClosedError", "Listener", "Refusal"]

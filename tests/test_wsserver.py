@@ -1,0 +1,119 @@
+"""The WebSocket server the WebSocket transport runs on, against the ``websockets`` client as a peer."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from http import HTTPStatus
+
+import pytest
+from websockets.exceptions import ConnectionClosed, InvalidStatus
+from websockets.http11 import Request
+from websockets.sync.client import ClientConnection, connect
+
+from claude_sdkurl._transport._wsserver import Connection, ConnectionClosedError, Listener, Refusal
+
+
+class Server:
+    def __init__(self, max_size: int = 1 << 20) -> None:
+        self.received: list[bytes] = []
+        self.calls = 0
+        self.conns: list[Connection] = []
+        self.got = threading.Condition()
+        self.listener = Listener("127.0.0.1", self.handle, max_size=max_size, close_timeout=1.0)
+        self.url = f"ws://127.0.0.1:{self.listener.port}/x"
+
+    def decide(self, request: Request) -> None:
+        if request.headers.get("Authorization") != "Bearer ok":
+            raise Refusal(HTTPStatus.UNAUTHORIZED, "Unauthorized\n")
+
+    def handle(self, conn: Connection) -> None:
+        if not conn.handshake(self.decide):
+            return
+        with self.got:
+            self.conns.append(conn)
+            self.got.notify_all()
+        conn.run(self.on_message)
+
+    def on_message(self, data: bytes) -> None:
+        with self.got:
+            self.calls += 1
+            self.received.extend(line + b"\n" for line in data.split(b"\n")[:-1])
+            self.got.notify_all()
+
+    def wait(self, predicate: object, timeout: float = 5.0) -> None:
+        with self.got:
+            assert self.got.wait_for(predicate, timeout)  # type: ignore[arg-type]
+
+
+@pytest.fixture
+def server() -> Iterator[Server]:
+    s = Server()
+    yield s
+    s.listener.close()
+
+
+def client(server: Server) -> ClientConnection:
+    return connect(server.url, additional_headers={"Authorization": "Bearer ok"}, open_timeout=5, compression=None)
+
+
+def test_messages_in_order_fragments_joined_newline_added(server: Server) -> None:
+    with client(server) as ws:
+        ws.send('{"n": 1}\n')
+        ws.send(['{"n": ', "2}\n"])  # one message in two fragments
+        ws.send('{"n": 3}')  # no trailing newline: still a line of its own
+        server.wait(lambda: len(server.received) == 3)
+    assert server.received == [b'{"n": 1}\n', b'{"n": 2}\n', b'{"n": 3}\n']
+
+
+def test_send_ping_and_close_code(server: Server) -> None:
+    with client(server) as ws:
+        server.wait(lambda: server.conns)
+        conn = server.conns[0]
+        conn.send_text('{"hello": true}\n')
+        assert ws.recv(timeout=5) == '{"hello": true}\n'
+        assert ws.ping().wait(5)  # the server answers pings
+        assert conn.ping(5)  # and the client answers the server's
+        conn.close(4001, "session ended")
+        with pytest.raises(ConnectionClosed) as info:
+            ws.recv(timeout=5)
+        assert info.value.rcvd is not None and info.value.rcvd.code == 4001
+    assert conn.done.wait(5)
+    assert not conn.ping(0.2)
+    with pytest.raises(ConnectionClosedError):
+        conn.send_text("{}\n")
+
+
+def test_refused_before_upgrade(server: Server) -> None:
+    with pytest.raises(InvalidStatus) as info:
+        connect(server.url, additional_headers={"Authorization": "Bearer nope"}, open_timeout=5)
+    assert info.value.response.status_code == 401
+    assert server.conns == []
+
+
+def test_oversized_message_closes_with_1009() -> None:
+    s = Server(max_size=1000)
+    try:
+        with client(s) as ws:
+            ws.send("x" * 2000)
+            with pytest.raises(ConnectionClosed) as info:
+                ws.recv(timeout=5)
+            assert info.value.rcvd is not None and info.value.rcvd.code == 1009
+        assert s.received == []
+    finally:
+        s.listener.close()
+
+
+def test_close_does_not_wait_for_a_silent_peer() -> None:
+    s = Server()
+    silent = socket.create_connection(("127.0.0.1", s.listener.port))  # never sends its handshake
+    try:
+        time.sleep(0.2)
+        t0 = time.monotonic()
+        s.listener.close()
+        assert time.monotonic() - t0 < 2.0
+        assert not [t for t in threading.enumerate() if t.name.startswith("claude-sdkurl-ws")]
+    finally:
+        silent.close()
