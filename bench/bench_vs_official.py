@@ -4,6 +4,8 @@
 
 Prints min/median/max for each measure and the ratio ours/official of the medians
 (below 1.0: we are faster). Peak RSS is measured in a child process per SDK.
+The mock Messages API runs in a process of its own, as the real API is remote:
+in this process its threads would compete for the GIL with the SDK measured.
 Nothing here is a test: numbers vary with the machine.
 """
 
@@ -29,11 +31,47 @@ from claude_sdkurl.testing import (
     STDIO_CLI_VERSION,
     WEBSOCKET_CLI_VERSION,
     MockMessagesAPI,
+    RecordedRequest,
     Reply,
     install_cli,
     offline_env,
     text,
 )
+
+STREAM_PROMPT = "stream"  # answered with 20,000 stream events (one character each)
+BIG_PROMPT = "big"  # answered with one 10 MiB text block
+
+
+def responder(request: RecordedRequest) -> Reply:
+    prompt = request.last_user_text()
+    if prompt == STREAM_PROMPT:
+        return Reply([{"type": "text", "text": "x" * 20_000}], chunk=1)
+    if prompt == BIG_PROMPT:
+        return Reply([{"type": "text", "text": "y" * (10 * 1024 * 1024)}], chunk=1024 * 1024)
+    return text("pong")
+
+
+def api_child() -> None:
+    """Run in a subprocess: serve the mock API until stdin closes."""
+    with MockMessagesAPI(responder) as api:
+        print(api.url, flush=True)
+        sys.stdin.read()
+
+
+class RemoteAPI:
+    """The mock API in a child process."""
+
+    def __init__(self) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, __file__, "--api-child"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
+        assert self.proc.stdout is not None
+        self.url = self.proc.stdout.readline().strip()
+
+    def close(self) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        self.proc.wait(10)
 
 ROWS: list[tuple[str, list[float], list[float] | None, str]] = []
 
@@ -49,7 +87,7 @@ def record(name: str, mine: list[float], theirs: list[float] | None, unit: str =
 
 
 class Env:
-    def __init__(self, cli: str, api: MockMessagesAPI) -> None:
+    def __init__(self, cli: str, api: RemoteAPI) -> None:
         self.cli = cli
         self.home = tempfile.mkdtemp(prefix="bench-home-")
         os.makedirs(os.path.join(self.home, "work"), exist_ok=True)
@@ -180,25 +218,17 @@ def per_turn(e: Env, label: str, turns: int) -> None:
     record(f"[{label}] per-turn latency ours vs raw CLI", mine, raw)
 
 
-def throughput(e: Env, api: MockMessagesAPI, label: str, runs: int) -> None:
-    events_text = "x" * 20_000
+def throughput(e: Env, label: str, runs: int) -> None:
     mine, theirs = [], []
     for _ in range(runs):
-        api.enqueue(Reply([{"type": "text", "text": events_text}], chunk=1))
-        first, total, n = ours_query("stream", e.ours(include_partial_messages=True))
-        mine.append(total * 1000)
-        api.enqueue(Reply([{"type": "text", "text": events_text}], chunk=1))
-        first, total, n2 = official_query("stream", e.theirs(include_partial_messages=True))
-        theirs.append(total * 1000)
+        mine.append(ours_query(STREAM_PROMPT, e.ours(include_partial_messages=True))[1] * 1000)
+        theirs.append(official_query(STREAM_PROMPT, e.theirs(include_partial_messages=True))[1] * 1000)
     record(f"[{label}] turn of 20,000 stream_events", mine, theirs)
-    big = "y" * (10 * 1024 * 1024)
     mine, theirs = [], []
     for _ in range(runs):
-        api.enqueue(Reply([{"type": "text", "text": big}], chunk=1024 * 1024))
-        mine.append(ours_query("big", e.ours())[1] * 1000)
-        api.enqueue(Reply([{"type": "text", "text": big}], chunk=1024 * 1024))
+        mine.append(ours_query(BIG_PROMPT, e.ours())[1] * 1000)
         try:
-            theirs.append(official_query("big", e.theirs(max_buffer_size=64 * 1024 * 1024))[1] * 1000)
+            theirs.append(official_query(BIG_PROMPT, e.theirs(max_buffer_size=64 * 1024 * 1024))[1] * 1000)
         except Exception as exc:  # pragma: no cover - report, do not hide
             print(f"  official SDK failed on a 10 MiB message: {exc!r}")
     record(f"[{label}] turn with a 10 MiB assistant message", mine, theirs or None)
@@ -234,9 +264,8 @@ def overhead(lines: list[str], rounds: int = 5) -> None:
     record("per message: ours vs official parse", m, t, "µs")
 
 
-def capture_lines(e: Env, api: MockMessagesAPI) -> list[str]:
-    api.enqueue(Reply([{"type": "text", "text": "z" * 20_000}], chunk=1))
-    return [json.dumps(m.raw) + "\n" for m in ours.query("capture", e.ours(include_partial_messages=True))]
+def capture_lines(e: Env) -> list[str]:
+    return [json.dumps(m.raw) + "\n" for m in ours.query(STREAM_PROMPT, e.ours(include_partial_messages=True))]
 
 
 def rss_child(which: str, cli: str, api_url: str) -> None:
@@ -245,20 +274,19 @@ def rss_child(which: str, cli: str, api_url: str) -> None:
     os.makedirs(os.path.join(home, "work"))
     kw = {"cli_path": cli, "env": offline_env(api_url, home), "cwd": os.path.join(home, "work")}
     if which == "ours":
-        list(ours.query("big", ours.ClaudeAgentOptions(**kw)))
+        list(ours.query(BIG_PROMPT, ours.ClaudeAgentOptions(**kw)))
     else:
-        official_query("big", official.ClaudeAgentOptions(max_buffer_size=64 * 1024 * 1024, **kw))
+        official_query(BIG_PROMPT, official.ClaudeAgentOptions(max_buffer_size=64 * 1024 * 1024, **kw))
     # VmHWM, not ru_maxrss: Linux carries ru_maxrss across exec, so a child would report its parent's peak.
     with open("/proc/self/status") as f:
         hwm_kib = next(int(line.split()[1]) for line in f if line.startswith("VmHWM:"))
     print(hwm_kib / 1024)
 
 
-def peak_rss(e: Env, api: MockMessagesAPI, label: str, runs: int) -> None:
+def peak_rss(e: Env, api: RemoteAPI, label: str, runs: int) -> None:
     result: dict[str, list[float]] = {"ours": [], "official": []}
     for _ in range(runs):
         for which in result:
-            api.enqueue(Reply([{"type": "text", "text": "w" * (10 * 1024 * 1024)}], chunk=1024 * 1024))
             out = subprocess.run(
                 [sys.executable, __file__, "--rss-child", which, e.cli, api.url], capture_output=True, text=True
             )
@@ -270,22 +298,29 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="fewer repetitions")
     ap.add_argument("--rss-child", nargs=3, metavar=("WHICH", "CLI", "API"))
+    ap.add_argument("--api-child", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.api_child:
+        api_child()
+        return 0
     if args.rss_child:
         rss_child(*args.rss_child)
         return 0
     runs = 3 if args.quick else 7
     turns = 10 if args.quick else 30
     print(f"claude_sdkurl {ours.__version__} vs claude-agent-sdk {official.__version__}; runs={runs}, turns={turns}")
-    with MockMessagesAPI() as api:
+    api = RemoteAPI()
+    try:
         for version, label in ((STDIO_CLI_VERSION, f"stdio {STDIO_CLI_VERSION}"), (WEBSOCKET_CLI_VERSION, f"ws {WEBSOCKET_CLI_VERSION}")):
             e = Env(str(install_cli(version)), api)
             startup(e, label, runs)
             prewarmed(e, label, runs)
             per_turn(e, label, turns)
-            throughput(e, api, label, max(2, runs // 2))
+            throughput(e, label, max(2, runs // 2))
             peak_rss(e, api, label, 2)
-        overhead(capture_lines(Env(str(install_cli(STDIO_CLI_VERSION)), api), api))
+        overhead(capture_lines(Env(str(install_cli(STDIO_CLI_VERSION)), api)))
+    finally:
+        api.close()
     return 0
 
 

@@ -47,6 +47,20 @@ class ControlRequestReceived:
 
 
 @define
+class PendingRequest:
+    """A control request we sent and still await the answer to.
+
+    ``waiter`` is the I/O layer's own: whatever it needs to wake the caller
+    (the sans-I/O core only carries it from the request to its answer).
+    """
+
+    request_id: str
+    subtype: str
+    line: str
+    waiter: Any = None
+
+
+@define
 class ControlResponseReceived:
     """The CLI answered one of our control requests."""
 
@@ -55,6 +69,7 @@ class ControlResponseReceived:
     response: dict[str, Any]
     error: str | None
     raw: dict[str, Any]
+    request: PendingRequest | None = None
 
 
 @define
@@ -107,8 +122,8 @@ class Protocol:
         self._pending_len = 0
         self._ids = itertools.count(1)
         self._prefix = os.urandom(4).hex()
-        # request_id -> subtype of control requests we sent and await an answer for
-        self.pending: dict[str, str] = {}
+        # the control requests we sent and await an answer for, by request_id
+        self.pending: dict[str, PendingRequest] = {}
 
     # ------------------------------------------------------------------ inbound
 
@@ -211,19 +226,20 @@ class Protocol:
         if kind == "control_response":
             resp = data.get("response") or {}
             request_id = resp.get("request_id")
-            if request_id not in self.pending:
+            pending = self.pending.pop(request_id, None) if isinstance(request_id, str) else None
+            if pending is None:
                 logger.debug("control_response for unknown request %r", request_id)
                 return []
-            del self.pending[request_id]
             success = resp.get("subtype") == "success"
             body = resp.get("response")
             return [
                 ControlResponseReceived(
-                    request_id=request_id,
+                    request_id=pending.request_id,
                     success=success,
                     response=body if isinstance(body, dict) else {},
                     error=None if success else str(resp.get("error", "unknown error")),
                     raw=data,
+                    request=pending,
                 )
             ]
         if kind == "control_request":
@@ -291,19 +307,33 @@ class Protocol:
             msg.setdefault("session_id", "")
         return encode(msg)
 
-    def control_request(self, request: dict[str, Any]) -> tuple[str, str]:
-        """Register a control request; return its id and its line."""
+    def control_request(self, request: dict[str, Any], waiter: Any = None) -> PendingRequest:
+        """Register a control request; its ``line`` is what to send."""
         subtype = request.get("subtype")
         if not isinstance(subtype, str) or not subtype:
             raise ValueError("a control request needs a 'subtype'")
         request_id = f"req_{next(self._ids)}_{self._prefix}"
         line = encode({"type": "control_request", "request_id": request_id, "request": request})
-        self.pending[request_id] = subtype
-        return request_id, line
+        pending = PendingRequest(request_id, subtype, line, waiter)
+        self.pending[request_id] = pending
+        return pending
 
     def forget(self, request_id: str) -> None:
         """Stop waiting for a control response (timed out or abandoned)."""
         self.pending.pop(request_id, None)
+
+    def take_pending(self) -> list[PendingRequest]:
+        """Every request still awaiting an answer, forgotten here (the session ended).
+
+        Each request leaves :attr:`pending` exactly once, here or with its
+        answer, even when the two race on different threads.
+        """
+        taken = []
+        while True:
+            try:
+                taken.append(self.pending.popitem()[1])
+            except KeyError:
+                return taken
 
     @staticmethod
     def control_success(request_id: str, response: dict[str, Any] | None) -> str:

@@ -76,10 +76,10 @@ class Ended:
 
 
 @define
-class _Pending:
-    subtype: str
+class _Waiter:
+    """What a thread waiting in :meth:`Session.control` is woken with."""
+
     done: threading.Event
-    line: str = ""
     result: ControlResponseReceived | BaseException | None = None
 
 
@@ -167,7 +167,6 @@ class Session:
         self._tx_lock = threading.Lock()
         self._messages: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._local: collections.deque[Any] = collections.deque()  # the rest of a batch being consumed
-        self._pending: dict[str, _Pending] = {}
         self._inflight: dict[str, _Inflight] = {}
         self._answer_lock = threading.Lock()
         # Answers are idempotent for the CLI (an answer to an unknown id is ignored), so the
@@ -303,10 +302,10 @@ class Session:
         if isinstance(event, MessageReceived):
             self._messages.put(event.message)
         elif isinstance(event, ControlResponseReceived):
-            pending = self._pending.pop(event.request_id, None)
-            if pending is not None:
-                pending.result = event
-                pending.done.set()
+            waiter = event.request.waiter if event.request is not None else None
+            if isinstance(waiter, _Waiter):
+                waiter.result = event
+                waiter.done.set()
         elif isinstance(event, ControlRequestReceived):
             self._submit(event)
         elif isinstance(event, ControlCancelReceived):
@@ -344,10 +343,10 @@ class Session:
         self._messages.put(self._ended)
 
     def _fail_pending(self, error: BaseException) -> None:
-        for request_id, pending in list(self._pending.items()):
-            self._pending.pop(request_id, None)
-            pending.result = error
-            pending.done.set()
+        for pending in self._protocol.take_pending():
+            if isinstance(pending.waiter, _Waiter):
+                pending.waiter.result = error
+                pending.waiter.done.set()
 
     # ------------------------------------------------------------------ control requests from the CLI
 
@@ -409,7 +408,7 @@ class Session:
         """The WebSocket CLI is back: send again what the drop may have swallowed."""
         with self._answer_lock:
             answers = list(self._recent_answers)
-        pending = [p.line for p in list(self._pending.values()) if p.subtype != "initialize" and p.line]
+        pending = [p.line for p in list(self._protocol.pending.values()) if p.subtype != "initialize"]
         logger.info("CLI reconnected; re-sending %d answers and %d pending requests", len(answers), len(pending))
         for line in answers + pending:
             self._send_quietly(line)
@@ -451,26 +450,23 @@ class Session:
         timeout = self.options.control_timeout if timeout is None else timeout
         if self._ended is not None:
             raise self._ended_error()
+        waiter = _Waiter(threading.Event())
         with self._tx_lock:
-            request_id, line = self._protocol.control_request(request)
-            pending = _Pending(request["subtype"], threading.Event(), line)
-            self._pending[request_id] = pending
+            pending = self._protocol.control_request(request, waiter)
             try:
                 if self._transport is None:
                     raise CLIConnectionError("the session is not started")
-                self._transport.send(line)
+                self._transport.send(pending.line)
             except BaseException:
-                self._pending.pop(request_id, None)
-                self._protocol.forget(request_id)
+                self._protocol.forget(pending.request_id)
                 raise
-        if self._ended is not None and not pending.done.is_set():
-            self._pending.pop(request_id, None)
+        if self._ended is not None and not waiter.done.is_set():
+            self._protocol.forget(pending.request_id)
             raise self._ended_error()
-        if not pending.done.wait(timeout):
-            self._pending.pop(request_id, None)
-            self._protocol.forget(request_id)
+        if not waiter.done.wait(timeout):
+            self._protocol.forget(pending.request_id)
             raise ControlRequestTimeoutError(pending.subtype, timeout)
-        result = pending.result
+        result = waiter.result
         if isinstance(result, BaseException):
             raise result
         assert result is not None

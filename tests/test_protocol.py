@@ -122,19 +122,28 @@ def test_replays_are_dropped_and_malformed_stream_events_kept() -> None:
 
 def test_control_round_trip() -> None:
     p = Protocol()
-    rid, out = p.control_request({"subtype": "interrupt"})
-    assert json.loads(out) == {"type": "control_request", "request_id": rid, "request": {"subtype": "interrupt"}}
-    assert p.pending == {rid: "interrupt"}
+    waiter = object()
+    req = p.control_request({"subtype": "interrupt"}, waiter)
+    rid = req.request_id
+    assert json.loads(req.line) == {"type": "control_request", "request_id": rid, "request": {"subtype": "interrupt"}}
+    assert p.pending == {rid: req} and req.subtype == "interrupt"
     [ev] = p.receive_data(line({"type": "control_response", "response": {"subtype": "success", "request_id": rid}}))
     assert isinstance(ev, ControlResponseReceived) and ev.success and ev.response == {}
+    assert ev.request is req and ev.request.waiter is waiter  # the caller's waiter comes back with the answer
     assert p.pending == {}
     # an answer to nothing we asked is ignored
     assert p.receive_data(line({"type": "control_response", "response": {"subtype": "success", "request_id": "zz"}})) == []
-    rid2, _ = p.control_request({"subtype": "set_model", "model": "x"})
+    rid2 = p.control_request({"subtype": "set_model", "model": "x"}).request_id
     [ev] = p.receive_data(
         line({"type": "control_response", "response": {"subtype": "error", "request_id": rid2, "error": "nope"}})
     )
     assert not ev.success and ev.error == "nope"
+    # the session ended: what is still pending is handed back once, then forgotten
+    left = [p.control_request({"subtype": "interrupt"}) for _ in range(3)]
+    assert sorted(r.request_id for r in p.take_pending()) == sorted(r.request_id for r in left)
+    assert p.pending == {} and p.take_pending() == []
+    answer = {"type": "control_response", "response": {"subtype": "success", "request_id": left[0].request_id}}
+    assert p.receive_data(line(answer)) == []
 
 
 def test_requests_and_cancels_from_the_cli() -> None:

@@ -232,7 +232,7 @@ class Connection:
                 return
             if self.protocol.close_expected():
                 self._arm_abort()
-            pace()
+            pace(len(data))
 
     def finish(self) -> None:
         """Release the socket and wake anyone waiting on this connection."""

@@ -64,7 +64,7 @@ class StdioTransport(Transport):
                 if not chunk:
                     break
                 on_data(chunk)
-                pace()
+                pace(len(chunk))
         finally:
             code = proc.wait()
             callbacks.on_exit(code, proc.stderr_tail())
