@@ -27,8 +27,9 @@ The hook stays registered and lets every other prompt through.
 The warm-up turn is skipped (the session is still started ahead) where
 someone else could see the marker: when the options carry their own
 ``UserPromptSubmit`` hooks, load settings files (``setting_sources``,
-``skills``), pass ``settings``, ``plugins`` or ``extra_args``; and on CLIs
-older than it was verified on. Pass ``warm_turn=False`` to skip it always.
+``skills``), pass ``settings``, ``plugins`` or ``extra_args``; with
+``include_hook_events`` (the SDK's hook would show in the stream); and on
+CLIs older than it was verified on. Pass ``warm_turn=False`` to skip it always.
 """
 
 from __future__ import annotations
@@ -68,6 +69,8 @@ def warm_turn_obstacle(options: ClaudeAgentOptions) -> str | None:
         return "plugins are loaded"
     if options.extra_args:
         return "extra_args are passed"
+    if options.include_hook_events:
+        return "include_hook_events would show the SDK's own hook in the message stream"
     return None
 
 

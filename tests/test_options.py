@@ -167,6 +167,7 @@ def test_versions() -> None:
         {"settings": '{"hooks": {}}'},
         {"plugins": [{"type": "local", "path": "/x"}]},
         {"extra_args": {"plugin-dir": "/x"}},
+        {"include_hook_events": True},
     ],
 )
 def test_warm_turn_is_skipped_where_another_hook_could_see_it(overrides: dict[str, object]) -> None:
