@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import threading
 from collections.abc import Iterable, Iterator
 from types import TracebackType
@@ -11,10 +10,8 @@ from typing import Any
 from ._errors import CLIConnectionError
 from ._session import Ended, Session
 from ._transport import Transport
-from .prewarm import WarmTurnError, start_warm
+from .prewarm import open_warm_session
 from .types import ClaudeAgentOptions, Message, PermissionMode, ResultMessage
-
-logger = logging.getLogger("claude_sdkurl.client")
 
 
 class ClaudeClient:
@@ -56,15 +53,10 @@ class ClaudeClient:
         with self._lock:
             if self._session is not None and not self._session.closed:
                 raise CLIConnectionError("already connected")
-            session = Session(self.options, self._custom_transport)
             if warm_turn and self._custom_transport is None:
-                try:
-                    start_warm(session)
-                except WarmTurnError as e:
-                    logger.warning("prewarm: %s; connecting without the warm-up turn", e)
-                    session = Session(self.options)
-                    session.start()
+                session, _ = open_warm_session(self.options)
             else:
+                session = Session(self.options, self._custom_transport)
                 session.start()
             self._session = session
 

@@ -35,6 +35,7 @@ CLIs older than it was verified on. Pass ``warm_turn=False`` to skip it always.
 from __future__ import annotations
 
 import logging
+import queue
 import threading
 import time
 import uuid
@@ -98,7 +99,7 @@ def _run_warm_turn(session: Session, marker: str, timeout: float) -> None:
             raise WarmTurnError("the warm-up turn did not end in time")
         try:
             item = session.next_message(timeout=left)
-        except Exception as e:  # queue.Empty
+        except queue.Empty as e:
             raise WarmTurnError("the warm-up turn did not end in time") from e
         if isinstance(item, Ended):
             raise item.error or WarmTurnError(f"Claude Code exited during the warm-up turn (code {item.exit_code})")
@@ -126,6 +127,24 @@ def start_warm(session: Session, warm_turn: bool = True, timeout: float = WARM_T
     except BaseException:
         session.close()
         raise
+
+
+def open_warm_session(options: ClaudeAgentOptions, warm_turn: bool = True) -> tuple[Session, bool]:
+    """A started session for ``options``, through the warm-up turn where safe.
+
+    Returns the session and whether the warm-up turn is still worth trying:
+    ``False`` after it failed, in which case the session returned is a plain
+    one started without it.
+    """
+    session = Session(options)
+    try:
+        start_warm(session, warm_turn)
+    except WarmTurnError as e:
+        logger.warning("prewarm: %s; starting without the warm-up turn", e)
+        session = Session(options)
+        session.start()
+        return session, False
+    return session, warm_turn
 
 
 def _cli_verified(options: ClaudeAgentOptions) -> bool:
@@ -175,15 +194,8 @@ class WarmPool:
                 t.start()
 
     def _start_one(self) -> None:
-        session = Session(self.options)
         try:
-            try:
-                start_warm(session, self.warm_turn)
-            except WarmTurnError as e:
-                logger.warning("prewarm: %s; warming without the warm-up turn from now on", e)
-                self.warm_turn = False
-                session = Session(self.options)
-                session.start()
+            session, self.warm_turn = open_warm_session(self.options, self.warm_turn)
         except BaseException as e:  # reported to the next take(), which then starts normally
             logger.warning("prewarming a session failed: %s", e)
             with self._cond:

@@ -48,6 +48,11 @@ class Refusal(Exception):
         self.text = text
 
 
+def _as_line(message: bytes) -> bytes:
+    """A whole WebSocket message as one NDJSON line (newline-terminated)."""
+    return message if message.endswith(b"\n") else message + b"\n"
+
+
 class Connection:
     """One accepted WebSocket connection, read on the thread that called :meth:`run`."""
 
@@ -64,34 +69,35 @@ class Connection:
 
     # ------------------------------------------------------------------ writing
 
-    def _write(self, chunks: list[bytes]) -> None:
-        with self._write_lock:
-            for data in chunks:
-                if data:
-                    self._sock.sendall(data)
-                else:  # the protocol's way of asking for a half-close
-                    try:
-                        self._sock.shutdown(socket.SHUT_WR)
-                    except OSError:
-                        pass
+    def _write_locked(self, chunks: list[bytes]) -> None:
+        """Write what the protocol produced; the caller holds the write lock."""
+        for data in chunks:
+            if data:
+                self._sock.sendall(data)
+            else:  # the protocol's way of asking for a half-close
+                try:
+                    self._sock.shutdown(socket.SHUT_WR)
+                except OSError:
+                    pass
 
-    def _send(self, make: Callable[[], None]) -> None:
+    def _produce(self, make: Callable[[], None]) -> None:
         # The write lock is taken first so frames reach the socket in the order the protocol made them.
         with self._write_lock:
             with self._proto_lock:
-                if self.protocol.state is not OPEN:
-                    raise ConnectionClosedError("the WebSocket connection is closed")
                 make()
                 out = self.protocol.data_to_send()
-                closing = self.protocol.close_expected()
-            try:
-                for data in out:
-                    if data:
-                        self._sock.sendall(data)
-            except OSError as e:
-                raise ConnectionClosedError(str(e)) from e
-        if closing:
-            self._arm_abort()
+            self._write_locked(out)
+
+    def _send(self, make: Callable[[], None]) -> None:
+        def checked() -> None:
+            if self.protocol.state is not OPEN:
+                raise ConnectionClosedError("the WebSocket connection is closed")
+            make()
+
+        try:
+            self._produce(checked)
+        except OSError as e:
+            raise ConnectionClosedError(str(e)) from e
 
     def send_text(self, text: str) -> None:
         """Send one text message; raises :class:`ConnectionClosedError` once closing."""
@@ -147,7 +153,8 @@ class Connection:
             out = self.protocol.data_to_send()
         if out:
             try:
-                self._write(out)
+                with self._write_lock:
+                    self._write_locked(out)
             except OSError:
                 pass
         return events  # type: ignore[return-value]
@@ -176,16 +183,10 @@ class Connection:
         except Exception:
             logger.exception("deciding on a WebSocket upgrade failed")
             response = self.protocol.reject(HTTPStatus.INTERNAL_SERVER_ERROR, "Internal error\n")
-        with self._write_lock:
-            with self._proto_lock:
-                self.protocol.send_response(response)
-                out = self.protocol.data_to_send()
-            try:
-                for data in out:
-                    if data:
-                        self._sock.sendall(data)
-            except OSError:
-                return False
+        try:
+            self._produce(lambda: self.protocol.send_response(response))
+        except OSError:
+            return False
         return self.protocol.state is OPEN
 
     def run(self, on_message: Callable[[bytes], None]) -> None:
@@ -209,24 +210,20 @@ class Connection:
                     payload = bytes(payload)
                 if opcode is Opcode.TEXT or opcode is Opcode.BINARY:
                     if event.fin:
-                        batch.append(payload)
+                        batch.append(_as_line(payload))
                     else:
                         fragments = [payload]
                 elif opcode is Opcode.CONT and fragments is not None:
                     fragments.append(payload)
                     if event.fin:
-                        batch.append(b"".join(fragments))
+                        batch.append(_as_line(b"".join(fragments)))
                         fragments = None
                 elif opcode is Opcode.PONG:
                     waiter = self._pongs.get(payload)
                     if waiter is not None:
                         waiter.set()
             if batch:
-                if len(batch) == 1:
-                    message = batch[0]
-                    on_message(message if message.endswith(b"\n") else message + b"\n")
-                else:
-                    on_message(b"".join(m if m.endswith(b"\n") else m + b"\n" for m in batch))
+                on_message(batch[0] if len(batch) == 1 else b"".join(batch))
                 batch = []
             if not data or self.protocol.state is CLOSED:
                 return
@@ -261,8 +258,7 @@ class Listener:
         self.port: int = self.socket.getsockname()[1]
         self._wake_r, self._wake_w = socket.socketpair()
         self._lock = threading.Lock()
-        self._threads: set[threading.Thread] = set()
-        self._conns: set[Connection] = set()
+        self._conns: dict[Connection, threading.Thread] = {}  # open connections and their threads
         self._stopped = False
         self._thread = threading.Thread(target=self._accept_loop, name=f"claude-sdkurl-ws-{self.port}", daemon=True)
         self._thread.start()
@@ -289,8 +285,7 @@ class Listener:
                         conn.finish()
                         return
                     t = threading.Thread(target=self._run, args=(conn,), name="claude-sdkurl-ws-conn", daemon=True)
-                    self._threads.add(t)
-                    self._conns.add(conn)
+                    self._conns[conn] = t
                 t.start()
 
     def _run(self, conn: Connection) -> None:
@@ -301,14 +296,12 @@ class Listener:
         finally:
             conn.finish()
             with self._lock:
-                self._threads.discard(threading.current_thread())
-                self._conns.discard(conn)
+                self._conns.pop(conn, None)
 
     def close(self, timeout: float = 5.0) -> None:
         """Stop accepting and wait for the accept thread and the connection threads."""
         with self._lock:
             self._stopped = True
-            conns = list(self._conns)
         try:
             self._wake_w.send(b"x")
         except OSError:
@@ -316,11 +309,11 @@ class Listener:
         me = threading.current_thread()
         if self._thread is not me:
             self._thread.join(timeout)
+        with self._lock:
+            conns = dict(self._conns)
         for conn in conns:  # whatever is still open (e.g. a peer that never finished its handshake)
             conn.abort()
-        with self._lock:
-            threads = list(self._threads)
-        for t in threads:
+        for t in conns.values():
             if t is not me:
                 t.join(timeout)
         for s in (self.socket, self._wake_r, self._wake_w):
