@@ -65,6 +65,64 @@ class ProcessError(ClaudeSDKError):
         super().__init__(message)
 
 
+def _normalize_result_errors(raw: Any) -> list[str]:
+    """The ``errors`` of a result frame as clean strings (a bare string is accepted)."""
+    if isinstance(raw, str):
+        raw = [raw]
+    elif not isinstance(raw, list):
+        return []
+    return [e.strip() for e in raw if isinstance(e, str) and e.strip()]
+
+
+def error_result_text(data: dict[str, Any]) -> str:
+    """The most telling text of an ``is_error`` result: errors, result text, subtype, HTTP status."""
+    errors = _normalize_result_errors(data.get("errors"))
+    if errors:
+        return "; ".join(errors)
+    result = data.get("result")
+    if isinstance(result, str) and result.strip():
+        return result.strip()
+    subtype = data.get("subtype")
+    if isinstance(subtype, str) and subtype and subtype != "success":
+        return subtype
+    status = data.get("api_error_status")
+    if status is not None:
+        return f"API error (HTTP {status})"
+    return "unknown error"
+
+
+class ResultError(ProcessError):
+    """The CLI ended the run after an error result (``is_error: true``).
+
+    Raised, as by the official SDK, after the :class:`ResultMessage` was
+    yielded, in place of the bare "exit code 1" :class:`ProcessError`.
+    Attributes: ``subtype``, ``errors``, ``result``, ``api_error_status``,
+    ``terminal_reason``, ``session_id``, ``data`` (the raw result frame) and
+    ``exit_code``. Over the WebSocket transport the CLI exits 0 when we close
+    the connection, so ``exit_code`` is ``None`` there.
+    """
+
+    def __init__(self, message: str, data: dict[str, Any] | None = None, exit_code: int | None = None):
+        data = data if isinstance(data, dict) else {}
+        self.data = data
+        subtype = data.get("subtype")
+        self.subtype: str | None = subtype if isinstance(subtype, str) else None
+        self.errors: list[str] = _normalize_result_errors(data.get("errors"))
+        result = data.get("result")
+        self.result: str | None = result if isinstance(result, str) else None
+        status = data.get("api_error_status")
+        self.api_error_status: int | None = status if isinstance(status, int) else None
+        reason = data.get("terminal_reason")
+        self.terminal_reason: str | None = reason if isinstance(reason, str) else None
+        session_id = data.get("session_id")
+        self.session_id: str | None = session_id if isinstance(session_id, str) else None
+        super().__init__(message, exit_code=exit_code)
+
+    @classmethod
+    def from_result(cls, data: dict[str, Any], exit_code: int | None) -> ResultError:
+        return cls(f"Claude Code returned an error result: {error_result_text(data)}", data=data, exit_code=exit_code)
+
+
 class CLIJSONDecodeError(ClaudeSDKError):
     """Raised when a line from the CLI is not valid JSON."""
 
@@ -100,6 +158,16 @@ class ControlRequestTimeoutError(ClaudeSDKError, TimeoutError):
         super().__init__(f"Control request {subtype!r} got no answer within {timeout:g} s")
 
 
+class ReceiveTimeoutError(ClaudeSDKError, TimeoutError):
+    """``receive_messages(timeout=...)``/``receive_response(timeout=...)`` or a
+    ``query(..., timeout=...)`` ran out of time. The session is untouched: what
+    was not read yet is still there for the next call."""
+
+    def __init__(self, timeout: float):
+        self.timeout = timeout
+        super().__init__(f"No end of the response within {timeout:g} s")
+
+
 class UnsupportedOptionError(ClaudeSDKError, ValueError):
     """An option of :class:`ClaudeAgentOptions` that this SDK cannot honour was set."""
 
@@ -110,6 +178,8 @@ __all__ = [
     "CLINotFoundError",
     "TransportNotSupportedError",
     "ProcessError",
+    "ResultError",
+    "ReceiveTimeoutError",
     "CLIJSONDecodeError",
     "MessageParseError",
     "ControlRequestError",

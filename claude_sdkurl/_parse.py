@@ -1,26 +1,28 @@
-"""Wire dict -> typed message, with cattrs doing the field work.
+"""Wire dict -> typed message, field by field as the official ``message_parser``.
 
-Nothing is dropped: a message or content block of a type we do not model
-becomes :class:`UnknownMessage` / :class:`UnknownBlock` with the whole dict,
-and every typed object keeps its wire dict in ``raw``.
+Where the official parser drops things we keep them: a message or content
+block of a type we do not model becomes :class:`UnknownMessage` /
+:class:`UnknownBlock` with the whole dict, and every typed object keeps its
+wire dict in ``raw``. A known message that lacks a field it must have raises
+:class:`MessageParseError` here; the protocol core turns that into an
+:class:`UnknownMessage` with a logged warning (see the README migration table).
 """
 
 from __future__ import annotations
 
-import types
 import typing
 from typing import Any, Callable
-
-import cattrs
-from cattrs.gen import make_dict_structure_fn, override
 
 from ._errors import MessageParseError
 from .types import (
     AssistantMessage,
     ContentBlock,
     ConversationResetMessage,
+    DeferredToolUse,
     HookEventMessage,
     Message,
+    MessageOrigin,
+    MirrorErrorMessage,
     RateLimitEvent,
     RateLimitInfo,
     ResultMessage,
@@ -31,6 +33,7 @@ from .types import (
     TaskNotificationMessage,
     TaskProgressMessage,
     TaskStartedMessage,
+    TaskUpdatedMessage,
     TextBlock,
     ThinkingBlock,
     ToolResultBlock,
@@ -40,47 +43,25 @@ from .types import (
     UserMessage,
 )
 
-_converter = cattrs.Converter()
-# Values are passed through as the CLI sent them (dicts stay dicts, Any stays Any).
-_converter.register_structure_hook(Any, lambda v, _: v)
-# Unions (``str | None``, ``str | list[...]``) carry JSON values as they are.
-_UNION_ORIGINS: tuple[Any, ...] = (typing.Union, types.UnionType)
-_converter.register_structure_hook_func(lambda t: typing.get_origin(t) in _UNION_ORIGINS, lambda v, _: v)
+_T = typing.TypeVar("_T")
 
 
-def _make(cls: type, **overrides: Any) -> Callable[[dict[str, Any]], Any]:
-    """A fast structure function for ``cls`` that ignores unknown keys and skips ``raw``."""
-    fn: Callable[[Any, Any], Any] = make_dict_structure_fn(cls, _converter, raw=override(omit=True), **overrides)
-
-    def build(data: dict[str, Any]) -> Any:
-        obj = fn(data, cls)
-        obj.raw = data
-        return obj
-
-    return build
+def _raw(obj: _T, data: dict[str, Any]) -> _T:
+    obj.raw = data  # type: ignore[attr-defined]
+    return obj
 
 
 _BLOCKS: dict[str, Callable[[dict[str, Any]], Any]] = {
-    "text": _make(TextBlock),
-    "thinking": _make(ThinkingBlock),
-    "tool_use": _make(ToolUseBlock),
-    "tool_result": _make(ToolResultBlock),
-    "server_tool_use": _make(ServerToolUseBlock),
-    "advisor_tool_result": _make(ServerToolResultBlock),
-    "web_search_tool_result": _make(ServerToolResultBlock),
-    "web_fetch_tool_result": _make(ServerToolResultBlock),
-}
-
-_result = _make(
-    ResultMessage,
-    model_usage=override(rename="modelUsage"),
-)
-_rate_limit_info = _make(RateLimitInfo)
-
-_SYSTEM: dict[str, Callable[[dict[str, Any]], Any]] = {
-    "task_started": _make(TaskStartedMessage),
-    "task_progress": _make(TaskProgressMessage),
-    "task_notification": _make(TaskNotificationMessage),
+    "text": lambda b: TextBlock(b["text"]),
+    "thinking": lambda b: ThinkingBlock(b["thinking"], b["signature"]),
+    "tool_use": lambda b: ToolUseBlock(b["id"], b["name"], b["input"]),
+    "tool_result": lambda b: ToolResultBlock(b["tool_use_id"], b.get("content"), b.get("is_error")),
+    "server_tool_use": lambda b: ServerToolUseBlock(b["id"], b["name"], b["input"]),
+    # The official parser keeps advisor results only; the other server-tool results
+    # (a list of search hits, a fetched page...) are the same shape of thing.
+    "advisor_tool_result": lambda b: ServerToolResultBlock(b["tool_use_id"], b["content"]),
+    "web_search_tool_result": lambda b: ServerToolResultBlock(b["tool_use_id"], b["content"]),
+    "web_fetch_tool_result": lambda b: ServerToolResultBlock(b["tool_use_id"], b["content"]),
 }
 
 
@@ -89,108 +70,213 @@ def parse_block(block: Any) -> ContentBlock:
     if not isinstance(block, dict):
         return UnknownBlock(type=type(block).__name__, data={"value": block})
     kind = block.get("type")
-    build = _BLOCKS.get(kind)  # type: ignore[arg-type]
+    build = _BLOCKS.get(kind) if isinstance(kind, str) else None
     if build is not None:
         try:
-            return typing.cast(ContentBlock, build(block))
-        except (cattrs.BaseValidationError, KeyError, TypeError, ValueError):
+            return typing.cast(ContentBlock, _raw(build(block), block))
+        except (KeyError, TypeError):
             pass
-    return UnknownBlock(type=str(kind), data=block, raw=block)
+    return _raw(UnknownBlock(type=str(kind), data=block), block)
 
 
 def _blocks(content: Any) -> list[ContentBlock]:
     return [parse_block(b) for b in content]
 
 
+def _origin(data: dict[str, Any]) -> MessageOrigin | None:
+    origin = data.get("origin")
+    if isinstance(origin, dict) and isinstance(origin.get("kind"), str):
+        return origin  # type: ignore[return-value]
+    return None
+
+
 def stream_event(data: dict[str, Any]) -> StreamEvent:
     """A ``stream_event`` wire dict as :class:`StreamEvent` (raises ``KeyError`` if malformed)."""
     get = data.get
-    return StreamEvent(
+    event = StreamEvent(
         data["uuid"],
         data["session_id"],
         data["event"],
         get("parent_tool_use_id"),
         get("user_message_uuid"),
         get("user_message_uuids"),
-        raw=data,
     )
+    event.__dict__["_raw"] = data
+    return event
+
+
+def _assistant(data: dict[str, Any]) -> AssistantMessage:
+    msg = data["message"]
+    content = msg["content"]
+    if not isinstance(content, list):
+        raise MessageParseError(f"Invalid assistant content (expected list, got {type(content).__name__})", data)
+    return AssistantMessage(
+        content=_blocks(content),
+        model=msg["model"],
+        parent_tool_use_id=data.get("parent_tool_use_id"),
+        error=data.get("error"),
+        usage=msg.get("usage"),
+        message_id=msg.get("id"),
+        stop_reason=msg.get("stop_reason"),
+        session_id=data.get("session_id"),
+        uuid=data.get("uuid"),
+        user_message_uuid=data.get("user_message_uuid"),
+        user_message_uuids=data.get("user_message_uuids"),
+    )
+
+
+def _user(data: dict[str, Any]) -> UserMessage:
+    content = data["message"]["content"]
+    return UserMessage(
+        content=_blocks(content) if isinstance(content, list) else content,
+        uuid=data.get("uuid"),
+        parent_tool_use_id=data.get("parent_tool_use_id"),
+        tool_use_result=data.get("tool_use_result"),
+        origin=_origin(data),
+    )
+
+
+def _result(data: dict[str, Any]) -> ResultMessage:
+    deferred = data.get("deferred_tool_use")
+    return ResultMessage(
+        subtype=data["subtype"],
+        duration_ms=data["duration_ms"],
+        duration_api_ms=data["duration_api_ms"],
+        is_error=data["is_error"],
+        num_turns=data["num_turns"],
+        session_id=data["session_id"],
+        stop_reason=data.get("stop_reason"),
+        total_cost_usd=data.get("total_cost_usd"),
+        usage=data.get("usage"),
+        result=data.get("result"),
+        structured_output=data.get("structured_output"),
+        model_usage=data.get("modelUsage"),
+        permission_denials=data.get("permission_denials"),
+        deferred_tool_use=DeferredToolUse(deferred["id"], deferred["name"], deferred["input"]) if deferred else None,
+        errors=data.get("errors"),
+        api_error_status=data.get("api_error_status"),
+        uuid=data.get("uuid"),
+        terminal_reason=data.get("terminal_reason"),
+        origin=_origin(data),
+        user_message_uuid=data.get("user_message_uuid"),
+        user_message_uuids=data.get("user_message_uuids"),
+    )
+
+
+def _system(data: dict[str, Any]) -> SystemMessage:
+    subtype = data["subtype"]
+    if subtype in ("hook_started", "hook_response"):
+        return HookEventMessage(
+            subtype=subtype,
+            data=data,
+            hook_event_name=data.get("hook_event") or data.get("hook_name") or data.get("hook_event_name") or "",
+            session_id=data.get("session_id"),
+            uuid=data.get("uuid"),
+        )
+    if subtype == "task_started":
+        return TaskStartedMessage(
+            subtype,
+            data,
+            task_id=data["task_id"],
+            description=data["description"],
+            uuid=data["uuid"],
+            session_id=data["session_id"],
+            tool_use_id=data.get("tool_use_id"),
+            task_type=data.get("task_type"),
+        )
+    if subtype == "task_progress":
+        return TaskProgressMessage(
+            subtype,
+            data,
+            task_id=data["task_id"],
+            description=data["description"],
+            usage=data["usage"],
+            uuid=data["uuid"],
+            session_id=data["session_id"],
+            tool_use_id=data.get("tool_use_id"),
+            last_tool_name=data.get("last_tool_name"),
+        )
+    if subtype == "task_notification":
+        return TaskNotificationMessage(
+            subtype,
+            data,
+            task_id=data["task_id"],
+            status=data["status"],
+            output_file=data["output_file"],
+            summary=data["summary"],
+            uuid=data["uuid"],
+            session_id=data["session_id"],
+            tool_use_id=data.get("tool_use_id"),
+            usage=data.get("usage"),
+        )
+    if subtype == "task_updated":
+        patch = data.get("patch")
+        if not isinstance(patch, dict):
+            patch = {}
+        return TaskUpdatedMessage(
+            subtype,
+            data,
+            task_id=data.get("task_id", ""),
+            patch=patch,
+            status=patch.get("status"),
+            session_id=data.get("session_id"),
+            uuid=data.get("uuid"),
+        )
+    if subtype == "mirror_error":
+        return MirrorErrorMessage(subtype, data, key=data.get("key"), error=data.get("error", ""))
+    return SystemMessage(subtype=subtype, data=data)
+
+
+def _rate_limit(data: dict[str, Any]) -> RateLimitEvent:
+    info = data["rate_limit_info"]
+    # The wire is camelCase; the fields are snake_case.
+    return RateLimitEvent(
+        rate_limit_info=RateLimitInfo(
+            status=info["status"],
+            resets_at=info.get("resetsAt"),
+            rate_limit_type=info.get("rateLimitType"),
+            utilization=info.get("utilization"),
+            overage_status=info.get("overageStatus"),
+            overage_resets_at=info.get("overageResetsAt"),
+            overage_disabled_reason=info.get("overageDisabledReason"),
+            raw=info,
+        ),
+        uuid=data["uuid"],
+        session_id=data["session_id"],
+    )
+
+
+def _reset(data: dict[str, Any]) -> ConversationResetMessage:
+    return ConversationResetMessage(data["new_conversation_id"], data["uuid"], data["session_id"])
+
+
+_MESSAGES: dict[str, Callable[[dict[str, Any]], Any]] = {
+    "assistant": _assistant,
+    "user": _user,
+    "result": _result,
+    "system": _system,
+    "stream_event": stream_event,
+    "rate_limit_event": _rate_limit,
+    "conversation_reset": _reset,
+}
 
 
 def parse_message(data: dict[str, Any]) -> Message:
     """Turn one wire dict from the CLI into a typed message.
 
-    Raises :class:`MessageParseError` only when a known message type lacks a
-    field it must have; unknown types become :class:`UnknownMessage`.
+    Raises :class:`MessageParseError` when a known message type lacks a field
+    it must have or has one of the wrong shape; unknown types become
+    :class:`UnknownMessage`.
     """
+    if not isinstance(data, dict):
+        raise MessageParseError(f"Invalid message data type (expected dict, got {type(data).__name__})", None)
     kind = data.get("type")
+    build = _MESSAGES.get(kind) if isinstance(kind, str) else None
+    if build is None:
+        return _raw(UnknownMessage(type=str(kind), data=data), data)
     try:
-        if kind == "stream_event":
-            return stream_event(data)
-        if kind == "assistant":
-            msg = data["message"]
-            content = msg["content"]
-            if not isinstance(content, list):
-                raise MessageParseError("assistant content is not a list", data)
-            return AssistantMessage(
-                content=_blocks(content),
-                model=msg.get("model", ""),
-                parent_tool_use_id=data.get("parent_tool_use_id"),
-                error=data.get("error"),
-                usage=msg.get("usage"),
-                message_id=msg.get("id"),
-                stop_reason=msg.get("stop_reason"),
-                session_id=data.get("session_id"),
-                uuid=data.get("uuid"),
-                user_message_uuid=data.get("user_message_uuid"),
-                user_message_uuids=data.get("user_message_uuids"),
-                raw=data,
-            )
-        if kind == "user":
-            content = data["message"]["content"]
-            origin = data.get("origin")
-            return UserMessage(
-                content=_blocks(content) if isinstance(content, list) else content,
-                uuid=data.get("uuid"),
-                parent_tool_use_id=data.get("parent_tool_use_id"),
-                tool_use_result=data.get("tool_use_result"),
-                origin=origin if isinstance(origin, dict) else None,
-                raw=data,
-            )
-        if kind == "result":
-            return typing.cast(ResultMessage, _result(data))
-        if kind == "system":
-            subtype = data.get("subtype", "")
-            if subtype in ("hook_started", "hook_response"):
-                return HookEventMessage(
-                    subtype=subtype,
-                    data=data,
-                    hook_event_name=data.get("hook_event") or data.get("hook_name") or data.get("hook_event_name") or "",
-                    session_id=data.get("session_id"),
-                    uuid=data.get("uuid"),
-                    raw=data,
-                )
-            build = _SYSTEM.get(subtype)
-            if build is not None:
-                with_data = dict(data)
-                with_data["data"] = data
-                obj = build(with_data)
-                obj.raw = data
-                return typing.cast(SystemMessage, obj)
-            return SystemMessage(subtype=subtype, data=data, raw=data)
-        if kind == "rate_limit_event":
-            info = data["rate_limit_info"]
-            parsed_info = _rate_limit_info(info)
-            parsed_info.raw = info
-            return RateLimitEvent(rate_limit_info=parsed_info, uuid=data["uuid"], session_id=data["session_id"], raw=data)
-        if kind == "conversation_reset":
-            return ConversationResetMessage(
-                new_conversation_id=data["new_conversation_id"],
-                uuid=data["uuid"],
-                session_id=data["session_id"],
-                raw=data,
-            )
+        return typing.cast(Message, _raw(build(data), data))
     except MessageParseError:
         raise
-    except (KeyError, TypeError, cattrs.BaseValidationError) as e:
-        raise MessageParseError(f"Malformed {kind!r} message from the CLI: {e!r}", data) from e
-    return UnknownMessage(type=str(kind), data=data, raw=data)
+    except (KeyError, TypeError, AttributeError, IndexError) as e:
+        raise MessageParseError(f"Missing or malformed field in {kind} message: {e!r}", data) from e

@@ -1,25 +1,33 @@
 """Public types: messages, content blocks, options, permission and hook types.
 
-Names and fields follow the official ``claude_agent_sdk.types``; the classes are
-``attrs`` classes instead of dataclasses. Every message and content block
-keeps the raw wire dict it was built from in ``raw`` (not part of equality or
-repr), and message or block types this SDK does not know are kept as
-:class:`UnknownMessage` / :class:`UnknownBlock` rather than dropped.
+Names, fields, defaults and positional order follow the official
+``claude_agent_sdk.types`` (0.2.187), and the classes are standard-library
+dataclasses as there, so ``dataclasses.replace``/``asdict``/``fields`` answer
+the same. What we add:
+
+* every message and content block keeps the wire dict it was built from in
+  ``.raw`` (a plain attribute, not a dataclass field: it is left out of
+  ``==``, ``repr``, ``fields()`` and ``asdict()``);
+* message or block types this SDK does not know arrive as
+  :class:`UnknownMessage` / :class:`UnknownBlock` instead of being dropped;
+* :class:`ClaudeAgentOptions` has four keyword-only fields of ours after the
+  official ones (``transport``, ``control_timeout``, ``callback_timeout``,
+  ``on_elicitation``).
 """
 
-from __future__ import annotations
-
+# No ``from __future__ import annotations`` here: TypedDicts need their
+# ``NotRequired`` evaluated to keep those keys optional at runtime.
 import sys
+import warnings
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TypedDict, Union
-
-from attrs import define, field
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypedDict, Union
 
 if sys.version_info >= (3, 11):
-    from typing import NotRequired
+    from typing import NotRequired, Required, TypeAlias
 else:  # pragma: no cover
-    from typing_extensions import NotRequired
+    from typing_extensions import NotRequired, Required, TypeAlias
 
 if TYPE_CHECKING:
     from .mcp import SdkMcpServer
@@ -27,13 +35,39 @@ if TYPE_CHECKING:
 PermissionMode = Literal["default", "acceptEdits", "plan", "bypassPermissions", "dontAsk", "auto"]
 SdkBeta = Literal["context-1m-2025-08-07"]
 SettingSource = Literal["user", "project", "local"]
-EffortLevel = Literal["low", "medium", "high", "xhigh", "max"]
+EffortLevel: TypeAlias = Literal["low", "medium", "high", "xhigh", "max"]
 TransportName = Literal["auto", "websocket", "stdio"]
 
 
-def _raw() -> Any:
-    """The ``raw`` wire dict: keyword-only, kept out of ``==`` and ``repr``."""
-    return field(factory=dict, eq=False, repr=False, kw_only=True)
+class _Wire:
+    """``.raw``: the wire dict an object was parsed from (``{}`` when built by hand).
+
+    Stored in the instance ``__dict__``, not as a dataclass field, so that
+    equality, ``repr``, ``fields()`` and ``asdict()`` match the official types.
+    """
+
+    @property
+    def raw(self) -> dict[str, Any]:
+        raw: dict[str, Any] = self.__dict__.get("_raw") or {}
+        return raw
+
+    @raw.setter
+    def raw(self, value: dict[str, Any]) -> None:
+        self.__dict__["_raw"] = value
+
+
+class _Displayable(_Wire):
+    """Jupyter display for messages (see :mod:`claude_sdkurl.display`)."""
+
+    def _repr_markdown_(self) -> str:
+        from .display import message_markdown
+
+        return message_markdown(self)
+
+    def _repr_html_(self) -> str:
+        from .display import message_html
+
+        return message_html(self)
 
 
 # --------------------------------------------------------------------------- prompts, tools
@@ -45,6 +79,8 @@ class SystemPromptPreset(TypedDict):
     type: Literal["preset"]
     preset: Literal["claude_code"]
     append: NotRequired[str]
+    exclude_dynamic_sections: NotRequired[bool]
+    snapshot: NotRequired[bool]
 
 
 class SystemPromptCustom(TypedDict):
@@ -52,6 +88,7 @@ class SystemPromptCustom(TypedDict):
 
     type: Literal["custom"]
     prompt: str
+    snapshot: NotRequired[bool]
 
 
 class SystemPromptFile(TypedDict):
@@ -61,6 +98,12 @@ class SystemPromptFile(TypedDict):
     path: str
 
 
+class TaskBudget(TypedDict):
+    """API-side task budget in tokens."""
+
+    total: int
+
+
 class ToolsPreset(TypedDict):
     """All of Claude Code's default tools."""
 
@@ -68,31 +111,7 @@ class ToolsPreset(TypedDict):
     preset: Literal["claude_code"]
 
 
-class TaskBudget(TypedDict):
-    """API-side task budget in tokens."""
-
-    total: int
-
-
-class ThinkingConfigAdaptive(TypedDict):
-    type: Literal["adaptive"]
-    display: NotRequired[Literal["summarized", "omitted"]]
-
-
-class ThinkingConfigEnabled(TypedDict):
-    type: Literal["enabled"]
-    budget_tokens: int
-    display: NotRequired[Literal["summarized", "omitted"]]
-
-
-class ThinkingConfigDisabled(TypedDict):
-    type: Literal["disabled"]
-
-
-ThinkingConfig = Union[ThinkingConfigAdaptive, ThinkingConfigEnabled, ThinkingConfigDisabled]
-
-
-@define
+@dataclass
 class AgentDefinition:
     """A custom subagent, sent to the CLI in ``initialize``."""
 
@@ -111,77 +130,13 @@ class AgentDefinition:
     permissionMode: PermissionMode | None = None  # noqa: N815
 
 
-class SdkPluginConfig(TypedDict):
-    """A local plugin directory."""
-
-    type: Literal["local"]
-    path: str
-
-
-class SandboxNetworkConfig(TypedDict, total=False):
-    allowUnixSockets: list[str]
-    allowAllUnixSockets: bool
-    allowLocalBinding: bool
-    httpProxyPort: int
-    socksProxyPort: int
-
-
-class SandboxIgnoreViolations(TypedDict, total=False):
-    file: list[str]
-    network: list[str]
-
-
-class SandboxSettings(TypedDict, total=False):
-    """Sandbox settings, merged into ``--settings`` as the official SDK does."""
-
-    enabled: bool
-    autoAllowBashIfSandboxed: bool
-    excludedCommands: list[str]
-    allowUnsandboxedCommands: bool
-    network: SandboxNetworkConfig
-    ignoreViolations: SandboxIgnoreViolations
-    enableWeakerNestedSandbox: bool
-
-
-# --------------------------------------------------------------------------- MCP configs
-
-
-class McpStdioServerConfig(TypedDict):
-    type: NotRequired[Literal["stdio"]]
-    command: str
-    args: NotRequired[list[str]]
-    env: NotRequired[dict[str, str]]
-
-
-class McpSSEServerConfig(TypedDict):
-    type: Literal["sse"]
-    url: str
-    headers: NotRequired[dict[str, str]]
-
-
-class McpHttpServerConfig(TypedDict):
-    type: Literal["http"]
-    url: str
-    headers: NotRequired[dict[str, str]]
-
-
-class McpSdkServerConfig(TypedDict):
-    """An in-process server made by :func:`create_sdk_mcp_server`."""
-
-    type: Literal["sdk"]
-    name: str
-    instance: SdkMcpServer
-
-
-McpServerConfig = Union[McpStdioServerConfig, McpSSEServerConfig, McpHttpServerConfig, McpSdkServerConfig]
-
 # --------------------------------------------------------------------------- permissions
 
 PermissionUpdateDestination = Literal["userSettings", "projectSettings", "localSettings", "session"]
 PermissionBehavior = Literal["allow", "deny", "ask"]
 
 
-@define
+@dataclass
 class PermissionRuleValue:
     """A permission rule: a tool, optionally narrowed by rule content."""
 
@@ -192,7 +147,7 @@ class PermissionRuleValue:
 _UPDATE_TYPES = ("addRules", "replaceRules", "removeRules", "setMode", "addDirectories", "removeDirectories")
 
 
-@define
+@dataclass
 class PermissionUpdate:
     """A change to permission rules, mode or directories."""
 
@@ -230,7 +185,7 @@ class PermissionUpdate:
         return out
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> PermissionUpdate:
+    def from_dict(cls, data: dict[str, Any]) -> "PermissionUpdate":
         """Build from the wire form (as in ``permission_suggestions``)."""
         rules = None
         if data.get("rules") is not None:
@@ -245,12 +200,12 @@ class PermissionUpdate:
         )
 
 
-@define
+@dataclass
 class ToolPermissionContext:
     """What the CLI told us about a tool call awaiting permission."""
 
     signal: Any | None = None
-    suggestions: list[PermissionUpdate] = field(factory=list)
+    suggestions: list[PermissionUpdate] = field(default_factory=list)
     tool_use_id: str | None = None
     agent_id: str | None = None
     blocked_path: str | None = None
@@ -260,7 +215,7 @@ class ToolPermissionContext:
     description: str | None = None
 
 
-@define
+@dataclass
 class PermissionResultAllow:
     """Allow the tool call, optionally with a replaced input."""
 
@@ -269,7 +224,7 @@ class PermissionResultAllow:
     updated_permissions: list[PermissionUpdate] | None = None
 
 
-@define
+@dataclass
 class PermissionResultDeny:
     """Deny the tool call; ``interrupt`` also stops the turn."""
 
@@ -302,6 +257,10 @@ HookEvent = Literal[
 ]
 
 
+class HookEffort(TypedDict):
+    level: str
+
+
 class BaseHookInput(TypedDict):
     """Fields present in every hook input."""
 
@@ -310,22 +269,22 @@ class BaseHookInput(TypedDict):
     cwd: str
     permission_mode: NotRequired[str]
     prompt_id: NotRequired[str]
-    effort: NotRequired[dict[str, Any]]
+    effort: NotRequired[HookEffort]
 
 
-class _SubagentContext(TypedDict, total=False):
+class _SubagentContextMixin(TypedDict, total=False):
     agent_id: str
     agent_type: str
 
 
-class PreToolUseHookInput(BaseHookInput, _SubagentContext):
+class PreToolUseHookInput(BaseHookInput, _SubagentContextMixin):
     hook_event_name: Literal["PreToolUse"]
     tool_name: str
     tool_input: dict[str, Any]
     tool_use_id: str
 
 
-class PostToolUseHookInput(BaseHookInput, _SubagentContext):
+class PostToolUseHookInput(BaseHookInput, _SubagentContextMixin):
     hook_event_name: Literal["PostToolUse"]
     tool_name: str
     tool_input: dict[str, Any]
@@ -334,7 +293,7 @@ class PostToolUseHookInput(BaseHookInput, _SubagentContext):
     duration_ms: NotRequired[int]
 
 
-class PostToolUseFailureHookInput(BaseHookInput, _SubagentContext):
+class PostToolUseFailureHookInput(BaseHookInput, _SubagentContextMixin):
     hook_event_name: Literal["PostToolUseFailure"]
     tool_name: str
     tool_input: dict[str, Any]
@@ -349,12 +308,31 @@ class UserPromptSubmitHookInput(BaseHookInput):
     prompt: str
 
 
+class BackgroundTaskSummary(TypedDict):
+    id: str
+    type: str
+    status: str
+    description: str
+    command: NotRequired[str]
+    agent_type: NotRequired[str]
+    server: NotRequired[str]
+    tool: NotRequired[str]
+    name: NotRequired[str]
+
+
+class SessionCronSummary(TypedDict):
+    id: str
+    schedule: str
+    recurring: bool
+    prompt: str
+
+
 class StopHookInput(BaseHookInput):
     hook_event_name: Literal["Stop"]
     stop_hook_active: bool
     last_assistant_message: NotRequired[str]
-    background_tasks: NotRequired[list[dict[str, Any]]]
-    session_crons: NotRequired[list[dict[str, Any]]]
+    background_tasks: NotRequired[list[BackgroundTaskSummary]]
+    session_crons: NotRequired[list[SessionCronSummary]]
 
 
 class SubagentStopHookInput(BaseHookInput):
@@ -364,6 +342,8 @@ class SubagentStopHookInput(BaseHookInput):
     agent_transcript_path: str
     agent_type: str
     last_assistant_message: NotRequired[str]
+    background_tasks: NotRequired[list[BackgroundTaskSummary]]
+    session_crons: NotRequired[list[SessionCronSummary]]
 
 
 class PreCompactHookInput(BaseHookInput):
@@ -385,7 +365,7 @@ class SubagentStartHookInput(BaseHookInput):
     agent_type: str
 
 
-class PermissionRequestHookInput(BaseHookInput, _SubagentContext):
+class PermissionRequestHookInput(BaseHookInput, _SubagentContextMixin):
     hook_event_name: Literal["PermissionRequest"]
     tool_name: str
     tool_input: dict[str, Any]
@@ -393,11 +373,15 @@ class PermissionRequestHookInput(BaseHookInput, _SubagentContext):
 
 
 class SessionStartHookInput(BaseHookInput):
+    """Ours: the official types stop at the ten events above; the CLI sends these too."""
+
     hook_event_name: Literal["SessionStart"]
     source: Literal["startup", "resume", "clear", "compact"]
 
 
 class SessionEndHookInput(BaseHookInput):
+    """Ours, as :class:`SessionStartHookInput`."""
+
     hook_event_name: Literal["SessionEnd"]
     reason: str
 
@@ -429,6 +413,7 @@ class PreToolUseHookSpecificOutput(TypedDict):
 class PostToolUseHookSpecificOutput(TypedDict):
     hookEventName: Literal["PostToolUse"]
     additionalContext: NotRequired[str]
+    updatedToolOutput: NotRequired[Any]
     updatedMCPToolOutput: NotRequired[Any]
 
 
@@ -440,11 +425,23 @@ class PostToolUseFailureHookSpecificOutput(TypedDict):
 class UserPromptSubmitHookSpecificOutput(TypedDict):
     hookEventName: Literal["UserPromptSubmit"]
     additionalContext: NotRequired[str]
+    sessionTitle: NotRequired[str]
+    suppressOriginalPrompt: NotRequired[bool]
+
+
+class UserPromptExpansionHookSpecificOutput(TypedDict):
+    hookEventName: Literal["UserPromptExpansion"]
+    additionalContext: NotRequired[str]
+    suppressOriginalPrompt: NotRequired[bool]
 
 
 class SessionStartHookSpecificOutput(TypedDict):
     hookEventName: Literal["SessionStart"]
     additionalContext: NotRequired[str]
+    initialUserMessage: NotRequired[str]
+    sessionTitle: NotRequired[str]
+    watchPaths: NotRequired[list[str]]
+    reloadSkills: NotRequired[bool]
 
 
 class NotificationHookSpecificOutput(TypedDict):
@@ -462,6 +459,69 @@ class PermissionRequestHookSpecificOutput(TypedDict):
     decision: dict[str, Any]
 
 
+class PostToolBatchHookSpecificOutput(TypedDict):
+    hookEventName: Literal["PostToolBatch"]
+    additionalContext: NotRequired[str]
+
+
+class StopHookSpecificOutput(TypedDict):
+    hookEventName: Literal["Stop"]
+    additionalContext: NotRequired[str]
+
+
+class SubagentStopHookSpecificOutput(TypedDict):
+    hookEventName: Literal["SubagentStop"]
+    additionalContext: NotRequired[str]
+
+
+class PermissionDeniedHookSpecificOutput(TypedDict):
+    hookEventName: Literal["PermissionDenied"]
+    retry: NotRequired[bool]
+
+
+class PreModelSwitchHookSpecificOutput(TypedDict):
+    hookEventName: Literal["PreModelSwitch"]
+    permissionDecision: NotRequired[Literal["allow", "deny", "ask"]]
+    permissionDecisionReason: NotRequired[str]
+
+
+class PostModelSwitchHookSpecificOutput(TypedDict):
+    hookEventName: Literal["PostModelSwitch"]
+    additionalContext: NotRequired[str]
+
+
+class ElicitationHookSpecificOutput(TypedDict):
+    hookEventName: Literal["Elicitation"]
+    action: NotRequired[Literal["accept", "decline", "cancel"]]
+    content: NotRequired[dict[str, Any]]
+
+
+class ElicitationResultHookSpecificOutput(TypedDict):
+    hookEventName: Literal["ElicitationResult"]
+    action: NotRequired[Literal["accept", "decline", "cancel"]]
+    content: NotRequired[dict[str, Any]]
+
+
+class CwdChangedHookSpecificOutput(TypedDict):
+    hookEventName: Literal["CwdChanged"]
+    watchPaths: NotRequired[list[str]]
+
+
+class FileChangedHookSpecificOutput(TypedDict):
+    hookEventName: Literal["FileChanged"]
+    watchPaths: NotRequired[list[str]]
+
+
+class WorktreeCreateHookSpecificOutput(TypedDict):
+    hookEventName: Literal["WorktreeCreate"]
+    worktreePath: str
+
+
+class MessageDisplayHookSpecificOutput(TypedDict):
+    hookEventName: Literal["MessageDisplay"]
+    displayContent: NotRequired[str]
+
+
 HookSpecificOutput = Union[
     PreToolUseHookSpecificOutput,
     PostToolUseHookSpecificOutput,
@@ -471,6 +531,19 @@ HookSpecificOutput = Union[
     NotificationHookSpecificOutput,
     SubagentStartHookSpecificOutput,
     PermissionRequestHookSpecificOutput,
+    UserPromptExpansionHookSpecificOutput,
+    PostToolBatchHookSpecificOutput,
+    StopHookSpecificOutput,
+    SubagentStopHookSpecificOutput,
+    PermissionDeniedHookSpecificOutput,
+    PreModelSwitchHookSpecificOutput,
+    PostModelSwitchHookSpecificOutput,
+    ElicitationHookSpecificOutput,
+    ElicitationResultHookSpecificOutput,
+    CwdChangedHookSpecificOutput,
+    FileChangedHookSpecificOutput,
+    WorktreeCreateHookSpecificOutput,
+    MessageDisplayHookSpecificOutput,
 ]
 
 
@@ -479,14 +552,14 @@ class AsyncHookJSONOutput(TypedDict):
     asyncTimeout: NotRequired[int]
 
 
-class SyncHookJSONOutput(TypedDict, total=False):
-    continue_: bool
-    suppressOutput: bool
-    stopReason: str
-    decision: Literal["block"]
-    systemMessage: str
-    reason: str
-    hookSpecificOutput: HookSpecificOutput
+class SyncHookJSONOutput(TypedDict):
+    continue_: NotRequired[bool]
+    suppressOutput: NotRequired[bool]
+    stopReason: NotRequired[str]
+    decision: NotRequired[Literal["block"]]
+    systemMessage: NotRequired[str]
+    reason: NotRequired[str]
+    hookSpecificOutput: NotRequired[HookSpecificOutput]
 
 
 HookJSONOutput = Union[AsyncHookJSONOutput, SyncHookJSONOutput]
@@ -504,82 +577,233 @@ HookCallback = Callable[
 ]
 
 
-@define
+@dataclass
 class HookMatcher:
     """Callbacks for one hook event, optionally narrowed by a matcher."""
 
     matcher: str | None = None
-    hooks: list[HookCallback] = field(factory=list)
+    hooks: list[HookCallback] = field(default_factory=list)
     timeout: float | None = None
     on_failure: Literal["continue", "block"] | None = None
+
+# --------------------------------------------------------------------------- MCP configs and status
+
+
+class McpStdioServerConfig(TypedDict):
+    type: NotRequired[Literal["stdio"]]
+    command: str
+    args: NotRequired[list[str]]
+    env: NotRequired[dict[str, str]]
+
+
+class McpSSEServerConfig(TypedDict):
+    type: Literal["sse"]
+    url: str
+    headers: NotRequired[dict[str, str]]
+
+
+class McpHttpServerConfig(TypedDict):
+    type: Literal["http"]
+    url: str
+    headers: NotRequired[dict[str, str]]
+
+
+class McpSdkServerConfig(TypedDict):
+    """An in-process server made by :func:`create_sdk_mcp_server`."""
+
+    type: Literal["sdk"]
+    name: str
+    instance: "SdkMcpServer"
+
+
+McpServerConfig = Union[McpStdioServerConfig, McpSSEServerConfig, McpHttpServerConfig, McpSdkServerConfig]
+
+
+class McpSdkServerConfigStatus(TypedDict):
+    type: Literal["sdk"]
+    name: str
+
+
+class McpClaudeAIProxyServerConfig(TypedDict):
+    type: Literal["claudeai-proxy"]
+    url: str
+    id: str
+
+
+McpServerStatusConfig = Union[
+    McpStdioServerConfig, McpSSEServerConfig, McpHttpServerConfig, McpSdkServerConfigStatus, McpClaudeAIProxyServerConfig
+]
+
+
+class McpToolAnnotations(TypedDict, total=False):
+    readOnly: bool
+    destructive: bool
+    openWorld: bool
+
+
+class McpToolInfo(TypedDict):
+    name: str
+    description: NotRequired[str]
+    annotations: NotRequired[McpToolAnnotations]
+
+
+class McpServerInfo(TypedDict):
+    name: str
+    version: str
+
+
+McpServerConnectionStatus = Literal["connected", "failed", "needs-auth", "pending", "disabled"]
+
+
+class McpServerStatus(TypedDict):
+    name: str
+    status: McpServerConnectionStatus
+    serverInfo: NotRequired[McpServerInfo]
+    error: NotRequired[str]
+    config: NotRequired[McpServerStatusConfig]
+    scope: NotRequired[str]
+    tools: NotRequired[list[McpToolInfo]]
+
+
+class McpStatusResponse(TypedDict):
+    mcpServers: list[McpServerStatus]
+
+
+class ContextUsageCategory(TypedDict):
+    name: str
+    tokens: int
+    color: str
+    isDeferred: NotRequired[bool]
+
+
+class ContextUsageResponse(TypedDict):
+    categories: list[ContextUsageCategory]
+    totalTokens: int
+    maxTokens: int
+    rawMaxTokens: int
+    percentage: float
+    model: str
+    isAutoCompactEnabled: bool
+    memoryFiles: list[dict[str, Any]]
+    mcpTools: list[dict[str, Any]]
+    agents: list[dict[str, Any]]
+    gridRows: list[list[dict[str, Any]]]
+    autoCompactThreshold: NotRequired[int]
+    deferredBuiltinTools: NotRequired[list[dict[str, Any]]]
+    systemTools: NotRequired[list[dict[str, Any]]]
+    systemPromptSections: NotRequired[list[dict[str, Any]]]
+    slashCommands: NotRequired[dict[str, Any]]
+    skills: NotRequired[dict[str, Any]]
+    messageBreakdown: NotRequired[dict[str, Any]]
+    apiUsage: NotRequired[dict[str, Any] | None]
+
+
+class SdkPluginConfig(TypedDict):
+    """A local plugin directory."""
+
+    type: Literal["local"]
+    path: str
+
+
+class SandboxNetworkConfig(TypedDict, total=False):
+    allowedDomains: list[str]
+    deniedDomains: list[str]
+    allowManagedDomainsOnly: bool
+    allowUnixSockets: list[str]
+    allowAllUnixSockets: bool
+    allowLocalBinding: bool
+    allowMachLookup: list[str]
+    httpProxyPort: int
+    socksProxyPort: int
+
+
+SandboxIgnoreViolations: TypeAlias = dict[str, list[str]]
+
+
+class SandboxSettings(TypedDict, total=False):
+    """Sandbox settings, merged into ``--settings`` as the official SDK does."""
+
+    enabled: bool
+    autoAllowBashIfSandboxed: bool
+    excludedCommands: list[str]
+    allowUnsandboxedCommands: bool
+    network: SandboxNetworkConfig
+    ignoreViolations: SandboxIgnoreViolations
+    enableWeakerNestedSandbox: bool
 
 
 # --------------------------------------------------------------------------- content blocks
 
 
-@define
-class TextBlock:
+@dataclass
+class TextBlock(_Wire):
     """Text content block."""
 
     text: str
-    raw: dict[str, Any] = _raw()
 
 
-@define
-class ThinkingBlock:
+@dataclass
+class ThinkingBlock(_Wire):
     """Thinking content block."""
 
     thinking: str
     signature: str
-    raw: dict[str, Any] = _raw()
 
 
-@define
-class ToolUseBlock:
+@dataclass
+class ToolUseBlock(_Wire):
     """Tool use content block."""
 
     id: str
     name: str
     input: dict[str, Any]
-    raw: dict[str, Any] = _raw()
 
 
-@define
-class ToolResultBlock:
+@dataclass
+class ToolResultBlock(_Wire):
     """Tool result content block."""
 
     tool_use_id: str
     content: str | list[dict[str, Any]] | None = None
     is_error: bool | None = None
-    raw: dict[str, Any] = _raw()
 
 
-@define
-class ServerToolUseBlock:
+ServerToolName = Literal[
+    "advisor",
+    "web_search",
+    "web_fetch",
+    "code_execution",
+    "bash_code_execution",
+    "text_editor_code_execution",
+    "tool_search_tool_regex",
+    "tool_search_tool_bm25",
+]
+
+
+@dataclass
+class ServerToolUseBlock(_Wire):
     """A server-side tool call (web_search, web_fetch, advisor, ...)."""
 
     id: str
-    name: str
+    name: ServerToolName
     input: dict[str, Any]
-    raw: dict[str, Any] = _raw()
 
 
-@define
-class ServerToolResultBlock:
-    """The result of a server-side tool call; ``content`` is the raw API dict."""
+@dataclass
+class ServerToolResultBlock(_Wire):
+    """The result of a server-side tool call: ``content`` is the API's as sent
+    (a dict, or a list for e.g. ``web_search_tool_result``)."""
 
     tool_use_id: str
     content: dict[str, Any]
-    raw: dict[str, Any] = _raw()
 
 
-@define
-class UnknownBlock:
-    """A content block of a type this SDK does not model; nothing is dropped."""
+@dataclass
+class UnknownBlock(_Wire):
+    """Ours: a content block of a type this SDK does not model; nothing is dropped."""
 
     type: str
     data: dict[str, Any]
-    raw: dict[str, Any] = _raw()
 
 
 ContentBlock = Union[
@@ -588,43 +812,57 @@ ContentBlock = Union[
 
 # --------------------------------------------------------------------------- messages
 
+AssistantMessageError = Literal[
+    "authentication_failed", "billing_error", "rate_limit", "invalid_request", "server_error", "unknown"
+]
+MessageOriginKind = Literal[
+    "human",
+    "channel",
+    "peer",
+    "task-notification",
+    "coordinator",
+    "unclassified",
+    "observer",
+    "auto-continuation",
+    "observer-activity",
+]
+TaskNotificationOriginSubkind = Literal["scheduled-trigger", "peer-send-message"]
+MessageOrigin = TypedDict(
+    "MessageOrigin",
+    {
+        "kind": Required[MessageOriginKind],
+        "server": str,
+        "from": str,
+        "name": str,
+        "fromSession": str,
+        "senderTaskId": str,
+        "body": str,
+        "verifiedPeerPid": int,
+        "subkind": TaskNotificationOriginSubkind,
+    },
+    total=False,
+)
 
-class _Displayable:
-    """Jupyter display for messages (see :mod:`claude_sdkurl.display`)."""
 
-    __slots__ = ()
-
-    def _repr_markdown_(self) -> str:
-        from .display import message_markdown
-
-        return message_markdown(self)
-
-    def _repr_html_(self) -> str:
-        from .display import message_html
-
-        return message_html(self)
-
-
-@define
+@dataclass
 class UserMessage(_Displayable):
     """A user message (a prompt, a tool result, or a replay)."""
 
     content: str | list[ContentBlock]
     uuid: str | None = None
     parent_tool_use_id: str | None = None
-    tool_use_result: Any = None
-    origin: dict[str, Any] | None = None
-    raw: dict[str, Any] = _raw()
+    tool_use_result: dict[str, Any] | None = None
+    origin: MessageOrigin | None = None
 
 
-@define
+@dataclass
 class AssistantMessage(_Displayable):
     """An assistant message with content blocks."""
 
     content: list[ContentBlock]
     model: str
     parent_tool_use_id: str | None = None
-    error: str | None = None
+    error: AssistantMessageError | None = None
     usage: dict[str, Any] | None = None
     message_id: str | None = None
     stop_reason: str | None = None
@@ -632,19 +870,147 @@ class AssistantMessage(_Displayable):
     uuid: str | None = None
     user_message_uuid: str | None = None
     user_message_uuids: list[str] | None = None
-    raw: dict[str, Any] = _raw()
 
 
-@define
+@dataclass
 class SystemMessage(_Displayable):
     """A system message; ``data`` is the whole wire dict."""
 
     subtype: str
     data: dict[str, Any]
-    raw: dict[str, Any] = _raw()
 
 
-@define
+class SystemInitMcpServer(TypedDict):
+    name: str
+    status: str
+    source: NotRequired[str]
+
+
+class SystemInitPlugin(TypedDict):
+    name: str
+    path: str
+    version: NotRequired[str]
+
+
+class SystemInitPluginError(TypedDict):
+    plugin: str
+    type: str
+    message: str
+    path: NotRequired[str]
+
+
+FastModeState = Literal["off", "cooldown", "on"]
+FastModeDisabledReason = Literal[
+    "free",
+    "preference",
+    "extra_usage_disabled",
+    "network_error",
+    "unknown",
+    "not_first_party",
+    "disabled_by_env",
+    "model_not_allowed",
+    "sdk_opt_in_required",
+    "pending",
+]
+
+
+class SystemInitData(TypedDict):
+    """What ``SystemMessage.data`` holds for ``subtype == "init"``."""
+
+    type: Literal["system"]
+    subtype: Literal["init"]
+    uuid: str
+    session_id: str
+    agents: NotRequired[list[str]]
+    apiKeySource: str
+    betas: NotRequired[list[str]]
+    claude_code_version: str
+    cwd: str
+    tools: list[str]
+    mcp_servers: list[SystemInitMcpServer]
+    model: str
+    permissionMode: PermissionMode
+    slash_commands: list[str]
+    terminal_slash_commands: NotRequired[list[str]]
+    output_style: str
+    skills: list[str]
+    plugins: list[SystemInitPlugin]
+    plugin_errors: NotRequired[list[SystemInitPluginError]]
+    fast_mode_state: NotRequired[FastModeState]
+    fast_mode_disabled_reason: NotRequired[FastModeDisabledReason]
+    capabilities: NotRequired[list[str]]
+
+
+class TaskUsage(TypedDict):
+    total_tokens: int
+    tool_uses: int
+    duration_ms: int
+
+
+TaskNotificationStatus = Literal["completed", "failed", "stopped"]
+TaskUpdatedStatus = Literal["pending", "running", "paused", "completed", "failed", "killed"]
+TERMINAL_TASK_STATUSES: frozenset[str] = frozenset({"completed", "failed", "stopped", "killed"})
+
+
+@dataclass
+class TaskStartedMessage(SystemMessage):
+    """A background task started."""
+
+    task_id: str
+    description: str
+    uuid: str
+    session_id: str
+    tool_use_id: str | None = None
+    task_type: str | None = None
+
+
+@dataclass
+class TaskProgressMessage(SystemMessage):
+    """Progress of a background task."""
+
+    task_id: str
+    description: str
+    usage: TaskUsage
+    uuid: str
+    session_id: str
+    tool_use_id: str | None = None
+    last_tool_name: str | None = None
+
+
+@dataclass
+class TaskNotificationMessage(SystemMessage):
+    """A background task finished."""
+
+    task_id: str
+    status: TaskNotificationStatus
+    output_file: str
+    summary: str
+    uuid: str
+    session_id: str
+    tool_use_id: str | None = None
+    usage: TaskUsage | None = None
+
+
+@dataclass
+class TaskUpdatedMessage(SystemMessage):
+    """A background task's state changed (``patch`` holds what changed)."""
+
+    task_id: str
+    patch: dict[str, Any]
+    status: TaskUpdatedStatus | None = None
+    session_id: str | None = None
+    uuid: str | None = None
+
+
+@dataclass
+class MirrorErrorMessage(SystemMessage):
+    """A transcript batch could not be written to the session store (subtype ``mirror_error``)."""
+
+    key: "SessionKey | None" = None
+    error: str = ""
+
+
+@dataclass
 class HookEventMessage(SystemMessage):
     """A hook lifecycle event (``include_hook_events=True``)."""
 
@@ -653,46 +1019,7 @@ class HookEventMessage(SystemMessage):
     uuid: str | None = None
 
 
-@define
-class TaskStartedMessage(SystemMessage):
-    """A background task started."""
-
-    task_id: str = ""
-    description: str = ""
-    uuid: str | None = None
-    session_id: str | None = None
-    tool_use_id: str | None = None
-    task_type: str | None = None
-
-
-@define
-class TaskProgressMessage(SystemMessage):
-    """Progress of a background task."""
-
-    task_id: str = ""
-    description: str = ""
-    usage: dict[str, Any] | None = None
-    uuid: str | None = None
-    session_id: str | None = None
-    tool_use_id: str | None = None
-    last_tool_name: str | None = None
-
-
-@define
-class TaskNotificationMessage(SystemMessage):
-    """A background task finished."""
-
-    task_id: str = ""
-    status: str = ""
-    output_file: str = ""
-    summary: str = ""
-    uuid: str | None = None
-    session_id: str | None = None
-    tool_use_id: str | None = None
-    usage: dict[str, Any] | None = None
-
-
-@define
+@dataclass
 class DeferredToolUse:
     """A tool call deferred to the host."""
 
@@ -701,7 +1028,20 @@ class DeferredToolUse:
     input: dict[str, Any]
 
 
-@define
+class ModelUsage(TypedDict):
+    inputTokens: int
+    outputTokens: int
+    cacheReadInputTokens: int
+    cacheCreationInputTokens: int
+    webSearchRequests: int
+    costUSD: float
+    contextWindow: int
+    maxOutputTokens: int
+    canonicalModel: NotRequired[str]
+    provider: NotRequired[str]
+
+
+@dataclass
 class ResultMessage(_Displayable):
     """The end of a turn: outcome, cost, usage and timing."""
 
@@ -716,20 +1056,19 @@ class ResultMessage(_Displayable):
     usage: dict[str, Any] | None = None
     result: str | None = None
     structured_output: Any = None
-    model_usage: dict[str, Any] | None = None
+    model_usage: dict[str, ModelUsage] | None = None
     permission_denials: list[Any] | None = None
     deferred_tool_use: DeferredToolUse | None = None
     errors: list[str] | None = None
     api_error_status: int | None = None
     uuid: str | None = None
     terminal_reason: str | None = None
-    origin: dict[str, Any] | None = None
+    origin: MessageOrigin | None = None
     user_message_uuid: str | None = None
     user_message_uuids: list[str] | None = None
-    raw: dict[str, Any] = _raw()
 
 
-@define
+@dataclass
 class StreamEvent(_Displayable):
     """A raw Anthropic streaming event (``include_partial_messages=True``)."""
 
@@ -739,50 +1078,50 @@ class StreamEvent(_Displayable):
     parent_tool_use_id: str | None = None
     user_message_uuid: str | None = None
     user_message_uuids: list[str] | None = None
-    raw: dict[str, Any] = _raw()
 
 
-@define
+RateLimitStatus = Literal["allowed", "allowed_warning", "rejected"]
+RateLimitType = Literal["five_hour", "seven_day", "seven_day_opus", "seven_day_sonnet", "overage"]
+
+
+@dataclass
 class RateLimitInfo:
-    """Rate limit status."""
+    """Rate limit status (``raw`` is the wire dict, a field here as in the official type)."""
 
-    status: str
+    status: RateLimitStatus
     resets_at: int | None = None
-    rate_limit_type: str | None = None
+    rate_limit_type: RateLimitType | None = None
     utilization: float | None = None
-    overage_status: str | None = None
+    overage_status: RateLimitStatus | None = None
     overage_resets_at: int | None = None
     overage_disabled_reason: str | None = None
-    raw: dict[str, Any] = field(factory=dict)
+    raw: dict[str, Any] = field(default_factory=dict)
 
 
-@define
+@dataclass
 class RateLimitEvent(_Displayable):
     """The rate limit status changed."""
 
     rate_limit_info: RateLimitInfo
     uuid: str
     session_id: str
-    raw: dict[str, Any] = _raw()
 
 
-@define
+@dataclass
 class ConversationResetMessage(_Displayable):
     """The conversation was replaced (e.g. ``/clear``)."""
 
     new_conversation_id: str
     uuid: str
     session_id: str
-    raw: dict[str, Any] = _raw()
 
 
-@define
+@dataclass
 class UnknownMessage(_Displayable):
-    """A message of a type this SDK does not model; kept whole in ``data``."""
+    """Ours: a message of a type this SDK does not model (or a malformed one), kept whole in ``data``."""
 
     type: str
     data: dict[str, Any]
-    raw: dict[str, Any] = _raw()
 
 
 Message = Union[
@@ -796,17 +1135,184 @@ Message = Union[
     UnknownMessage,
 ]
 
+# --------------------------------------------------------------------------- session store types
+
+
+class SessionKey(TypedDict):
+    project_key: str
+    session_id: str
+    subpath: NotRequired[str]
+
+
+class SessionStoreEntry(TypedDict, total=False):
+    type: Required[str]
+    uuid: str
+    timestamp: str
+
+
+class SessionStoreListEntry(TypedDict):
+    session_id: str
+    mtime: int
+
+
+class SessionSummaryEntry(TypedDict):
+    session_id: str
+    mtime: int
+    data: dict[str, Any]
+
+
+class SessionListSubkeysKey(TypedDict):
+    project_key: str
+    session_id: str
+
+
+SessionStoreFlushMode = Literal["batched", "eager"]
+
+
+class SessionStore(Protocol):
+    """Adapter for mirroring session transcripts to external storage.
+
+    Only :meth:`append` and :meth:`load` are required; the others are
+    optional (the defaults raise ``NotImplementedError`` and mark them absent).
+    Methods may be plain or ``async def``.
+    """
+
+    def append(self, key: SessionKey, entries: list[SessionStoreEntry]) -> Any:
+        """Mirror a batch of transcript entries."""
+        ...
+
+    def load(self, key: SessionKey) -> Any:
+        """Every entry of a session, or ``None`` for a key never written."""
+        ...
+
+    def list_sessions(self, project_key: str) -> Any:
+        raise NotImplementedError
+
+    def list_session_summaries(self, project_key: str) -> Any:
+        raise NotImplementedError
+
+    def delete(self, key: SessionKey) -> Any:
+        raise NotImplementedError
+
+    def list_subkeys(self, key: SessionListSubkeysKey) -> Any:
+        raise NotImplementedError
+
+
+@dataclass
+class SDKSessionInfo:
+    session_id: str
+    summary: str
+    last_modified: int
+    file_size: int | None = None
+    custom_title: str | None = None
+    first_prompt: str | None = None
+    git_branch: str | None = None
+    cwd: str | None = None
+    tag: str | None = None
+    created_at: int | None = None
+
+
+@dataclass
+class SessionMessage:
+    type: Literal["user", "assistant"]
+    uuid: str
+    session_id: str
+    message: Any
+    parent_tool_use_id: str | None = None
+    parent_agent_id: str | None = None
+
+
+@dataclass
+class ForkSessionResult:
+    session_id: str
+
+
+# --------------------------------------------------------------------------- thinking
+
+ThinkingDisplay = Literal["summarized", "omitted"]
+
+
+class ThinkingConfigAdaptive(TypedDict):
+    type: Literal["adaptive"]
+    display: NotRequired[ThinkingDisplay]
+
+
+class ThinkingConfigEnabled(TypedDict):
+    type: Literal["enabled"]
+    budget_tokens: int
+    display: NotRequired[ThinkingDisplay]
+
+
+class ThinkingConfigDisabled(TypedDict):
+    type: Literal["disabled"]
+
+
+ThinkingConfig = Union[ThinkingConfigAdaptive, ThinkingConfigEnabled, ThinkingConfigDisabled]
+
+# --------------------------------------------------------------------------- can_use_tool advisory
+
+
+class CanUseToolShadowedWarning(UserWarning):
+    """can_use_tool is set but some tool calls are auto-approved before it runs.
+
+    Suppress with ``warnings.filterwarnings("ignore", category=CanUseToolShadowedWarning)``.
+    """
+
+
+def _whole_tool_allowed(entry: str) -> str | None:
+    """The tool an ``allowed_tools`` entry allows outright (``"Read"``, ``"Read()"``, ``"Read(*)"``), else None."""
+    if not entry.strip():
+        return None
+    open_index = entry.find("(")
+    if open_index == -1:
+        return entry
+    if open_index == 0 or not entry.endswith(")"):
+        return None
+    return entry[:open_index] if entry[open_index + 1 : -1] in ("", "*") else None
+
+
+def shadowed_can_use_tool_message(options: "ClaudeAgentOptions") -> str | None:
+    """Why ``can_use_tool`` will not be asked for some calls, or None (as the official SDK words it)."""
+    if options.can_use_tool is None:
+        return None
+    if options.permission_mode == "bypassPermissions":
+        return (
+            "can_use_tool will not be invoked: permission_mode "
+            "'bypassPermissions' auto-approves every tool call (except "
+            "explicit deny rules) before the callback is consulted. To gate "
+            "every tool call, use a PreToolUse hook instead."
+        )
+    allowed = list(options.allowed_tools)
+    if options.skills == "all" and "Skill" not in allowed:
+        allowed.append("Skill")
+    shadowed = list(dict.fromkeys(t for e in allowed if (t := _whole_tool_allowed(e)) is not None))
+    if not shadowed:
+        return None
+    return (
+        f"can_use_tool will not be invoked for: {', '.join(shadowed)}. "
+        "An allowed_tools entry that allows a whole tool auto-approves it "
+        "before the callback is consulted. To gate every tool call, use a "
+        "PreToolUse hook; or narrow the entry so calls fall through to "
+        "can_use_tool. Allow rules from settings files can also shadow the "
+        "callback but are not visible here."
+    )
+
+
+def warn_if_can_use_tool_shadowed(options: "ClaudeAgentOptions") -> None:
+    message = shadowed_can_use_tool_message(options)
+    if message is not None:
+        warnings.warn(message, CanUseToolShadowedWarning, stacklevel=3)
+
+
 # --------------------------------------------------------------------------- options
 
 
-@define
+@dataclass
 class ClaudeAgentOptions:
     """Options for :func:`query` and :class:`ClaudeClient`.
 
     Every field of the official ``ClaudeAgentOptions`` is here with the same
-    name and default. Fields this SDK cannot honour raise
-    :class:`UnsupportedOptionError` when a session starts; none is silently
-    ignored. Fields of our own:
+    name, default and position. Fields of our own, keyword-only, after them:
 
     * ``transport``: ``"auto"`` (from ``claude --version``), ``"websocket"`` or ``"stdio"``;
     * ``control_timeout``: seconds a control request we send may wait for its answer;
@@ -818,9 +1324,9 @@ class ClaudeAgentOptions:
     """
 
     tools: list[str] | ToolsPreset | None = None
-    allowed_tools: list[str] = field(factory=list)
+    allowed_tools: list[str] = field(default_factory=list)
     system_prompt: str | SystemPromptPreset | SystemPromptCustom | SystemPromptFile | None = None
-    mcp_servers: dict[str, McpServerConfig] | str | Path = field(factory=dict)
+    mcp_servers: dict[str, McpServerConfig] | str | Path = field(default_factory=dict)
     strict_mcp_config: bool = False
     permission_mode: PermissionMode | None = None
     continue_conversation: bool = False
@@ -828,19 +1334,19 @@ class ClaudeAgentOptions:
     session_id: str | None = None
     max_turns: int | None = None
     max_budget_usd: float | None = None
-    disallowed_tools: list[str] = field(factory=list)
+    disallowed_tools: list[str] = field(default_factory=list)
     model: str | None = None
     fallback_model: str | None = None
-    betas: list[SdkBeta] = field(factory=list)
+    betas: list[SdkBeta] = field(default_factory=list)
     permission_prompt_tool_name: str | None = None
     cwd: str | Path | None = None
     cli_path: str | Path | None = None
     settings: str | None = None
-    add_dirs: list[str | Path] = field(factory=list)
-    env: dict[str, str] = field(factory=dict)
-    extra_args: dict[str, str | None] = field(factory=dict)
+    add_dirs: list[str | Path] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)
+    extra_args: dict[str, str | None] = field(default_factory=dict)
     max_buffer_size: int | None = None
-    debug_stderr: Any = None
+    debug_stderr: Any = sys.stderr  # deprecated and ignored, as in the official SDK
     stderr: Callable[[str], None] | None = None
     can_use_tool: CanUseTool | None = None
     hooks: dict[HookEvent, list[HookMatcher]] | None = None
@@ -856,19 +1362,123 @@ class ClaudeAgentOptions:
     setting_sources: list[SettingSource] | None = None
     skills: list[str] | Literal["all"] | None = None
     sandbox: SandboxSettings | None = None
-    plugins: list[SdkPluginConfig] = field(factory=list)
+    plugins: list[SdkPluginConfig] = field(default_factory=list)
     max_thinking_tokens: int | None = None
     thinking: ThinkingConfig | None = None
     effort: EffortLevel | None = None
     output_format: dict[str, Any] | None = None
     enable_file_checkpointing: bool = False
-    session_store: Any = None
-    session_store_flush: Literal["batched", "eager"] = "batched"
+    session_store: SessionStore | None = None
+    session_store_flush: SessionStoreFlushMode = "batched"
     load_timeout_ms: int = 60_000
     task_budget: TaskBudget | None = None
     client_app: str | None = None
-    # ---- ours
-    transport: TransportName = "auto"
-    control_timeout: float = 60.0
-    callback_timeout: float | None = None
-    on_elicitation: Callable[[dict[str, Any]], Any] | None = None
+    # ---- ours (keyword-only, so the official positional order is kept)
+    transport: TransportName = field(default="auto", kw_only=True)
+    control_timeout: float = field(default=60.0, kw_only=True)
+    callback_timeout: float | None = field(default=None, kw_only=True)
+    on_elicitation: Callable[[dict[str, Any]], Any] | None = field(default=None, kw_only=True)
+
+
+# --------------------------------------------------------------------------- control protocol (wire shapes)
+
+
+class SDKControlInterruptRequest(TypedDict):
+    subtype: Literal["interrupt"]
+
+
+class SDKControlPermissionRequest(TypedDict):
+    subtype: Literal["can_use_tool"]
+    tool_name: str
+    input: dict[str, Any]
+    permission_suggestions: list[dict[str, Any]] | None
+    blocked_path: str | None
+    decision_reason: NotRequired[str]
+    title: NotRequired[str]
+    display_name: NotRequired[str]
+    description: NotRequired[str]
+    tool_use_id: str
+    agent_id: NotRequired[str]
+
+
+class SDKControlInitializeRequest(TypedDict):
+    subtype: Literal["initialize"]
+    hooks: dict[HookEvent, Any] | None
+    agents: NotRequired[dict[str, dict[str, Any]]]
+    excludeDynamicSections: NotRequired[bool]
+    systemPromptSnapshot: NotRequired[bool]
+    skills: NotRequired[list[str]]
+    forwardSubagentText: NotRequired[bool]
+
+
+class SDKControlSetPermissionModeRequest(TypedDict):
+    subtype: Literal["set_permission_mode"]
+    mode: PermissionMode
+
+
+class SDKHookCallbackRequest(TypedDict):
+    subtype: Literal["hook_callback"]
+    callback_id: str
+    input: Any
+    tool_use_id: str | None
+
+
+class SDKControlMcpMessageRequest(TypedDict):
+    subtype: Literal["mcp_message"]
+    server_name: str
+    message: Any
+
+
+class SDKControlRewindFilesRequest(TypedDict):
+    subtype: Literal["rewind_files"]
+    user_message_id: str
+
+
+class SDKControlMcpReconnectRequest(TypedDict):
+    subtype: Literal["mcp_reconnect"]
+    serverName: str
+
+
+class SDKControlMcpToggleRequest(TypedDict):
+    subtype: Literal["mcp_toggle"]
+    serverName: str
+    enabled: bool
+
+
+class SDKControlStopTaskRequest(TypedDict):
+    subtype: Literal["stop_task"]
+    task_id: str
+
+
+class SDKControlRequest(TypedDict):
+    type: Literal["control_request"]
+    request_id: str
+    request: (
+        SDKControlInterruptRequest
+        | SDKControlPermissionRequest
+        | SDKControlInitializeRequest
+        | SDKControlSetPermissionModeRequest
+        | SDKHookCallbackRequest
+        | SDKControlMcpMessageRequest
+        | SDKControlRewindFilesRequest
+        | SDKControlMcpReconnectRequest
+        | SDKControlMcpToggleRequest
+        | SDKControlStopTaskRequest
+    )
+
+
+class ControlResponse(TypedDict):
+    subtype: Literal["success"]
+    request_id: str
+    response: dict[str, Any] | None
+
+
+class ControlErrorResponse(TypedDict):
+    subtype: Literal["error"]
+    request_id: str
+    error: str
+
+
+class SDKControlResponse(TypedDict):
+    type: Literal["control_response"]
+    response: ControlResponse | ControlErrorResponse

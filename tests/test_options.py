@@ -6,7 +6,7 @@ import json
 import os
 from pathlib import Path
 
-import attrs
+import dataclasses
 import pytest
 
 from claude_sdkurl import ClaudeAgentOptions, CLINotFoundError, HookMatcher, UnsupportedOptionError, query
@@ -30,7 +30,7 @@ def test_every_official_field_exists() -> None:
         "enable_file_checkpointing", "session_store", "session_store_flush", "load_timeout_ms", "task_budget",
         "client_app",
     ]  # fmt: skip
-    names = {f.name for f in attrs.fields(ClaudeAgentOptions)}
+    names = {f.name for f in dataclasses.fields(ClaudeAgentOptions)}
     assert set(official) <= names
 
 
@@ -116,7 +116,7 @@ def test_env() -> None:
 )
 def test_bad_options_fail_before_any_process(options: ClaudeAgentOptions, error: type, tmp_path: Path) -> None:
     with pytest.raises(error):
-        list(query("hi", attrs.evolve(options, cli_path=str(tmp_path / "never-run"))))
+        list(query("hi", dataclasses.replace(options, cli_path=str(tmp_path / "never-run"))))
 
 
 def test_check_options_cwd(tmp_path: Path) -> None:
