@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ._errors import CLIConnectionError, CLINotFoundError, UnsupportedOptionError
+from ._version import OFFICIAL_SDK_VERSION
 from .types import ClaudeAgentOptions
 
 logger = logging.getLogger("claude_sdkurl.cli")
@@ -153,10 +154,6 @@ def check_options(options: ClaudeAgentOptions) -> None:
         isinstance(options.callback_timeout, (int, float)) and options.callback_timeout > 0
     ):
         raise ValueError("callback_timeout must be None or a positive number of seconds")
-    if options.debug_stderr is not None:
-        raise UnsupportedOptionError(
-            "ClaudeAgentOptions.debug_stderr is deprecated and not read (as in the official SDK); use stderr=callback"
-        )
     if options.max_buffer_size is not None and options.max_buffer_size < 1024:
         raise ValueError("max_buffer_size must be at least 1024 bytes")
     if options.continue_conversation and options.resume:
@@ -315,11 +312,18 @@ def build_args(options: ClaudeAgentOptions) -> list[str]:
 
 
 def build_env(options: ClaudeAgentOptions, extra: dict[str, str] | None = None) -> dict[str, str]:
-    """The CLI's environment: ours minus ``CLAUDECODE``, then ``options.env``, then ``extra``."""
+    """The CLI's environment, as the official SDK builds it: ours minus ``CLAUDECODE``,
+    ``CLAUDE_CODE_ENTRYPOINT=sdk-py``, then ``options.env``, then the SDK's own variables, then ``extra``."""
     env = {k: v for k, v in os.environ.items() if k != "CLAUDECODE"}
     env["CLAUDE_CODE_ENTRYPOINT"] = "sdk-py"
     env.pop("CLAUDE_CODE_SESSION_ACCESS_TOKEN", None)
     env.update(options.env)
+    env["CLAUDE_AGENT_SDK_VERSION"] = OFFICIAL_SDK_VERSION
+    env.pop("CLAUDE_AGENT_SDK_DERIVED_CLIENT_APP", None)
+    # The CLI then reports its session state (frames marked sdk_host_only, hidden from the
+    # user), which tells when a run with background work is over (see _run.py).
+    if not any(k.upper() == "CLAUDE_CODE_SDK_READS_SESSION_STATE" for k in env):
+        env["CLAUDE_CODE_SDK_READS_SESSION_STATE"] = "1"
     if options.client_app is not None:
         env["CLAUDE_AGENT_SDK_CLIENT_APP"] = options.client_app
     if options.enable_file_checkpointing:

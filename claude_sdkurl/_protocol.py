@@ -20,6 +20,7 @@ from attrs import define
 
 from ._errors import CLIJSONDecodeError, MessageParseError
 from ._parse import parse_message, stream_event as _stream_event
+from ._run import RunTracker
 from .types import Message, UnknownMessage
 
 logger = logging.getLogger("claude_sdkurl.protocol")
@@ -80,13 +81,22 @@ class ControlCancelReceived:
 
 
 @define
+class RunChanged:
+    """The run's state moved (see :class:`claude_sdkurl._run.RunTracker`): ``effects`` in order."""
+
+    effects: list[Any]
+
+
+@define
 class ProtocolErrorReceived:
     """A line that cannot be decoded; the session cannot trust the stream after it."""
 
     error: CLIJSONDecodeError
 
 
-Event = Union[MessageReceived, ControlRequestReceived, ControlResponseReceived, ControlCancelReceived, ProtocolErrorReceived]
+Event = Union[
+    MessageReceived, ControlRequestReceived, ControlResponseReceived, ControlCancelReceived, RunChanged, ProtocolErrorReceived
+]
 
 
 def encode(obj: dict[str, Any]) -> str:
@@ -113,8 +123,12 @@ class Protocol:
         max_line: the largest line accepted from the CLI, in bytes.
     """
 
-    def __init__(self, max_line: int = DEFAULT_MAX_LINE, seen_uuids: int = SEEN_UUIDS) -> None:
+    def __init__(
+        self, max_line: int = DEFAULT_MAX_LINE, seen_uuids: int = SEEN_UUIDS, run: RunTracker | None = None
+    ) -> None:
         self.max_line = max_line
+        # The end-of-run bookkeeping (the session's); without it every message is delivered.
+        self.run = run
         self._seen: dict[str, None] = {}
         self._seen_max = seen_uuids
         self.duplicates = 0
@@ -219,12 +233,20 @@ class Protocol:
         if kind == "stream_event":  # the hot path: thousands per turn
             if self._is_replay(data):
                 return []
+            run = self.run
+            if run is not None:
+                run.observe(data)
             try:
-                return [MessageReceived(_stream_event(data))]
+                event: Event = MessageReceived(_stream_event(data))
             except KeyError as e:
-                return [self._unknown(data, f"Malformed 'stream_event' message from the CLI: {e!r}")]
+                event = self._unknown(data, f"Malformed 'stream_event' message from the CLI: {e!r}")
+            if run is not None and run._effects:
+                return [RunChanged(run.take_effects()), event]
+            return [event]
         if kind == "control_response":
-            resp = data.get("response") or {}
+            resp = data.get("response")
+            if not isinstance(resp, dict):
+                return [self._unknown(data, "control_response without a response object")]
             request_id = resp.get("request_id")
             pending = self.pending.pop(request_id, None) if isinstance(request_id, str) else None
             if pending is None:
@@ -243,16 +265,27 @@ class Protocol:
                 )
             ]
         if kind == "control_request":
-            request = data.get("request") or {}
+            request = data.get("request")
+            if not isinstance(request, dict):
+                return [self._unknown(data, "control_request without a request object")]
             return [ControlRequestReceived(str(data.get("request_id")), str(request.get("subtype")), request)]
         if kind == "control_cancel_request":
             return [ControlCancelReceived(str(data.get("request_id")))]
-        if kind == "keep_alive" or self._is_replay(data):
+        if kind == "keep_alive" or self._is_replay(data):  # keep_alive is transport noise, never a message
             return []
+        run = self.run
+        events: list[Event] = []
+        if run is not None:
+            hidden = run.observe(data)
+            if run._effects:
+                events.append(RunChanged(run.take_effects()))
+            if hidden:
+                return events
         try:
-            return [MessageReceived(parse_message(data))]
+            events.append(MessageReceived(parse_message(data)))
         except MessageParseError as e:
-            return [self._unknown(data, str(e))]
+            events.append(self._unknown(data, str(e)))
+        return events
 
     def _is_replay(self, data: dict[str, Any]) -> bool:
         """Whether this uuid-bearing message was delivered before (a reconnect replay)."""
@@ -271,7 +304,9 @@ class Protocol:
     @staticmethod
     def _unknown(data: dict[str, Any], why: str) -> MessageReceived:
         logger.warning("%s; delivering it as UnknownMessage", why)
-        return MessageReceived(UnknownMessage(type=str(data.get("type")), data=data, raw=data))
+        message = UnknownMessage(type=str(data.get("type")), data=data)
+        message.raw = data
+        return MessageReceived(message)
 
     # ----------------------------------------------------------------- outbound
 
@@ -282,8 +317,9 @@ class Protocol:
         session_id: str = "default",
         parent_tool_use_id: str | None = None,
         uuid: str | None = None,
+        client_composed: bool = False,
     ) -> str:
-        """The line for a user prompt."""
+        """The line for a user prompt (``client_composed``: ``verbatim_prompts``)."""
         msg: dict[str, Any] = {
             "type": "user",
             "message": {"role": "user", "content": content},
@@ -292,6 +328,8 @@ class Protocol:
         }
         if uuid is not None:
             msg["uuid"] = uuid
+        if client_composed:
+            msg["client_composed"] = True
         return encode(msg)
 
     def user_dict(self, message: dict[str, Any]) -> str:

@@ -14,6 +14,7 @@ Consumers pull messages with :meth:`Session.next_message`; any thread may call
 from __future__ import annotations
 
 import atexit
+import os
 import time
 import collections
 import logging
@@ -33,6 +34,7 @@ from ._errors import (
     ControlRequestError,
     ControlRequestTimeoutError,
     ProcessError,
+    ResultError,
     TransportNotSupportedError,
 )
 from ._protocol import (
@@ -44,7 +46,9 @@ from ._protocol import (
     MessageReceived,
     Protocol,
     ProtocolErrorReceived,
+    RunChanged,
 )
+from ._run import RunTracker, ceiling_ms
 from ._transport import StdioTransport, Transport, TransportCallbacks, WebSocketTransport
 from .types import ClaudeAgentOptions, Message
 
@@ -162,7 +166,16 @@ class Session:
     def __init__(self, options: ClaudeAgentOptions | None = None, transport: Transport | None = None) -> None:
         self.options = options if options is not None else ClaudeAgentOptions()
         self._transport = transport
-        self._protocol = Protocol(self.options.max_buffer_size or DEFAULT_MAX_LINE)
+        opts = self.options
+        bidirectional = bool(
+            opts.can_use_tool or opts.hooks or opts.on_elicitation or _has_sdk_servers(opts.mcp_servers)
+        )
+        self._run = RunTracker(bidirectional, ceiling_ms(opts.env))
+        self._protocol = Protocol(opts.max_buffer_size or DEFAULT_MAX_LINE, run=self._run)
+        # Set while the run is over (see _run.py); cleared when work reopens it.
+        self._run_ended = threading.Event()
+        self._ceiling_timer: threading.Timer | None = None
+        self._input_ended = False
         self._rx_lock = threading.Lock()
         self._tx_lock = threading.Lock()
         self._messages: queue.SimpleQueue[Any] = queue.SimpleQueue()
@@ -198,6 +211,8 @@ class Session:
         try:
             _cli.check_options(self.options)
             hooks, self.hook_callbacks = hooks_config(self.options, extra_hooks)
+            if hooks:
+                self._run.bidirectional = True
             self.sdk_mcp_servers = _sdk_servers(self.options)
             if self._transport is None:
                 self._transport = self._make_transport()
@@ -214,9 +229,15 @@ class Session:
                 }
             if isinstance(self.options.skills, list):
                 request["skills"] = self.options.skills
+            sp = self.options.system_prompt
+            if isinstance(sp, dict):
+                if isinstance(sp.get("exclude_dynamic_sections"), bool):
+                    request["excludeDynamicSections"] = sp["exclude_dynamic_sections"]  # type: ignore[typeddict-item]
+                if isinstance(sp.get("snapshot"), bool):
+                    request["systemPromptSnapshot"] = sp["snapshot"]  # type: ignore[typeddict-item]
             if self.options.forward_subagent_text:
                 request["forwardSubagentText"] = True
-            self.server_info = self.control(request, timeout=max(INITIALIZE_TIMEOUT, self.options.control_timeout))
+            self.server_info = self.control(request, timeout=max(initialize_timeout(), self.options.control_timeout))
             return self.server_info
         except BaseException:
             self.close()
@@ -267,6 +288,8 @@ class Session:
             if self._worker is not None:
                 self._worker.shutdown()
             self._fail_pending(CLIConnectionError("the session is closed"))
+            self._cancel_ceiling()
+            self._run_ended.set()
             if self._ended is None:
                 self._ended = Ended(None, None)
                 self._messages.put(self._ended)
@@ -316,6 +339,8 @@ class Session:
                     inflight.answered = True
                     if inflight.timer is not None:
                         inflight.timer.cancel()
+        elif isinstance(event, RunChanged):
+            self._run_effects(event.effects)
         elif isinstance(event, ProtocolErrorReceived):
             self._end(event.error, None)
             # The stream can no longer be trusted; stop the CLI (from another thread).
@@ -326,10 +351,19 @@ class Session:
             events = self._protocol.receive_eof()
         for event in events:
             self._dispatch(event)
+        last_error = self._run.last_error_result
         if self._closing:
             error: BaseException | None = None
         elif code not in (0, None):
             error = ProcessError("Command failed", exit_code=code, stderr=stderr_tail or None)
+            if last_error is not None:
+                # The CLI exits 1 on purpose after an error result; say why, as the official SDK does.
+                cause, error = error, ResultError.from_result(last_error, code)
+                error.__cause__ = cause
+        elif last_error is not None and self._input_ended and not self._transport_ends_input():
+            # Over WebSocket the end of input is a close, after which the CLI exits 0 whatever
+            # the result was: the same ResultError as over stdio, without an exit code.
+            error = ResultError.from_result(last_error, None)
         else:
             error = None
         self._end(error, code)
@@ -339,6 +373,11 @@ class Session:
             if self._ended is not None:
                 return
             self._ended = Ended(error, code)
+        with self._rx_lock:
+            self._run.finish()
+            self._run.take_effects()
+        self._cancel_ceiling()
+        self._run_ended.set()
         self._fail_pending(error or CLIConnectionError(f"Claude Code exited (code {code})"))
         self._messages.put(self._ended)
 
@@ -347,6 +386,73 @@ class Session:
             if isinstance(pending.waiter, _Waiter):
                 pending.waiter.result = error
                 pending.waiter.done.set()
+
+    # ------------------------------------------------------------------ the end of a run (see _run.py)
+
+    def _run_effects(self, effects: list[Any]) -> None:
+        for effect in effects:
+            if effect == "ended":
+                self._run_ended.set()
+            elif effect == "reopened":
+                self._run_ended.clear()
+            elif effect == "clear":
+                self._cancel_ceiling()
+            else:  # ("arm", generation)
+                self._cancel_ceiling()
+                seconds = self._run.ceiling_ms / 1000
+                timer = threading.Timer(seconds, self._ceiling_fired, (effect[1],))
+                timer.name = "claude-sdkurl-run-ceiling"
+                timer.daemon = True
+                self._ceiling_timer = timer
+                timer.start()
+
+    def _cancel_ceiling(self) -> None:
+        timer, self._ceiling_timer = self._ceiling_timer, None
+        if timer is not None:
+            timer.cancel()
+
+    def _ceiling_fired(self, generation: int) -> None:
+        with self._rx_lock:
+            self._run.ceiling_fired(generation)
+            effects = self._run.take_effects()
+        logger.debug("no end of the run %.0f s after the last result", self._run.ceiling_ms / 1000)
+        self._run_effects(effects)
+
+    def _transport_ends_input(self) -> bool:
+        return self._transport is not None and self._transport.can_end_input
+
+    def prompt_sent(self) -> None:
+        """A prompt went out: it owes a run of its own."""
+        with self._rx_lock:
+            self._run.prompt_sent()
+            effects = self._run.take_effects()
+        self._run_effects(effects)
+
+    def end_input(self, stop: threading.Event | None = None, wait: bool = True) -> None:
+        """No more prompts: once the run is over, close the CLI's input (it then
+        finishes and exits; the stream ends with its exit).
+
+        As the official SDK, waits for the end of the run only when callbacks
+        may still be asked (or the transport cannot close input alone, as
+        WebSocket); otherwise closes at once and the CLI finishes the run.
+        Returns early, doing nothing, if ``stop`` is set meanwhile.
+        """
+        run = self._run
+        if wait and (run.bidirectional or not self._transport_ends_input()):
+            while not self._run_ended.wait(0.5):
+                if (stop is not None and stop.is_set()) or self._ended is not None:
+                    break
+        if (stop is not None and stop.is_set()) or self._ended is not None or self._closing:
+            return
+        with self._rx_lock:
+            run.finish()
+            run.take_effects()
+        self._cancel_ceiling()
+        self._input_ended = True
+        transport = self._transport
+        if transport is not None:
+            with self._tx_lock:
+                transport.end_input()
 
     # ------------------------------------------------------------------ control requests from the CLI
 
@@ -389,7 +495,7 @@ class Session:
             line = self._protocol.control_success(event.request_id, response)
         except Exception as e:  # the CLI gets the message; the session goes on
             logger.warning("%s callback failed: %s", event.subtype, e, exc_info=logger.isEnabledFor(logging.DEBUG))
-            line = self._protocol.control_error(event.request_id, f"{type(e).__name__}: {e}")
+            line = self._protocol.control_error(event.request_id, str(e) or type(e).__name__)
         self._answer(event.request_id, line)
 
     def _answer(self, request_id: str, line: str) -> None:
@@ -432,7 +538,9 @@ class Session:
 
     def send_user(self, content: Any, session_id: str = "default") -> None:
         """Send a prompt (a string or a list of content blocks)."""
-        self.send(self._protocol.user_message(content, session_id=session_id))
+        self.send(
+            self._protocol.user_message(content, session_id=session_id, client_composed=self.options.verbatim_prompts)
+        )
 
     def send_user_dict(self, message: dict[str, Any]) -> None:
         """Send a caller-built user message dict."""
@@ -541,9 +649,24 @@ class Session:
 
 
 def _agent_dict(agent: Any) -> dict[str, Any]:
-    import attrs
+    import dataclasses
 
-    return attrs.asdict(agent) if attrs.has(type(agent)) else dict(agent)
+    return dataclasses.asdict(agent) if dataclasses.is_dataclass(agent) and not isinstance(agent, type) else dict(agent)
+
+
+def initialize_timeout() -> float:
+    """Seconds to wait for ``initialize``: ``CLAUDE_CODE_STREAM_CLOSE_TIMEOUT`` (ms), at least 60."""
+    try:
+        ms = int(os.environ.get("CLAUDE_CODE_STREAM_CLOSE_TIMEOUT", "60000"))
+    except ValueError:
+        ms = 60000
+    return max(ms / 1000.0, INITIALIZE_TIMEOUT)
+
+
+def _has_sdk_servers(servers: Any) -> bool:
+    return isinstance(servers, dict) and any(
+        isinstance(c, dict) and c.get("type") == "sdk" for c in servers.values()
+    )
 
 
 def _sdk_servers(options: ClaudeAgentOptions) -> dict[str, Any]:

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import queue
 import threading
+import time
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from ._errors import CLIConnectionError
+from ._errors import CLIConnectionError, ReceiveTimeoutError
 from ._session import Ended, Session
 from ._transport import Transport
 from .prewarm import take_warm
-from .types import ClaudeAgentOptions, Message, ResultMessage
+from .types import ClaudeAgentOptions, Message, ResultMessage, warn_if_can_use_tool_shadowed
 
 
 class _InputDone:
@@ -27,6 +29,7 @@ def query(
     options: ClaudeAgentOptions | None = None,
     *,
     transport: Transport | None = None,
+    timeout: float | None = None,
 ) -> Iterator[Message]:
     """Ask Claude Code and iterate over everything it says.
 
@@ -35,14 +38,18 @@ def query(
     Each prompt of an iterable is sent once the previous one has its
     :class:`ResultMessage`, so every prompt gets its own turn and result.
 
-    The iterator yields every message through the last ``ResultMessage``,
-    then stops the CLI. Closing it early (``break`` out of the ``for`` loop,
-    ``.close()``, or dropping the last reference) stops the CLI too. Nothing
-    starts until the first ``next()``.
+    As the official SDK, the iterator runs until the CLI is done, not only
+    through the last prompt's result: after the last prompt the CLI's input is
+    closed once the run is over (background subagents and the turns they wake
+    included) and the CLI exits. Closing the iterator early (``break``,
+    ``.close()``, dropping it) stops the CLI. Nothing starts until the first
+    ``next()``. ``timeout`` (ours) bounds the whole iteration in seconds:
+    :class:`ReceiveTimeoutError`, and the CLI is stopped.
 
     Raises (from the iterator): :class:`CLINotFoundError`,
-    :class:`CLIConnectionError`, :class:`ProcessError` (with the stderr tail)
-    when the CLI dies, :class:`CLIJSONDecodeError` for a corrupt line.
+    :class:`CLIConnectionError`, :class:`ResultError` after an error result
+    (yielded first), :class:`ProcessError` (with the stderr tail) when the CLI
+    dies, :class:`CLIJSONDecodeError` for a corrupt line.
     """
     if isinstance(prompt, (bytes, bytearray)):
         raise TypeError("prompt must be a str or an iterable of message dicts, not bytes")
@@ -55,12 +62,17 @@ def query(
             ) from None
     if options is not None and not isinstance(options, ClaudeAgentOptions):
         raise TypeError(f"options must be ClaudeAgentOptions, not {type(options).__name__}")
-    return _run(prompt, options or ClaudeAgentOptions(), transport)
+    if timeout is not None and not (isinstance(timeout, (int, float)) and timeout > 0):
+        raise ValueError("timeout must be None or a positive number of seconds")
+    options = options or ClaudeAgentOptions()
+    warn_if_can_use_tool_shadowed(options)
+    return _run(prompt, options, transport, timeout)
 
 
 def _run(
-    prompt: str | Iterator[dict[str, Any]], options: ClaudeAgentOptions, transport: Transport | None
+    prompt: str | Iterator[dict[str, Any]], options: ClaudeAgentOptions, transport: Transport | None, timeout: float | None
 ) -> Iterator[Message]:
+    deadline = None if timeout is None else time.monotonic() + timeout
     warm = take_warm(options) if transport is None else None
     session = warm or Session(options, transport)
     turn = threading.Condition()
@@ -70,18 +82,17 @@ def _run(
     try:
         if warm is None:
             session.start()
-        if isinstance(prompt, str):
-            session.send_user(prompt, session_id="")
-            counts["sent"] = 1
-            session.post(_InputDone())
-        else:
-            feeder = threading.Thread(
-                target=_feed, args=(session, prompt, turn, counts, stop), name="claude-sdkurl-prompt", daemon=True
-            )
-            feeder.start()
+        prompts: Iterator[Any] = iter([prompt]) if isinstance(prompt, str) else prompt
+        feeder = threading.Thread(
+            target=_feed, args=(session, prompts, turn, counts, stop), name="claude-sdkurl-prompt", daemon=True
+        )
+        feeder.start()
         input_done = False
         while True:
-            item = session.next_message()
+            try:
+                item = session.next_message(None if deadline is None else max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                raise ReceiveTimeoutError(timeout or 0.0) from None
             if isinstance(item, Ended):
                 if item.error is not None:
                     raise item.error
@@ -100,10 +111,8 @@ def _run(
                     with turn:
                         counts["results"] += 1
                         turn.notify_all()
-            if input_done and counts["results"] >= counts["sent"]:
-                return
-    except (KeyboardInterrupt, GeneratorExit):
-        # Ctrl-C, or the caller left the loop mid-turn: stop the turn politely
+    except (KeyboardInterrupt, GeneratorExit, ReceiveTimeoutError):
+        # Ctrl-C, a timeout, or the caller left the loop mid-turn: stop the turn politely
         # (bounded), then (in finally) stop the CLI.
         if session.ended is None and counts["results"] < counts["sent"]:
             session.interrupt_after_ctrl_c(drain=False, timeout=1.0)
@@ -119,21 +128,28 @@ def _run(
 
 def _feed(
     session: Session,
-    prompt: Iterator[dict[str, Any]],
+    prompts: Iterator[Any],
     turn: threading.Condition,
     counts: dict[str, int],
     stop: threading.Event,
 ) -> None:
+    """Send each prompt once the previous one has its result, then end the input."""
     try:
-        for message in prompt:
+        for message in prompts:
             with turn:
                 turn.wait_for(lambda: stop.is_set() or counts["results"] >= counts["sent"])
             if stop.is_set():
                 return
-            session.send_user_dict(message)
+            session.prompt_sent()
+            if isinstance(message, str):
+                session.send_user(message, session_id="")
+            else:
+                session.send_user_dict(message)
             with turn:
                 counts["sent"] += 1
         session.post(_InputDone())
+        # Nothing sent: no result will come to end the run, so close at once.
+        session.end_input(stop, wait=counts["sent"] > 0)
     except BaseException as e:  # the consumer re-raises it
         if not stop.is_set():
             session.post(_InputFailed(e))

@@ -69,6 +69,16 @@ class Transport(abc.ABC):
 
     #: short name, e.g. ``"stdio"`` or ``"websocket"``
     name: str = "custom"
+    #: whether :meth:`end_input` leaves the CLI running to finish its work (stdio's EOF on
+    #: stdin); where it cannot, the session waits for the end of the run before calling it
+    can_end_input: bool = False
+
+    def end_input(self) -> None:
+        """No more input: the CLI should finish and exit (its exit ends the stream).
+
+        The default, for transports that cannot close input alone, is :meth:`close`.
+        """
+        self.close()
 
     @abc.abstractmethod
     def start(self, callbacks: TransportCallbacks) -> None:

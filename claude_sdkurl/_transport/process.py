@@ -7,6 +7,7 @@ import logging
 import os
 import signal
 import subprocess
+import sys
 import threading
 from collections.abc import Callable
 
@@ -15,6 +16,14 @@ from .._errors import CLIConnectionError, CLINotFoundError
 logger = logging.getLogger("claude_sdkurl.process")
 
 STDERR_TAIL_LINES = 100
+
+
+def _pass_through(line: str) -> None:
+    try:
+        sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+    except (OSError, ValueError, AttributeError):  # closed or missing stderr (pythonw, interpreter exit)
+        pass
 
 
 class CLIProcess:
@@ -72,9 +81,14 @@ class CLIProcess:
             for raw in iter(stream.readline, b""):
                 line = raw.decode("utf-8", "replace").rstrip("\r\n")
                 self._tail.append(line)
-                if self._on_stderr is not None:
+                if self._on_stderr is None:
+                    # As the official SDK, which lets the CLI inherit stderr when no callback is
+                    # set: the user sees the CLI's warnings. We pipe it to keep a tail for
+                    # ProcessError, so we pass each line on to our own standard error.
+                    _pass_through(line)
+                elif line.rstrip():
                     try:
-                        self._on_stderr(line)
+                        self._on_stderr(line.rstrip())
                     except Exception:  # a user callback must not kill the reader
                         logger.exception("stderr callback raised")
         except (OSError, ValueError):

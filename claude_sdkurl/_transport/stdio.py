@@ -20,6 +20,7 @@ class StdioTransport(Transport):
     """Runs ``claude ... --input-format stream-json`` and talks over its pipes."""
 
     name = "stdio"
+    can_end_input = True
 
     def __init__(
         self,
@@ -88,6 +89,17 @@ class StdioTransport(Transport):
                     view = view[written or 0 :]
             except (BrokenPipeError, ValueError, OSError) as e:
                 raise CLIConnectionError(f"Claude Code is not accepting input (exit code {proc.returncode})") from e
+
+    def end_input(self) -> None:
+        """Close the CLI's stdin: it finishes the run and exits."""
+        proc = self.process
+        with self._lock:
+            if self._closed or proc is None or proc.popen.stdin is None:
+                return
+            try:
+                proc.popen.stdin.close()
+            except OSError:
+                pass
 
     def close(self) -> None:
         with self._lock:

@@ -101,6 +101,7 @@ class MockTransport(Transport):
     """A :class:`Transport` whose CLI is the Python ``handler(message, cli)``."""
 
     name = "mock"
+    can_end_input = True
 
     def __init__(self, handler: Callable[[dict[str, Any], FakeCLI], None]) -> None:
         self.handler = handler
@@ -166,6 +167,10 @@ class MockTransport(Transport):
                 box.put(msg["response"])
                 return
         self._inbox.put(msg)
+
+    def end_input(self) -> None:
+        """Like stdin EOF: the fake CLI handles what it was sent, then exits 0."""
+        self._inbox.put(None)
 
     def close(self) -> None:
         self._inbox.put(None)
