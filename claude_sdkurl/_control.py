@@ -88,7 +88,8 @@ def handle_can_use_tool(session: Session, request: dict[str, Any]) -> dict[str, 
             out["interrupt"] = True
         return out
     raise TypeError(
-        f"can_use_tool must return PermissionResultAllow or PermissionResultDeny, got {type(result).__name__}"
+        "Tool permission callback must return PermissionResult (PermissionResultAllow or PermissionResultDeny), "
+        f"got {type(result)}"
     )
 
 
@@ -130,7 +131,8 @@ def hooks_config(
 
 def _hook_output_for_cli(output: Any) -> dict[str, Any]:
     if output is None:
-        return {}
+        # As the official SDK, whose conversion fails on None: the CLI gets an error answer.
+        raise TypeError("the hook callback returned None; return a dict ({} to change nothing)")
     if not isinstance(output, dict):
         raise TypeError(f"a hook callback must return a dict, got {type(output).__name__}")
     renamed = {"async_": "async", "continue_": "continue"}
@@ -163,7 +165,7 @@ def handle_mcp_message(session: Session, request: dict[str, Any]) -> dict[str, A
     else:
         reply = server.handle(message)
     if reply is None:  # a notification: the control request still wants an ack
-        reply = {"jsonrpc": "2.0", "result": {}, "id": 0}
+        reply = {"jsonrpc": "2.0", "result": {}}
     return {"mcp_response": reply}
 
 

@@ -300,7 +300,7 @@ def test_mcp_message_bridge() -> None:
         "description": "Add two numbers",
         "inputSchema": {"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}}, "required": ["a", "b"]},
     }
-    assert added["result"] == {"content": [{"type": "text", "text": "5"}]}
+    assert added["result"] == {"content": [{"type": "text", "text": "5"}], "isError": False}
     assert failed["result"]["isError"] is True and "tool broke" in failed["result"]["content"][0]["text"]
     assert unknown["error"]["code"] == -32601
     assert missing["response"]["mcp_response"]["error"]["code"] == -32601
