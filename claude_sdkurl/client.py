@@ -2,16 +2,29 @@
 
 from __future__ import annotations
 
+import logging
+import queue
 import threading
+import time
 from collections.abc import Iterable, Iterator
 from types import TracebackType
 from typing import Any
 
-from ._errors import CLIConnectionError
+from ._errors import CLIConnectionError, ReceiveTimeoutError
 from ._session import Ended, Session
 from ._transport import Transport
 from .prewarm import open_warm_session
-from .types import ClaudeAgentOptions, Message, PermissionMode, ResultMessage
+from .types import (
+    ClaudeAgentOptions,
+    ContextUsageResponse,
+    McpStatusResponse,
+    Message,
+    PermissionMode,
+    ResultMessage,
+    warn_if_can_use_tool_shadowed,
+)
+
+logger = logging.getLogger("claude_sdkurl.client")
 
 
 class ClaudeClient:
@@ -44,10 +57,37 @@ class ClaudeClient:
     # ------------------------------------------------------------------ lifecycle
 
     def connect(self, prompt: str | Iterable[dict[str, Any]] | None = None) -> None:
-        """Start the CLI and connect; optionally send a first prompt."""
+        """Start the CLI and connect; optionally send a first prompt.
+
+        As the official client: a string prompt is sent and input stays open;
+        an iterable of message dicts is sent in the background and the CLI's
+        input is closed once the run it starts is over (the CLI then exits).
+        """
         self._connect(warm_turn=False)
-        if prompt is not None:
-            self.query(prompt)
+        if prompt is None or isinstance(prompt, str):
+            if prompt is not None:
+                self.query(prompt)
+            return
+        if isinstance(prompt, (bytes, bytearray)) or not isinstance(prompt, Iterable):
+            raise TypeError(f"prompt must be a str or an iterable of message dicts, not {type(prompt).__name__}")
+        session = self._live()
+
+        def stream() -> None:
+            sent = 0
+            try:
+                for message in prompt:
+                    message = dict(message)
+                    message.setdefault("session_id", "default")
+                    session.prompt_sent()
+                    session.send_user_dict(message)
+                    sent += 1
+            except Exception as e:  # as the official SDK: log, and still close the input
+                logger.error("prompt stream failed; closing the CLI's input: %s", e)
+            session.end_input(wait=sent > 0)
+
+        thread = threading.Thread(target=stream, name="claude-sdkurl-client-prompt", daemon=True)
+        thread.start()
+        self._feeders.append(thread)
 
     def _connect(self, warm_turn: bool) -> None:
         with self._lock:
@@ -56,6 +96,7 @@ class ClaudeClient:
             if warm_turn and self._custom_transport is None:
                 session, _ = open_warm_session(self.options)
             else:
+                warn_if_can_use_tool_shadowed(self.options)
                 session = Session(self.options, self._custom_transport)
                 session.start()
             self._session = session
@@ -154,12 +195,20 @@ class ClaudeClient:
         thread.start()
         self._feeders.append(thread)
 
-    def receive_messages(self) -> Iterator[Message]:
-        """Every message, until the session ends."""
+    def receive_messages(self, timeout: float | None = None) -> Iterator[Message]:
+        """Every message, until the session ends.
+
+        ``timeout`` (ours; the official SDK uses ``asyncio.timeout``) bounds the
+        whole iteration in seconds: :class:`ReceiveTimeoutError` is raised, and
+        the client stays usable; messages not read yet wait for the next call.
+        """
         session = self._live()
+        deadline = _deadline(timeout)
         while True:
             try:
-                item = session.next_message()
+                item = session.next_message(None if deadline is None else max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                raise ReceiveTimeoutError(timeout or 0.0) from None
             except KeyboardInterrupt:
                 # Ctrl-C (or a notebook's interrupt button): stop the turn, drop the rest of
                 # it through its result, and leave the client ready for the next query().
@@ -171,9 +220,9 @@ class ClaudeClient:
                 return
             yield item
 
-    def receive_response(self) -> Iterator[Message]:
-        """Messages through the next :class:`ResultMessage`, inclusive."""
-        for message in self.receive_messages():
+    def receive_response(self, timeout: float | None = None) -> Iterator[Message]:
+        """Messages through the next :class:`ResultMessage`, inclusive (``timeout``: as :meth:`receive_messages`)."""
+        for message in self.receive_messages(timeout):
             yield message
             if isinstance(message, ResultMessage):
                 return
@@ -219,13 +268,13 @@ class ClaudeClient:
         """Stop a background task."""
         self._control("stop_task", task_id=task_id)
 
-    def get_mcp_status(self) -> dict[str, Any]:
+    def get_mcp_status(self) -> McpStatusResponse:
         """Connection status of every MCP server."""
-        return self._control("mcp_status")
+        return self._control("mcp_status")  # type: ignore[return-value]
 
-    def get_context_usage(self) -> dict[str, Any]:
+    def get_context_usage(self) -> ContextUsageResponse:
         """How the context window is used."""
-        return self._control("get_context_usage")
+        return self._control("get_context_usage")  # type: ignore[return-value]
 
     def get_settings(self) -> dict[str, Any]:
         """The effective settings."""
@@ -246,6 +295,14 @@ class ClaudeClient:
     def get_server_info(self) -> dict[str, Any] | None:
         """What the CLI answered to ``initialize`` (commands, models, account, ...)."""
         return self._live().server_info
+
+
+def _deadline(timeout: float | None) -> float | None:
+    if timeout is None:
+        return None
+    if not (isinstance(timeout, (int, float)) and timeout > 0):
+        raise ValueError("timeout must be None or a positive number of seconds")
+    return time.monotonic() + timeout
 
 
 ClaudeSDKClient = ClaudeClient

@@ -1,0 +1,356 @@
+"""Drop-in behaviours, fast: parsing as the official parser (and where we keep more), the
+end-of-run rules, ResultError, environment, initialize fields, hooks, SDK MCP tools."""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+import warnings
+from typing import Annotated, Any, Optional, TypedDict
+
+import pytest
+
+from claude_sdkurl import (
+    CanUseToolShadowedWarning,
+    ClaudeAgentOptions,
+    DeferredToolUse,
+    HookMatcher,
+    PermissionResultAllow,
+    RateLimitEvent,
+    ResultError,
+    ResultMessage,
+    ServerToolResultBlock,
+    SystemMessage,
+    TaskUpdatedMessage,
+    UnknownMessage,
+    create_sdk_mcp_server,
+    query,
+    tool,
+)
+from claude_sdkurl._cli import build_env
+from claude_sdkurl._parse import parse_message
+from claude_sdkurl._protocol import MessageReceived, Protocol, RunChanged
+from claude_sdkurl._run import RunTracker, ceiling_ms
+from claude_sdkurl.testing import FakeCLI, MockTransport
+
+# ---------------------------------------------------------------------- parsing
+
+
+def test_rate_limit_event_reads_the_camel_case_wire() -> None:
+    info = {
+        "status": "allowed_warning",
+        "resetsAt": 1700000000,
+        "rateLimitType": "five_hour",
+        "utilization": 0.9,
+        "overageStatus": "rejected",
+        "overageResetsAt": 1700003600,
+        "overageDisabledReason": "org",
+    }
+    event = parse_message({"type": "rate_limit_event", "rate_limit_info": info, "uuid": "u", "session_id": "s"})
+    assert isinstance(event, RateLimitEvent)
+    r = event.rate_limit_info
+    assert (r.resets_at, r.rate_limit_type, r.utilization) == (1700000000, "five_hour", 0.9)
+    assert (r.overage_status, r.overage_resets_at, r.overage_disabled_reason) == ("rejected", 1700003600, "org")
+    assert r.raw == info
+
+
+def test_deferred_tool_use_is_a_dataclass() -> None:
+    result = parse_message(
+        {
+            "type": "result", "subtype": "success", "duration_ms": 1, "duration_api_ms": 1, "is_error": False,
+            "num_turns": 1, "session_id": "s", "deferred_tool_use": {"id": "t1", "name": "Bash", "input": {"c": 1}},
+        }
+    )  # fmt: skip
+    assert isinstance(result, ResultMessage)
+    assert result.deferred_tool_use == DeferredToolUse("t1", "Bash", {"c": 1})
+
+
+def test_server_tool_result_with_list_content() -> None:
+    hits = [{"type": "web_search_result", "url": "https://x", "title": "X"}]
+    message = parse_message(
+        {
+            "type": "assistant",
+            "message": {"model": "m", "content": [{"type": "web_search_tool_result", "tool_use_id": "s1", "content": hits}]},
+        }
+    )
+    assert message.content == [ServerToolResultBlock("s1", hits)]  # type: ignore[union-attr,arg-type]
+
+
+def test_task_updated_message() -> None:
+    frame = {"type": "system", "subtype": "task_updated", "task_id": "t", "patch": {"status": "completed"}, "uuid": "u"}
+    message = parse_message(frame)
+    assert isinstance(message, TaskUpdatedMessage) and isinstance(message, SystemMessage)
+    assert (message.task_id, message.status, message.patch, message.data) == ("t", "completed", {"status": "completed"}, frame)
+
+
+def test_malformed_known_message_is_kept_as_unknown_with_a_warning(caplog: pytest.LogCaptureFixture) -> None:
+    """Decision (README migration table): where the official parser raises MessageParseError and
+    ends the query, we deliver the frame as UnknownMessage, log a warning, and go on."""
+    bad = {"type": "result", "subtype": "success"}  # lacks duration_ms & co.
+    with caplog.at_level(logging.WARNING, "claude_sdkurl.protocol"):
+        [event] = Protocol().receive_message(bad)
+    assert isinstance(event, MessageReceived) and event.message == UnknownMessage("result", bad)
+    assert "result" in caplog.text
+
+
+def test_keep_alive_and_host_only_state_frames_are_not_messages() -> None:
+    p = Protocol(run=RunTracker())
+    assert p.receive_message({"type": "keep_alive"}) == []
+    hidden = {"type": "system", "subtype": "session_state_changed", "state": "running", "sdk_host_only": True}
+    assert [e for e in p.receive_message(hidden) if isinstance(e, MessageReceived)] == []
+    shown = {"type": "system", "subtype": "session_state_changed", "state": "running"}
+    [event] = [e for e in p.receive_message(shown) if isinstance(e, MessageReceived)]
+    assert isinstance(event.message, SystemMessage) and event.message.subtype == "session_state_changed"
+
+
+# ---------------------------------------------------------------------- the end of a run
+
+RESULT = {"type": "result", "subtype": "success", "duration_ms": 1, "duration_api_ms": 1, "is_error": False, "num_turns": 1, "session_id": "s"}  # fmt: skip
+
+
+def effects(p: Protocol, frame: dict[str, Any]) -> list[Any]:
+    return [x for e in p.receive_message(frame) if isinstance(e, RunChanged) for x in e.effects]
+
+
+def test_a_result_without_state_frames_or_tasks_ends_the_run() -> None:
+    run = RunTracker()
+    p = Protocol(run=run)
+    run.prompt_sent()
+    assert "ended" in effects(p, RESULT) and run.ended
+
+
+def test_an_agent_task_in_flight_holds_the_run_until_it_settles() -> None:
+    run = RunTracker()
+    p = Protocol(run=run)
+    run.prompt_sent()
+    p.receive_message({"type": "system", "subtype": "task_started", "task_id": "a", "task_type": "local_agent", "description": "d", "uuid": "u1", "session_id": "s"})  # fmt: skip
+    p.receive_message({"type": "system", "subtype": "task_started", "task_id": "sh", "task_type": "local_bash", "description": "d", "uuid": "u2", "session_id": "s"})  # fmt: skip
+    p.receive_message(RESULT)
+    assert not run.ended  # the agent will wake the main agent for another turn
+    p.receive_message({"type": "system", "subtype": "task_updated", "task_id": "a", "patch": {"status": "completed"}})
+    p.receive_message({"type": "assistant", "message": {"model": "m", "content": []}, "parent_tool_use_id": None})
+    p.receive_message(RESULT)
+    assert run.ended  # a background shell is not tracked (it may never end)
+
+
+def test_session_state_idle_ends_the_run_and_running_reopens_it() -> None:
+    run = RunTracker(bidirectional=True)
+    p = Protocol(run=run)
+    run.prompt_sent()
+    p.receive_message({"type": "system", "subtype": "session_state_changed", "state": "running", "sdk_host_only": True})
+    got = effects(p, RESULT)
+    assert ("arm", run.ceiling_generation) in got and not run.ended
+    assert "ended" in effects(p, {"type": "system", "subtype": "session_state_changed", "state": "idle", "sdk_host_only": True})
+    assert "reopened" in effects(p, {"type": "system", "subtype": "session_state_changed", "state": "running", "sdk_host_only": True})
+    run.finish()
+    assert run.ended and run.final
+    p.receive_message({"type": "system", "subtype": "session_state_changed", "state": "running"})
+    assert run.ended  # input is closed: the run stays ended
+
+
+def test_the_ceiling_ends_a_run_that_stays_running() -> None:
+    run = RunTracker(bidirectional=True, ceiling_ms=10)
+    p = Protocol(run=run)
+    run.prompt_sent()
+    p.receive_message({"type": "system", "subtype": "session_state_changed", "state": "running"})
+    [arm] = [e for e in effects(p, RESULT) if isinstance(e, tuple)]
+    run.ceiling_fired(arm[1] - 1)  # a stale timer does nothing
+    assert not run.ended
+    run.ceiling_fired(arm[1])
+    assert run.ended
+
+
+def test_ceiling_from_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CLAUDE_CODE_PRINT_BG_WAIT_CEILING_MS", "1234")
+    assert ceiling_ms({}) == 1234
+    assert ceiling_ms({"CLAUDE_CODE_PRINT_BG_WAIT_CEILING_MS": "0"}) == 0
+    assert ceiling_ms({"CLAUDE_CODE_PRINT_BG_WAIT_CEILING_MS": "x"}) == 600_000
+
+
+def test_query_reads_past_the_first_result_until_the_cli_exits() -> None:
+    """A follow-up turn after the first result (a background agent woke the main one)."""
+
+    def handler(message: dict[str, Any], cli: FakeCLI) -> None:
+        if message["type"] == "user":
+            cli.emit({"type": "system", "subtype": "task_started", "task_id": "a", "task_type": "local_agent", "description": "d", "uuid": "t1", "session_id": "s"})  # fmt: skip
+            cli.turn("first")
+            cli.emit({"type": "system", "subtype": "task_notification", "task_id": "a", "status": "completed", "output_file": "", "summary": "", "uuid": "t2", "session_id": "s"})  # fmt: skip
+            cli.turn("second")
+
+    messages = list(query("go", transport=MockTransport(handler)))
+    assert [m.result for m in messages if isinstance(m, ResultMessage)] == ["first", "second"]
+
+
+def test_result_error_replaces_the_exit_code_error() -> None:
+    def handler(message: dict[str, Any], cli: FakeCLI) -> None:
+        if message["type"] == "user":
+            cli.result("", subtype="error_max_turns", is_error=True)
+            cli.exit(1)
+
+    seen: list[Any] = []
+    with pytest.raises(ResultError) as info:
+        for m in query("go", transport=MockTransport(handler)):
+            seen.append(m)
+    assert isinstance(seen[-1], ResultMessage) and seen[-1].is_error
+    assert info.value.subtype == "error_max_turns" and info.value.exit_code == 1
+    assert str(info.value).startswith("Claude Code returned an error result: error_max_turns")
+    import pickle
+
+    again = pickle.loads(pickle.dumps(info.value))
+    assert isinstance(again, ResultError) and again.subtype == "error_max_turns"
+
+
+# ---------------------------------------------------------------------- what goes to the CLI
+
+
+def test_environment_as_the_official_sdk(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CLAUDECODE", "1")
+    env = build_env(ClaudeAgentOptions(env={"X": "1"}))
+    assert env["CLAUDE_AGENT_SDK_VERSION"] == "0.2.187"
+    assert env["CLAUDE_CODE_ENTRYPOINT"] == "sdk-py"
+    assert env["CLAUDE_CODE_SDK_READS_SESSION_STATE"] == "1"
+    assert "CLAUDECODE" not in env and env["X"] == "1"
+    mine = build_env(ClaudeAgentOptions(env={"claude_code_sdk_reads_session_state": "0"}))
+    assert "CLAUDE_CODE_SDK_READS_SESSION_STATE" not in mine
+
+
+def test_initialize_fields_and_verbatim_string_prompt() -> None:
+    transport = MockTransport(lambda m, cli: cli.turn("ok") if m["type"] == "user" else None)
+    options = ClaudeAgentOptions(
+        system_prompt={"type": "preset", "preset": "claude_code", "exclude_dynamic_sections": True, "snapshot": False},
+        verbatim_prompts=True,
+    )
+    list(query("as written", options, transport=transport))
+    init = next(m for m in transport.cli.sent if m["type"] == "control_request")["request"]
+    assert init["excludeDynamicSections"] is True and init["systemPromptSnapshot"] is False
+    user = next(m for m in transport.cli.sent if m["type"] == "user")
+    assert user["client_composed"] is True and user["session_id"] == ""
+
+
+def test_initialize_timeout_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    from claude_sdkurl._session import initialize_timeout
+
+    monkeypatch.setenv("CLAUDE_CODE_STREAM_CLOSE_TIMEOUT", "120000")
+    assert initialize_timeout() == 120.0
+    monkeypatch.setenv("CLAUDE_CODE_STREAM_CLOSE_TIMEOUT", "1000")
+    assert initialize_timeout() == 60.0
+
+
+def test_hook_returning_none_is_an_error_answer() -> None:
+    answers: list[Any] = []
+
+    def handler(message: dict[str, Any], cli: FakeCLI) -> None:
+        if message["type"] == "user":
+            answers.append(cli.request("hook_callback", callback_id="hook_0", input={}, tool_use_id=None))
+            cli.turn("ok")
+
+    options = ClaudeAgentOptions(hooks={"Stop": [HookMatcher(hooks=[lambda i, t, c: None])]})
+    list(query("go", options, transport=MockTransport(handler)))
+    assert answers[0]["subtype"] == "error" and "None" in answers[0]["error"]
+
+
+def test_can_use_tool_shadowed_warning() -> None:
+    transport = MockTransport(lambda m, cli: cli.turn("ok") if m["type"] == "user" else None)
+    options = ClaudeAgentOptions(can_use_tool=lambda n, i, c: PermissionResultAllow(), allowed_tools=["Read", "Bash(ls:*)"])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        list(query("go", options, transport=transport))
+    [w] = [w for w in caught if issubclass(w.category, CanUseToolShadowedWarning)]
+    assert "Read" in str(w.message) and "Bash" not in str(w.message)
+
+
+# ---------------------------------------------------------------------- SDK MCP tools
+
+
+class Point(TypedDict):
+    x: int
+    y: Annotated[float, "the y coordinate"]
+
+
+def test_tool_schemas_from_python_types() -> None:
+    @tool("t", "T", {"names": list[str], "maybe": Optional[int], "either": int | str, "at": Point, "note": Annotated[str, "a note"]})
+    def t(args: dict[str, Any]) -> dict[str, Any]:
+        return {"content": []}
+
+    server = create_sdk_mcp_server("s", tools=[t])["instance"]
+    schema = server.handle({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})["result"]["tools"][0]["inputSchema"]  # type: ignore[index]
+    props = schema["properties"]
+    assert props["names"] == {"type": "array", "items": {"type": "string"}}
+    assert props["maybe"] == {"type": "integer"}
+    assert props["either"] == {"anyOf": [{"type": "integer"}, {"type": "string"}]}
+    assert props["at"] == {
+        "type": "object",
+        "properties": {"x": {"type": "integer"}, "y": {"type": "number", "description": "the y coordinate"}},
+        "required": ["x", "y"],
+    }
+    assert props["note"] == {"type": "string", "description": "a note"}
+    assert schema["required"] == ["names", "maybe", "either", "at", "note"]
+
+
+def call(server: Any, name: str, arguments: dict[str, Any], rpc_id: int = 2) -> dict[str, Any]:
+    reply = server.handle({"jsonrpc": "2.0", "id": rpc_id, "method": "tools/call", "params": {"name": name, "arguments": arguments}})
+    assert reply is not None
+    return reply
+
+
+def test_tool_arguments_are_validated_and_results_converted() -> None:
+    calls: list[Any] = []
+
+    @tool("add", "Add", {"a": int, "b": int})
+    def add(args: dict[str, Any]) -> dict[str, Any]:
+        calls.append(args)
+        return {"content": [{"type": "text", "text": str(args["a"] + args["b"])}, {"type": "resource_link", "name": "n", "uri": "u"}]}
+
+    server = create_sdk_mcp_server("s", tools=[add])["instance"]
+    assert call(server, "add", {"a": 1, "b": 2})["result"] == {
+        "content": [{"type": "text", "text": "3"}, {"type": "text", "text": "n\nu"}],
+        "isError": False,
+    }
+    bad = call(server, "add", {"a": "x"})["result"]
+    assert bad["isError"] is True and bad["content"][0]["text"].startswith("Input validation error: ")
+    assert call(server, "nope", {})["result"]["content"][0]["text"] == "Tool 'nope' not found"
+    assert calls == [{"a": 1, "b": 2}]
+
+
+def test_cancelled_notification_cancels_an_async_tool() -> None:
+    started = threading.Event()
+    finished: list[str] = []
+
+    @tool("wait", "Waits", {})
+    async def wait(args: dict[str, Any]) -> dict[str, Any]:
+        import asyncio
+
+        started.set()
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            finished.append("cancelled")
+            raise
+        return {"content": []}
+
+    server = create_sdk_mcp_server("s", tools=[wait])["instance"]
+    replies: list[Any] = []
+    thread = threading.Thread(target=lambda: replies.append(call(server, "wait", {}, rpc_id=7)))
+    t0 = time.monotonic()
+    thread.start()
+    assert started.wait(5)
+    assert server.handle({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 7}}) is None
+    thread.join(5)
+    assert not thread.is_alive() and time.monotonic() - t0 < 5
+    assert finished == ["cancelled"]
+    assert replies[0]["error"]["message"] == "Request cancelled"
+
+
+def test_notification_ack_has_no_id() -> None:
+    answers: list[Any] = []
+
+    def handler(message: dict[str, Any], cli: FakeCLI) -> None:
+        if message["type"] == "user":
+            answers.append(cli.request("mcp_message", server_name="s", message={"jsonrpc": "2.0", "method": "notifications/initialized"}))
+            cli.turn("ok")
+
+    list(query("go", ClaudeAgentOptions(mcp_servers={"s": create_sdk_mcp_server("s")}), transport=MockTransport(handler)))
+    assert answers[0]["response"] == {"mcp_response": {"jsonrpc": "2.0", "result": {}}}
+    json.dumps(answers)
