@@ -76,7 +76,7 @@ def parse_block(block: Any) -> ContentBlock:
             return typing.cast(ContentBlock, _raw(build(block), block))
         except (KeyError, TypeError):
             pass
-    return _raw(UnknownBlock(type=str(kind), data=block), block)
+    return _raw(UnknownBlock(type=kind if isinstance(kind, str) else type(kind).__name__, data=block), block)
 
 
 def _blocks(content: Any) -> list[ContentBlock]:
@@ -273,7 +273,7 @@ def parse_message(data: dict[str, Any]) -> Message:
     kind = data.get("type")
     build = _MESSAGES.get(kind) if isinstance(kind, str) else None
     if build is None:
-        return _raw(UnknownMessage(type=str(kind), data=data), data)
+        return _raw(UnknownMessage(type=kind if isinstance(kind, str) else type(kind).__name__, data=data), data)
     try:
         return typing.cast(Message, _raw(build(data), data))
     except MessageParseError:

@@ -111,6 +111,11 @@ def encode(obj: dict[str, Any]) -> str:
         raise type(e)(f"message cannot be sent to the CLI as JSON: {e}") from e
 
 
+def _kind(data: dict[str, Any]) -> str:
+    kind = data.get("type")
+    return kind if isinstance(kind, str) else type(kind).__name__
+
+
 class Protocol:
     """State of one CLI conversation, independent of how bytes travel.
 
@@ -220,15 +225,22 @@ class Protocol:
                 return []
         try:
             data = _loads(line)
-        except ValueError as e:
+        except (ValueError, RecursionError) as e:  # RecursionError: JSON nested too deep to decode
             text = line.decode("utf-8", "replace") if isinstance(line, bytes) else line
-            return [ProtocolErrorReceived(CLIJSONDecodeError(text.strip(), e))]
+            return [ProtocolErrorReceived(CLIJSONDecodeError(text.strip()[:10_000], e))]
         if type(data) is not dict:
             return []
         return self.receive_message(data)
 
     def receive_message(self, data: dict[str, Any]) -> list[Event]:
-        """Classify one decoded wire message."""
+        """Classify one decoded wire message. Never raises: a frame of a shape we cannot
+        use is delivered as :class:`UnknownMessage` (with a logged warning) instead."""
+        try:
+            return self._classify(data)
+        except Exception as e:  # a reader thread must survive any input
+            return [self._unknown(data, f"Unusable {_kind(data)!r} frame from the CLI ({type(e).__name__}: {e})")]
+
+    def _classify(self, data: dict[str, Any]) -> list[Event]:
         kind = data.get("type")
         if kind == "stream_event":  # the hot path: thousands per turn
             if self._is_replay(data):
@@ -268,7 +280,10 @@ class Protocol:
             request = data.get("request")
             if not isinstance(request, dict):
                 return [self._unknown(data, "control_request without a request object")]
-            return [ControlRequestReceived(str(data.get("request_id")), str(request.get("subtype")), request)]
+            request_id = data.get("request_id")
+            if not isinstance(request_id, str) or not request_id:
+                return [self._unknown(data, "control_request without a request_id")]
+            return [ControlRequestReceived(request_id, str(request.get("subtype")), request)]
         if kind == "control_cancel_request":
             return [ControlCancelReceived(str(data.get("request_id")))]
         if kind == "keep_alive" or self._is_replay(data):  # keep_alive is transport noise, never a message
@@ -304,7 +319,7 @@ class Protocol:
     @staticmethod
     def _unknown(data: dict[str, Any], why: str) -> MessageReceived:
         logger.warning("%s; delivering it as UnknownMessage", why)
-        message = UnknownMessage(type=str(data.get("type")), data=data)
+        message = UnknownMessage(type=_kind(data), data=data)
         message.raw = data
         return MessageReceived(message)
 
