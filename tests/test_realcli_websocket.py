@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
@@ -15,7 +17,7 @@ from .conftest import OptionsFactory, cli_pid
 pytestmark = pytest.mark.realcli
 
 
-def _status(url: str, headers: dict[str, str]) -> int:
+def _status(url: str, headers: Any) -> int:
     with pytest.raises(InvalidStatus) as info:
         with connect(url, additional_headers=headers, open_timeout=5):
             pass
@@ -37,16 +39,20 @@ def test_bad_token_rejected_before_upgrade(make_options: OptionsFactory, api: Mo
         assert _status(ws.url, {"Authorization": token}) == 401
         # the right token from a browser page is still refused
         assert _status(ws.url, {"Authorization": f"Bearer {token}", "Origin": "http://evil.example"}) == 403
-        assert ws.rejected == 5 and ws.connections == 1
+        # two Authorization headers, even both right, are ambiguous: 401, not a 500
+        twice = [("Authorization", f"Bearer {token}"), ("Authorization", f"Bearer {token}")]
+        assert _status(ws.url, twice) == 401
+        assert ws.rejected == 6 and ws.connections == 1
 
-        # the token travels in the environment, never on the command line
+        # the token travels through an inherited pipe: not on the command line, not in the
+        # environment (which the CLI's tools inherit)
         pid = cli_pid()
         with open(f"/proc/{pid}/cmdline", "rb") as f:
             argv = f.read()
         with open(f"/proc/{pid}/environ", "rb") as f:
             environ = f.read()
-        assert token.encode() not in argv
-        assert f"CLAUDE_CODE_SESSION_ACCESS_TOKEN={token}".encode() in environ.split(b"\0")
+        assert token.encode() not in argv and token.encode() not in environ
+        assert b"CLAUDE_CODE_WEBSOCKET_AUTH_FILE_DESCRIPTOR=" in environ
 
         # and the real session is unaffected by the refused attempts
         client.query("still there?")
@@ -77,3 +83,19 @@ def test_forced_websocket_on_current_cli_is_a_typed_error(make_options: OptionsF
     # the CLI's own words are quoted
     assert err.cli_message and "--sdk-url rejected" in err.cli_message
     assert "--sdk-url rejected" in str(err)
+
+
+@pytest.mark.parametrize("transport", ["websocket"])
+def test_tools_do_not_inherit_the_session_token(make_options: OptionsFactory, api: MockMessagesAPI, transport: str) -> None:
+    from claude_sdkurl.testing import text, tool_use
+
+    api.enqueue(tool_use("Bash", {"command": "env; ls -l /proc/self/fd"}), text("ok"))
+    with ClaudeClient(make_options(permission_mode="acceptEdits", allowed_tools=["Bash"])) as client:
+        token = client.session._transport._token  # type: ignore[union-attr]
+        client.query("look around")
+        list(client.receive_response())
+        client.query("still connected?")  # the CLI keeps the token it read once
+        assert [m for m in client.receive_response() if isinstance(m, ResultMessage)][0].result == "pong"
+    [result] = api.message_requests()[1].tool_results()
+    assert "PATH=" in str(result["content"]) and token not in str(result["content"])
+    assert "CLAUDE_CODE_SESSION_ACCESS_TOKEN" not in str(result["content"])

@@ -117,3 +117,65 @@ def test_close_does_not_wait_for_a_silent_peer() -> None:
         assert not [t for t in threading.enumerate() if t.name.startswith("claude-sdkurl-ws")]
     finally:
         silent.close()
+
+
+def test_accept_survives_running_out_of_descriptors(server: Server) -> None:
+    """Regression: any OSError from accept() (EMFILE) ended the accept loop for good, so the
+    CLI could never reconnect."""
+    import errno
+
+    real = server.listener.socket
+    failures = [0]
+
+    class Flaky:
+        def __getattr__(self, name: str) -> object:
+            return getattr(real, name)
+
+        def accept(self) -> object:
+            if failures[0] < 3:
+                failures[0] += 1
+                raise OSError(errno.EMFILE, "Too many open files")
+            return real.accept()
+
+    server.listener.socket = Flaky()  # type: ignore[assignment]
+    with client(server) as ws:
+        ws.send('{"after": "EMFILE"}\n')
+        server.wait(lambda: server.received)
+    assert failures[0] == 3
+
+
+def test_pending_handshakes_are_bounded(server: Server) -> None:
+    """Regression: a thread and a descriptor per silent socket, without limit (300 = ~400 threads)."""
+    from claude_sdkurl._transport._wsserver import MAX_PENDING_HANDSHAKES
+
+    before = threading.active_count()
+    silent = [socket.create_connection(("127.0.0.1", server.listener.port)) for _ in range(100)]
+    try:
+        time.sleep(0.5)
+        assert threading.active_count() - before <= MAX_PENDING_HANDSHAKES + 1
+    finally:
+        for s in silent:
+            s.close()
+    # once they are gone, a real peer gets through
+    deadline = time.monotonic() + 5
+    while True:
+        try:
+            with client(server) as ws:
+                ws.send('{"ok": true}\n')
+                server.wait(lambda: server.received)
+            break
+        except (OSError, ConnectionClosed):
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
+
+
+def test_silent_handshake_times_out(monkeypatch: pytest.MonkeyPatch, server: Server) -> None:
+    import claude_sdkurl._transport._wsserver as wsserver
+
+    monkeypatch.setattr(wsserver, "HANDSHAKE_TIMEOUT", 0.3)
+    silent = socket.create_connection(("127.0.0.1", server.listener.port))
+    try:
+        silent.settimeout(3)
+        assert silent.recv(10) == b""  # the server gave up on it
+    finally:
+        silent.close()

@@ -17,12 +17,14 @@ from __future__ import annotations
 
 import logging
 import os
+import select
 import selectors
 import socket
 import threading
 from collections.abc import Callable
 from http import HTTPStatus
 
+from websockets.exceptions import PayloadTooBig
 from websockets.frames import Frame, Opcode
 from websockets.http11 import Request
 from websockets.protocol import CLOSED, OPEN
@@ -33,6 +35,9 @@ from .base import BurstPacer
 logger = logging.getLogger("claude_sdkurl.transport.websocket")
 
 RECV_SIZE = 256 * 1024
+HANDSHAKE_TIMEOUT = 10.0  # seconds a peer may take to send its upgrade request
+MAX_PENDING_HANDSHAKES = 16  # connections still in their handshake; more are closed at once
+ACCEPT_BACKOFF = 0.1  # seconds to wait after accept() failed (e.g. out of descriptors)
 
 
 class ConnectionClosedError(Exception):
@@ -66,6 +71,8 @@ class Connection:
         self._pongs: dict[bytes, threading.Event] = {}
         self._abort_timer: threading.Timer | None = None
         self.done = threading.Event()
+        self.too_big: PayloadTooBig | None = None  # the peer sent a message over max_size
+        self.handshake_done = False
 
     # ------------------------------------------------------------------ writing
 
@@ -80,22 +87,27 @@ class Connection:
                 except OSError:
                     pass
 
-    def _produce(self, make: Callable[[], None]) -> None:
+    def _produce(self, make: Callable[[], None], wait: float = -1) -> None:
         # The write lock is taken first so frames reach the socket in the order the protocol made them.
-        with self._write_lock:
+        # ``wait``: how long another writer (maybe blocked on a peer that stopped reading) may hold it.
+        if not self._write_lock.acquire(timeout=wait):
+            raise ConnectionClosedError("the connection is stuck in a write (the peer is not reading)")
+        try:
             with self._proto_lock:
                 make()
                 out = self.protocol.data_to_send()
             self._write_locked(out)
+        finally:
+            self._write_lock.release()
 
-    def _send(self, make: Callable[[], None]) -> None:
+    def _send(self, make: Callable[[], None], wait: float = -1) -> None:
         def checked() -> None:
             if self.protocol.state is not OPEN:
                 raise ConnectionClosedError("the WebSocket connection is closed")
             make()
 
         try:
-            self._produce(checked)
+            self._produce(checked, wait)
         except OSError as e:
             raise ConnectionClosedError(str(e)) from e
 
@@ -110,7 +122,7 @@ class Connection:
         waiter = threading.Event()
         self._pongs[payload] = waiter
         try:
-            self._send(lambda: self.protocol.send_ping(payload))
+            self._send(lambda: self.protocol.send_ping(payload), wait=timeout)
             return waiter.wait(timeout) and not self.done.is_set()
         except ConnectionClosedError:
             return False
@@ -118,11 +130,13 @@ class Connection:
             self._pongs.pop(payload, None)
 
     def close(self, code: int, reason: str) -> None:
-        """Start the closing handshake; the socket is dropped after ``close_timeout`` at the latest."""
+        """Start the closing handshake; the socket is dropped after ``close_timeout`` at the latest
+        (at once if a write is stuck on a peer that does not read)."""
         try:
-            self._send(lambda: self.protocol.send_close(code, reason))
+            self._send(lambda: self.protocol.send_close(code, reason), wait=1.0)
         except ConnectionClosedError:
-            pass
+            if not self.done.is_set() and self.protocol.state is OPEN:
+                self.abort()
         self._arm_abort()
 
     def _arm_abort(self) -> None:
@@ -167,6 +181,13 @@ class Connection:
 
     def handshake(self, decide: Callable[[Request], None]) -> bool:
         """Read the upgrade request and answer it; ``True`` if the connection is open."""
+        try:
+            return self._handshake(decide)
+        finally:
+            self.handshake_done = True
+
+    def _handshake(self, decide: Callable[[Request], None]) -> bool:
+        self._sock.settimeout(HANDSHAKE_TIMEOUT)  # a silent peer does not hold a thread for long
         while self.request is None:
             data = self._recv()
             for event in self._feed(data):
@@ -174,6 +195,7 @@ class Connection:
                     self.request = event
             if not data or self.protocol.handshake_exc is not None:
                 return False
+        self._sock.settimeout(None)
         try:
             decide(self.request)
             response = self.protocol.accept(self.request)
@@ -225,6 +247,8 @@ class Connection:
             if batch:
                 on_message(batch[0] if len(batch) == 1 else b"".join(batch))
                 batch = []
+            if isinstance(self.protocol.parser_exc, PayloadTooBig):
+                self.too_big = self.protocol.parser_exc
             if not data or self.protocol.state is CLOSED:
                 return
             if self.protocol.close_expected():
@@ -275,8 +299,19 @@ class Listener:
                     sock, _ = self.socket.accept()
                 except (BlockingIOError, InterruptedError):
                     continue
-                except OSError:
-                    return
+                except OSError as e:
+                    # Out of descriptors (EMFILE), or memory: the pending connection stays in the
+                    # backlog. Back off and keep serving; the CLI's reconnects depend on it.
+                    logger.warning("accept() failed (%s); retrying", e)
+                    if select.select([self._wake_r], [], [], ACCEPT_BACKOFF)[0]:
+                        return
+                    continue
+                with self._lock:
+                    pending = sum(1 for c in self._conns if not c.handshake_done)
+                if pending >= MAX_PENDING_HANDSHAKES:
+                    logger.warning("closing a connection: %d handshakes are already pending", pending)
+                    sock.close()
+                    continue
                 sock.setblocking(True)
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
                 conn = Connection(sock, self._max_size, self._close_timeout)

@@ -50,13 +50,15 @@ class TransportCallbacks:
     exactly once, after the last ``on_data``, with the CLI's exit code (or
     ``None`` if the transport ended without a process exit, e.g. a custom
     transport) and the tail of its standard error. ``on_reconnect`` is called
-    after the CLI came back on a new connection (WebSocket only), once the
-    lines queued meanwhile were flushed.
+    after the CLI came back on a new connection (WebSocket only); lines sent
+    from it go out after those queued meanwhile. ``on_error`` ends the session
+    with a typed error the transport found (e.g. a message over the size limit).
     """
 
     on_data: Callable[[bytes | str], None]
     on_exit: Callable[[int | None, str], None]
     on_reconnect: Callable[[], None] | None = field(default=None)
+    on_error: Callable[[BaseException], None] | None = field(default=None)
 
 
 class Transport(abc.ABC):
@@ -95,3 +97,7 @@ class Transport(abc.ABC):
     @abc.abstractmethod
     def close(self) -> None:
         """Ask the CLI to end, make sure it does, and release every thread and descriptor."""
+
+    def abort(self) -> None:
+        """As :meth:`close`, without waiting for a graceful exit (the stream is broken)."""
+        self.close()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import collections
 import logging
 import os
@@ -16,6 +17,21 @@ from .._errors import CLIConnectionError, CLINotFoundError
 logger = logging.getLogger("claude_sdkurl.process")
 
 STDERR_TAIL_LINES = 100
+
+# Every CLI started and not yet reaped: interpreter exit stops them, whatever state their
+# session is in (a session closing on another thread at exit must not leave one behind).
+_active: set[CLIProcess] = set()
+_active_lock = threading.Lock()
+
+
+@atexit.register
+def _reap_at_exit() -> None:
+    with _active_lock:
+        left = list(_active)
+    for proc in left:
+        proc._signal(signal.SIGKILL)
+    for proc in left:
+        proc.wait(1.0)
 
 
 def _pass_through(line: str) -> None:
@@ -44,6 +60,7 @@ class CLIProcess:
         stdio: bool,
         on_stderr: Callable[[str], None] | None = None,
         user: str | None = None,
+        pass_fds: tuple[int, ...] = (),
     ) -> None:
         self.argv = argv
         self._on_stderr = on_stderr
@@ -59,6 +76,7 @@ class CLIProcess:
                 bufsize=0,
                 start_new_session=True,
                 user=user,
+                pass_fds=pass_fds,
             )
         except FileNotFoundError as e:
             if cwd and not os.path.isdir(cwd):
@@ -69,6 +87,8 @@ class CLIProcess:
         except OSError as e:
             raise CLIConnectionError(f"Failed to start Claude Code: {e}") from e
         self.pid = self.popen.pid
+        with _active_lock:
+            _active.add(self)
         self._stderr_thread = threading.Thread(
             target=self._read_stderr, name=f"claude-sdkurl-stderr-{self.pid}", daemon=True
         )
@@ -106,9 +126,21 @@ class CLIProcess:
     def wait(self, timeout: float | None = None) -> int | None:
         """Wait for exit; ``None`` if still running after ``timeout``."""
         try:
-            return self.popen.wait(timeout)
+            code = self.popen.wait(timeout)
         except subprocess.TimeoutExpired:
             return None
+        with _active_lock:
+            _active.discard(self)
+        return code
+
+    def is_stopped(self) -> bool:
+        """Whether the CLI is stopped (SIGSTOP, SIGTSTP, a debugger): it then heeds only SIGKILL."""
+        try:
+            with open(f"/proc/{self.pid}/stat", "rb") as f:
+                state = f.read().rsplit(b")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            return False
+        return state in (b"T", b"t")
 
     def stderr_tail(self, wait: float = 1.0) -> str:
         """The last lines of standard error (waits briefly for the reader to drain)."""
@@ -130,7 +162,12 @@ class CLIProcess:
 
         Always reaps the child and joins the stderr reader.
         """
-        code = self.wait(grace) if grace > 0 else self.popen.poll()
+        code = self.popen.poll()
+        if code is None and self.is_stopped():
+            self._signal(signal.SIGKILL)  # a stopped process would sit on SIGTERM
+            code = self.wait(5.0)
+        if code is None and grace > 0:
+            code = self.wait(grace)
         if code is None:
             self._signal(signal.SIGTERM)
             code = self.wait(term_grace)
@@ -143,11 +180,15 @@ class CLIProcess:
                 os.killpg(self.pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
-        for stream in (self.popen.stdin, self.popen.stdout):
-            if stream is not None:
-                try:
-                    stream.close()
-                except OSError:
-                    pass
+        # stdout is not closed here: its reader owns it and closes it when done (closing it
+        # under a running reader could make it read another thread's new descriptor).
+        if self.popen.stdin is not None:
+            try:
+                self.popen.stdin.close()
+            except OSError:
+                pass
         self._stderr_thread.join(2.0)
+        if code is not None:
+            with _active_lock:
+                _active.discard(self)
         return code

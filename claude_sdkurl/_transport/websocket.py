@@ -14,7 +14,9 @@ handoff between threads. The upgrade is decided before any WebSocket exists.
 
 from __future__ import annotations
 
+import collections
 import hmac
+import os
 import logging
 import secrets
 import threading
@@ -24,7 +26,7 @@ from http import HTTPStatus
 
 from websockets.http11 import Request
 
-from .._errors import CLIConnectionError, TransportNotSupportedError
+from .._errors import CLIConnectionError, CLIJSONDecodeError, TransportNotSupportedError
 from ._wsserver import Connection, ConnectionClosedError, Listener, Refusal
 from .base import Transport, TransportCallbacks
 from .process import CLIProcess
@@ -32,6 +34,9 @@ from .process import CLIProcess
 logger = logging.getLogger("claude_sdkurl.transport.websocket")
 
 TOKEN_ENV = "CLAUDE_CODE_SESSION_ACCESS_TOKEN"
+#: The CLI reads its token from this inherited descriptor instead (once; it keeps it in memory),
+#: so the token is not in the environment its tools (a Bash ``env``) inherit.
+TOKEN_FD_ENV = "CLAUDE_CODE_WEBSOCKET_AUTH_FILE_DESCRIPTOR"
 #: Close code that makes the CLI exit at once, with status 0, without reconnecting.
 CLOSE_SESSION_ENDED = 4001
 
@@ -39,9 +44,14 @@ CLOSE_SESSION_ENDED = 4001
 class WebSocketTransport(Transport):
     """Serves one CLI over ``--sdk-url ws://127.0.0.1:PORT/...``.
 
-    Lines sent while the CLI is not connected (before it first connects, or
-    between a drop and its reconnect) are kept and flushed, in order, when it
-    connects. A reconnect with the right token replaces the old connection.
+    Lines go through an outbox and a writer thread, so :meth:`send` never
+    blocks (a CLI that stops reading cannot stall the caller, a control request
+    or :meth:`close`). Lines sent while the CLI is not connected (before it
+    first connects, or between a drop and its reconnect) wait in the outbox and
+    go out, in order, when it connects. A reconnect with the right token
+    replaces the old connection. A message over ``max_size`` ends the session
+    with :class:`CLIJSONDecodeError` (the CLI would otherwise replay it on every
+    reconnect).
     """
 
     name = "websocket"
@@ -57,6 +67,7 @@ class WebSocketTransport(Transport):
         user: str | None = None,
         host: str = "127.0.0.1",
         max_size: int = 256 * 1024 * 1024,
+        route: Callable[[int], int] | None = None,
     ) -> None:
         self._cli = cli
         self._args = args
@@ -68,9 +79,12 @@ class WebSocketTransport(Transport):
         self._max_size = max_size
         self._token = secrets.token_urlsafe(32)  # 256 bits
         self._expected_auth = f"Bearer {self._token}".encode()
+        self._route = route  # tests: our port -> the port the CLI is told (a proxy in between)
         self._lock = threading.Lock()
+        self._wake = threading.Condition(self._lock)
         self._conn: Connection | None = None
-        self._outbox: list[str] = []
+        self._outbox: collections.deque[str] = collections.deque()
+        self._writer: threading.Thread | None = None
         self._connected = threading.Event()
         self._handlers_idle = threading.Condition(self._lock)
         self._active_handlers = 0
@@ -86,12 +100,13 @@ class WebSocketTransport(Transport):
 
     def _decide(self, request: Request) -> None:
         """Refuse an upgrade before any WebSocket exists (raises :class:`Refusal`)."""
-        auth = request.headers.get("Authorization", "")
+        values = request.headers.get_all("Authorization")
+        auth = values[0] if len(values) == 1 else ""  # none, or two (ambiguous): refused alike
         if not hmac.compare_digest(auth.encode("utf-8", "replace"), self._expected_auth):
             self.rejected += 1
             logger.warning("refused a WebSocket upgrade without the session token")
             raise Refusal(HTTPStatus.UNAUTHORIZED, "Unauthorized\n")
-        if request.headers.get("Origin") is not None:
+        if request.headers.get_all("Origin"):
             self.rejected += 1
             logger.warning("refused a WebSocket upgrade carrying a browser Origin")
             raise Refusal(HTTPStatus.FORBIDDEN, "Forbidden\n")
@@ -115,13 +130,8 @@ class WebSocketTransport(Transport):
             old, self._conn = self._conn, conn
             self._active_handlers += 1
             self.connections += 1
-            pending, self._outbox = self._outbox, []
-            try:
-                for line in pending:
-                    conn.send_text(line)
-            except ConnectionClosedError:
-                self._outbox = pending
             self._connected.set()
+            self._wake.notify_all()  # the writer sends what waited, on the new connection
         callbacks = self._callbacks
         if old is not None:
             old.close(1000, "replaced by a newer connection")
@@ -138,16 +148,31 @@ class WebSocketTransport(Transport):
                     self._connected.clear()
                 self._active_handlers -= 1
                 self._handlers_idle.notify_all()
+        if conn.too_big is not None and callbacks.on_error is not None and not self._closed:
+            # The CLI would reconnect and replay the same message forever: end the session.
+            callbacks.on_error(
+                CLIJSONDecodeError(
+                    f"<message of more than {self._max_size} bytes>",
+                    ValueError(f"a message from the CLI exceeded the maximum of {self._max_size} bytes (max_buffer_size)"),
+                )
+            )
 
     # ------------------------------------------------------------------ Transport
 
     def start(self, callbacks: TransportCallbacks) -> None:
         self._callbacks = callbacks
         self._listener = Listener(self._host, self._handle, max_size=self._max_size, close_timeout=2.0)
-        self.url = f"ws://{self._host}:{self._listener.port}/claude-sdkurl/{uuid.uuid4().hex}"
+        port = self._listener.port if self._route is None else self._route(self._listener.port)
+        self.url = f"ws://{self._host}:{port}/claude-sdkurl/{uuid.uuid4().hex}"
         env = dict(self._env)
-        env[TOKEN_ENV] = self._token
+        env.pop(TOKEN_ENV, None)
+        token_r, token_w = os.pipe()
         try:
+            try:
+                os.write(token_w, self._token.encode())
+            finally:
+                os.close(token_w)  # closed exactly once: a second close could hit another thread's new fd
+            env[TOKEN_FD_ENV] = str(token_r)
             self.process = CLIProcess(
                 [self._cli, "--sdk-url", self.url, *self._args],
                 env,
@@ -155,12 +180,17 @@ class WebSocketTransport(Transport):
                 stdio=False,
                 on_stderr=self._on_stderr,
                 user=self._user,
+                pass_fds=(token_r,),
             )
         except BaseException:
             self._stop_server()
             raise
+        finally:
+            os.close(token_r)  # the CLI has its own copy
         self._waiter = threading.Thread(target=self._wait_exit, name=f"claude-sdkurl-wait-{self.process.pid}", daemon=True)
+        self._writer = threading.Thread(target=self._write_loop, name=f"claude-sdkurl-wswrite-{self.process.pid}", daemon=True)
         self._waiter.start()
+        self._writer.start()
 
     def _wait_exit(self) -> None:
         proc = self.process
@@ -201,17 +231,33 @@ class WebSocketTransport(Transport):
             step = min(step * 2, 0.2)
 
     def send(self, line: str) -> None:
-        with self._lock:
+        with self._wake:
             if self._closed:
                 raise CLIConnectionError("the session is closed")
-            conn = self._conn
-            if conn is None:
-                self._outbox.append(line)
-                return
+            self._outbox.append(line)
+            self._wake.notify_all()
+
+    def _write_loop(self) -> None:
+        """Send the outbox, in order, on whatever connection is current; a line leaves the
+        outbox once written, and waits for the next connection if the current one fails."""
+        while True:
+            with self._wake:
+                while not self._closed and (not self._outbox or self._conn is None):
+                    self._wake.wait()
+                if self._closed:
+                    return
+                conn, line = self._conn, self._outbox[0]
+            assert conn is not None
             try:
                 conn.send_text(line)
             except ConnectionClosedError:
-                self._outbox.append(line)
+                with self._wake:
+                    if self._conn is conn:  # going away: wait for its handler or a new connection
+                        self._wake.wait(0.05)
+                continue
+            with self._wake:
+                if self._outbox and self._outbox[0] is line:
+                    self._outbox.popleft()
 
     def drop_connection(self, code: int = 1011, reason: str = "dropped") -> None:
         """Close the current connection as a network fault would (the CLI reconnects).
@@ -227,11 +273,15 @@ class WebSocketTransport(Transport):
         if self._listener is not None:
             self._listener.close()
 
-    def close(self) -> None:
-        with self._lock:
+    def abort(self) -> None:
+        self.close(graceful=False)
+
+    def close(self, graceful: bool = True) -> None:
+        with self._wake:
             if self._closed:
                 return
             self._closed = True
+            self._wake.notify_all()
             conn = self._conn
         if conn is not None:
             try:
@@ -239,7 +289,12 @@ class WebSocketTransport(Transport):
             except Exception:
                 pass
         if self.process is not None:
-            self.process.stop(grace=3.0)
+            if graceful:
+                self.process.stop(grace=3.0)
+            else:
+                self.process.stop(grace=0.0, term_grace=1.0)
         self._stop_server()
-        if self._waiter is not None and self._waiter is not threading.current_thread():
-            self._waiter.join(10.0)
+        me = threading.current_thread()
+        for t in (self._waiter, self._writer):
+            if t is not None and t is not me:
+                t.join(10.0)

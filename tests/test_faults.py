@@ -1,0 +1,218 @@
+"""No hang, no loss, no orphan: a stand-in CLI (a Python script speaking the stdio protocol) that
+misbehaves in ways the real CLI cannot be made to on demand: stops reading, gets SIGSTOPped,
+closes its output and lives on, leaves a process holding its stdout, writes a broken line and
+ignores SIGTERM. Each case: a typed error or a clean end within 2 s, nothing left behind."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from claude_sdkurl import (
+    ClaudeAgentOptions,
+    ClaudeClient,
+    CLIJSONDecodeError,
+    ClaudeSDKError,
+    ControlRequestTimeoutError,
+    ProcessError,
+    ReceiveTimeoutError,
+    ResultMessage,
+    query,
+)
+
+from .conftest import child_pids
+
+FAKE_CLI = r'''#!{python}
+import json, os, signal, subprocess, sys, time
+if "--version" in sys.argv:
+    print("2.1.330 (Claude Code)")
+    sys.exit(0)
+mode = os.environ["FAKE_MODE"]
+with open(os.environ["FAKE_PIDFILE"], "a") as f:
+    f.write(f"{{os.getpid()}}\n")
+signal.signal(signal.SIGTERM, signal.SIG_IGN)  # only SIGKILL ends this one
+
+def out(obj):
+    sys.stdout.write(json.dumps(obj) + "\n")
+    sys.stdout.flush()
+
+def turn(text):
+    out({{"type": "system", "subtype": "init", "session_id": "s", "uuid": os.urandom(8).hex()}})
+    out({{"type": "assistant", "message": {{"model": "m", "content": [{{"type": "text", "text": text}}]}}, "session_id": "s", "uuid": os.urandom(8).hex()}})
+    out({{"type": "result", "subtype": "success", "duration_ms": 1, "duration_api_ms": 1, "is_error": False, "num_turns": 1, "session_id": "s", "result": text, "uuid": os.urandom(8).hex()}})
+
+for line in sys.stdin:
+    msg = json.loads(line)
+    if msg["type"] == "control_request" and msg["request"]["subtype"] == "initialize":
+        out({{"type": "control_response", "response": {{"subtype": "success", "request_id": msg["request_id"], "response": {{}}}}}})
+        if mode == "stop_reading":
+            time.sleep(600)
+        continue
+    if msg["type"] != "user":
+        continue
+    if mode == "broken_line":
+        sys.stdout.write("{{not json\n")
+        sys.stdout.flush()
+        time.sleep(600)
+    if mode == "close_stdout":
+        os.close(1)
+        time.sleep(600)
+    if mode == "grandchild":
+        subprocess.Popen(["sleep", "600"])  # inherits stdout
+        turn("done")
+        sys.exit(0)
+    if mode == "silent":
+        time.sleep(600)
+    turn("pong")
+'''
+
+
+@pytest.fixture
+def fake(tmp_path: Path) -> Any:
+    script = tmp_path / "claude"
+    script.write_text(FAKE_CLI.format(python=sys.executable))
+    script.chmod(0o755)
+    pidfile = tmp_path / "pids"
+
+    def options(mode: str, **kw: Any) -> ClaudeAgentOptions:
+        env = {"FAKE_MODE": mode, "FAKE_PIDFILE": str(pidfile)}
+        return ClaudeAgentOptions(cli_path=str(script), env=env, transport="stdio", **kw)
+
+    options.pids = lambda: [int(p) for p in pidfile.read_text().split()] if pidfile.exists() else []  # type: ignore[attr-defined]
+    return options
+
+
+def alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_cli_that_stops_reading_blocks_nothing(fake: Any) -> None:
+    """Regression: a large query() blocked in its write holding the lock that interrupt() and
+    disconnect() needed: all three hung."""
+    client = ClaudeClient(fake("stop_reading", control_timeout=1.0))
+    client.connect()
+    t0 = time.monotonic()
+    client.query("x" * (20 * 1024 * 1024))  # far more than a pipe holds
+    assert time.monotonic() - t0 < 1.0
+    with pytest.raises(ControlRequestTimeoutError):
+        client.interrupt()
+    assert time.monotonic() - t0 < 2.5
+    t1 = time.monotonic()
+    client.disconnect()
+    assert time.monotonic() - t1 < 2.5
+    assert not any(alive(p) for p in fake.pids())
+
+
+def test_sigstopped_cli_timeouts_and_a_fast_disconnect(fake: Any) -> None:
+    client = ClaudeClient(fake("silent"))
+    client.connect()
+    [pid] = fake.pids()
+    os.kill(pid, signal.SIGSTOP)
+    client.query("anyone?")
+    t0 = time.monotonic()
+    with pytest.raises(ReceiveTimeoutError):
+        list(client.receive_response(timeout=0.5))
+    assert time.monotonic() - t0 < 1.5
+    t1 = time.monotonic()
+    client.disconnect()  # a stopped process ignores SIGTERM: SIGKILL at once
+    assert time.monotonic() - t1 < 1.5
+    assert not alive(pid)
+
+
+def test_query_timeout_stops_a_silent_cli(fake: Any) -> None:
+    t0 = time.monotonic()
+    with pytest.raises(ReceiveTimeoutError):
+        list(query("anyone?", fake("silent"), timeout=0.5))
+    assert time.monotonic() - t0 < 3.0  # the timeout, a bounded interrupt, the stop
+    assert not any(alive(p) for p in fake.pids())
+
+
+def test_cli_that_closes_its_output_but_lives(fake: Any) -> None:
+    t0 = time.monotonic()
+    with pytest.raises(ProcessError) as info:
+        list(query("hi", fake("close_stdout")))
+    assert "closed its output but did not exit" in str(info.value)
+    assert time.monotonic() - t0 < 2.5
+    assert not any(alive(p) for p in fake.pids())
+
+
+def test_process_left_holding_stdout_does_not_hang_the_session(fake: Any) -> None:
+    t0 = time.monotonic()
+    messages = list(query("hi", fake("grandchild")))
+    assert isinstance(messages[-1], ResultMessage) and messages[-1].result == "done"
+    assert time.monotonic() - t0 < 3.0
+    assert child_pids() == []  # the CLI reaped; the sleep it left was stopped with its group
+
+
+def test_broken_line_is_an_error_at_once_and_the_cli_is_gone(fake: Any) -> None:
+    t0 = time.monotonic()
+    with pytest.raises(CLIJSONDecodeError):
+        list(query("hi", fake("broken_line")))
+    assert time.monotonic() - t0 < 2.0
+    assert not any(alive(p) for p in fake.pids())
+
+
+def test_no_orphan_when_the_program_exits_right_after_the_error(fake: Any, tmp_path: Path) -> None:
+    """Regression: the CLI was stopped on a daemon thread that lost the race with interpreter
+    exit (1-2 runs in 8 left it running)."""
+    options = fake("broken_line")
+    program = textwrap.dedent(
+        f"""
+        from claude_sdkurl import ClaudeAgentOptions, ClaudeClient, CLIJSONDecodeError
+        client = ClaudeClient(ClaudeAgentOptions(cli_path={str(options.cli_path)!r}, env={options.env!r}, transport="stdio"))
+        client.connect()
+        client.query("hi")
+        try:
+            for m in client.receive_messages():
+                pass
+        except CLIJSONDecodeError:
+            print("typed error")
+        # no disconnect(): the program just ends
+        """
+    )
+    for _ in range(4):
+        out = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=30)
+        assert "typed error" in out.stdout, out.stderr
+    time.sleep(0.2)
+    assert fake.pids() and not any(alive(p) for p in fake.pids())
+
+
+def test_errors_are_claude_sdk_errors(fake: Any) -> None:
+    assert issubclass(ReceiveTimeoutError, ClaudeSDKError) and issubclass(ReceiveTimeoutError, TimeoutError)
+
+
+def test_ctrl_c_with_a_stopped_cli_returns_quickly(fake: Any) -> None:
+    """Regression: Ctrl-C took 7-9 s on a stopped CLI (SIGTERM ignored, 5 s + 3 s before SIGKILL)."""
+    import threading
+
+    options = fake("silent")
+
+    def stop_then_ctrl_c() -> None:
+        deadline = time.monotonic() + 5
+        while not fake.pids() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        time.sleep(0.3)  # the prompt is out
+        os.kill(fake.pids()[0], signal.SIGSTOP)
+        os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C
+
+    t0 = time.monotonic()
+    timer = threading.Thread(target=stop_then_ctrl_c)
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        for _ in query("hi", options):
+            pass
+    timer.join()
+    assert time.monotonic() - t0 < 3.0
+    assert not any(alive(p) for p in fake.pids())
