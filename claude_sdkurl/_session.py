@@ -14,8 +14,8 @@ Consumers pull messages with :meth:`Session.next_message`; any thread may call
 from __future__ import annotations
 
 import atexit
-import os
 import time
+import uuid
 import collections
 import logging
 import queue
@@ -26,8 +26,7 @@ from typing import Any
 
 from attrs import define
 
-from . import _cli
-from ._control import HANDLERS, hooks_config
+from ._control import HANDLERS
 from ._errors import (
     ClaudeSDKError,
     CLIConnectionError,
@@ -38,7 +37,6 @@ from ._errors import (
     TransportNotSupportedError,
 )
 from ._protocol import (
-    DEFAULT_MAX_LINE,
     ControlCancelReceived,
     ControlRequestReceived,
     ControlResponseReceived,
@@ -48,15 +46,17 @@ from ._protocol import (
     ProtocolErrorReceived,
     RunChanged,
 )
-from ._run import RunTracker, ceiling_ms
-from ._transport import StdioTransport, Transport, TransportCallbacks, WebSocketTransport
+from ._launch import LaunchPlan, make_transport, plan_launch
+from ._run import RunTracker
+from ._transport import Transport, TransportCallbacks
 from .types import ClaudeAgentOptions, Message
 
 logger = logging.getLogger("claude_sdkurl.session")
 
 CONNECT_TIMEOUT = 60.0
-INITIALIZE_TIMEOUT = 60.0
-CALLBACK_WORKERS = 8
+CLOSE_WAIT = 15.0  # seconds a second close() waits for the first one
+CALLBACK_WORKERS = 8  # callback threads kept when idle; more start while callbacks run long
+IDLE_WORKER_SECONDS = 30.0
 
 _live_sessions: weakref.WeakSet[Session] = weakref.WeakSet()
 
@@ -96,33 +96,48 @@ class _Inflight:
 
 
 class _Workers:
-    """A small pool of daemon threads for user callbacks.
+    """Daemon threads for user callbacks: one per callback running at once.
 
-    Unlike ``ThreadPoolExecutor`` its shutdown is bounded: a callback that
-    never returns is abandoned (its answer will not be sent) instead of
-    blocking :meth:`Session.close` or interpreter exit.
+    A callback that hangs holds its thread, never the others: when no thread
+    is idle a new one starts (idle threads are reused, and leave after
+    :data:`IDLE_WORKER_SECONDS` without work). Unlike ``ThreadPoolExecutor``
+    its shutdown is bounded: a callback that never returns is abandoned (its
+    answer will not be sent) instead of blocking :meth:`Session.close` or
+    interpreter exit.
     """
 
-    def __init__(self, size: int) -> None:
-        self._size = size
+    def __init__(self, keep: int) -> None:
+        self._keep = keep  # threads that stay when idle
         self._jobs: queue.SimpleQueue[Any] = queue.SimpleQueue()
-        self._threads: list[threading.Thread] = []
+        self._threads: set[threading.Thread] = set()
         self._idle = 0
+        self._started = 0
         self._lock = threading.Lock()
 
     def submit(self, fn: Any, *args: Any) -> None:
         with self._lock:
             if self._idle:
                 self._idle -= 1  # an idle worker will take this job
-            elif len(self._threads) < self._size:
-                t = threading.Thread(target=self._loop, name=f"claude-sdkurl-callback-{len(self._threads)}", daemon=True)
-                self._threads.append(t)
+            else:
+                t = threading.Thread(target=self._loop, name=f"claude-sdkurl-callback-{self._started}", daemon=True)
+                self._started += 1
+                self._threads.add(t)
                 t.start()
-        self._jobs.put((fn, args))
+            self._jobs.put((fn, args))
 
     def _loop(self) -> None:
+        me = threading.current_thread()
         while True:
-            job = self._jobs.get()
+            try:
+                job = self._jobs.get(timeout=IDLE_WORKER_SECONDS)
+            except queue.Empty:
+                with self._lock:
+                    # Leave only if no job was promised to an idle thread meanwhile.
+                    if self._idle > 0 and len(self._threads) > self._keep and self._jobs.empty():
+                        self._idle -= 1
+                        self._threads.discard(me)
+                        return
+                continue
             if job is None:
                 return
             fn, args = job
@@ -134,24 +149,17 @@ class _Workers:
                 self._idle += 1
 
     def shutdown(self, timeout: float = 2.0) -> None:
-        for _ in self._threads:
+        with self._lock:
+            threads = list(self._threads)
+        for _ in threads:
             self._jobs.put(None)
         deadline = time.monotonic() + timeout
         me = threading.current_thread()
-        for t in self._threads:
+        for t in threads:
             if t is not me:
                 t.join(max(0.0, deadline - time.monotonic()))
             if t.is_alive() and t is not me:
                 logger.warning("a callback is still running after close(); abandoning its thread %s", t.name)
-
-
-def select_transport(options: ClaudeAgentOptions, cli: str) -> tuple[str, tuple[int, int, int] | None]:
-    """``"websocket"`` or ``"stdio"`` for this CLI, honouring a forced choice."""
-    version = _cli.cli_version(cli)
-    choice = options.transport
-    if choice == "auto":
-        return ("websocket" if _cli.supports_websocket(version) else "stdio"), version
-    return choice, version
 
 
 class Session:
@@ -166,12 +174,9 @@ class Session:
     def __init__(self, options: ClaudeAgentOptions | None = None, transport: Transport | None = None) -> None:
         self.options = options if options is not None else ClaudeAgentOptions()
         self._transport = transport
-        opts = self.options
-        bidirectional = bool(
-            opts.can_use_tool or opts.hooks or opts.on_elicitation or _has_sdk_servers(opts.mcp_servers)
-        )
-        self._run = RunTracker(bidirectional, ceiling_ms(opts.env))
-        self._protocol = Protocol(opts.max_buffer_size or DEFAULT_MAX_LINE, run=self._run)
+        self.plan: LaunchPlan | None = None  # set by start()
+        self._run = RunTracker()
+        self._protocol = Protocol(run=self._run)
         # Set while the run is over (see _run.py); cleared when work reopens it.
         self._run_ended = threading.Event()
         self._ceiling_timer: threading.Timer | None = None
@@ -185,11 +190,17 @@ class Session:
         # Answers are idempotent for the CLI (an answer to an unknown id is ignored), so the
         # last few are sent again after a WebSocket reconnect in case the drop swallowed them.
         self._recent_answers: collections.deque[str] = collections.deque(maxlen=64)
+        # Over WebSocket each prompt carries a uuid, by which the CLI drops a copy it already
+        # has; the last few are sent again after a reconnect, in case the drop swallowed them.
+        self._recent_prompts: collections.deque[str] = collections.deque(maxlen=16)
         self._state_lock = threading.Lock()
         self._worker: _Workers | None = None
         self._ended: Ended | None = None
         self._closing = False
         self._closed = False
+        self._closer: threading.Thread | None = None
+        self._abort = False
+        self._close_done = threading.Event()
         self.hook_callbacks: dict[str, Any] = {}
         self.sdk_mcp_servers: dict[str, Any] = {}
         self.server_info: dict[str, Any] | None = None
@@ -209,76 +220,51 @@ class Session:
         user's (see :func:`claude_sdkurl._control.hooks_config`).
         """
         try:
-            _cli.check_options(self.options)
-            hooks, self.hook_callbacks = hooks_config(self.options, extra_hooks)
-            if hooks:
-                self._run.bidirectional = True
-            self.sdk_mcp_servers = _sdk_servers(self.options)
+            plan = self.plan = plan_launch(self.options, self._transport is not None, extra_hooks)
+            self.hook_callbacks = plan.hook_callbacks
+            self.sdk_mcp_servers = plan.sdk_mcp_servers
+            self.cli_path, self.cli_version = plan.cli, plan.cli_version
+            self._run.bidirectional = plan.bidirectional
+            self._run.ceiling_ms = plan.ceiling_ms
+            self._protocol.max_line = plan.max_line
             if self._transport is None:
-                self._transport = self._make_transport()
+                self._transport = make_transport(plan)
             _live_sessions.add(self)
             self._transport.start(
-                TransportCallbacks(on_data=self._on_data, on_exit=self._on_exit, on_reconnect=self._on_reconnect)
+                TransportCallbacks(
+                    on_data=self._on_data, on_exit=self._on_exit, on_reconnect=self._on_reconnect, on_error=self._fatal
+                )
             )
             self._transport.wait_ready(CONNECT_TIMEOUT)
-            request: dict[str, Any] = {"subtype": "initialize", "hooks": hooks}
-            if self.options.agents:
-                request["agents"] = {
-                    name: {k: v for k, v in _agent_dict(agent).items() if v is not None}
-                    for name, agent in self.options.agents.items()
-                }
-            if isinstance(self.options.skills, list):
-                request["skills"] = self.options.skills
-            sp = self.options.system_prompt
-            if isinstance(sp, dict):
-                if isinstance(sp.get("exclude_dynamic_sections"), bool):
-                    request["excludeDynamicSections"] = sp["exclude_dynamic_sections"]  # type: ignore[typeddict-item]
-                if isinstance(sp.get("snapshot"), bool):
-                    request["systemPromptSnapshot"] = sp["snapshot"]  # type: ignore[typeddict-item]
-            if self.options.forward_subagent_text:
-                request["forwardSubagentText"] = True
-            self.server_info = self.control(request, timeout=max(initialize_timeout(), self.options.control_timeout))
+            self.server_info = self.control(plan.initialize, timeout=plan.initialize_timeout)
             return self.server_info
         except BaseException:
             self.close()
             raise
 
-    def _make_transport(self) -> Transport:
-        opts = self.options
-        cli = _cli.find_cli(opts.cli_path)
-        self.cli_path = cli
-        name, self.cli_version = select_transport(opts, cli)
-        args = _cli.build_args(opts)
-        env = _cli.build_env(opts)
-        cwd = str(opts.cwd) if opts.cwd is not None else None
-        if name == "websocket":
-            if opts.transport == "websocket" and self.cli_version is not None and not _cli.supports_websocket(
-                self.cli_version
-            ):
-                logger.info(
-                    "transport='websocket' forced on CLI %s; trying anyway", _cli.format_version(self.cli_version)
-                )
-            return WebSocketTransport(
-                cli,
-                args,
-                env,
-                cwd,
-                on_stderr=opts.stderr,
-                user=opts.user,
-                max_size=opts.max_buffer_size or DEFAULT_MAX_LINE,
-            )
-        return StdioTransport([cli, *args], env, cwd, on_stderr=opts.stderr, user=opts.user)
-
-    def close(self) -> None:
-        """End the CLI and release every thread, process and descriptor. Idempotent."""
+    def close(self, abort: bool = False) -> None:
+        """End the CLI and release every thread, process and descriptor. Idempotent: a
+        second call waits (boundedly) for the first to finish, so no caller returns while
+        the CLI may still run. ``abort``: the stream is broken, do not wait for a graceful exit.
+        """
         with self._state_lock:
             if self._closed:
-                return
-            self._closed = True
-            self._closing = True
+                first = False
+            else:
+                first = True
+                self._closed = True
+                self._closing = True
+        if not first:
+            if threading.current_thread() is not self._closer:
+                self._close_done.wait(CLOSE_WAIT)
+            return
+        self._closer = threading.current_thread()
         try:
             if self._transport is not None:
-                self._transport.close()
+                if abort or self._abort:
+                    self._transport.abort()
+                else:
+                    self._transport.close()
         finally:
             with self._answer_lock:
                 for inflight in self._inflight.values():
@@ -294,6 +280,7 @@ class Session:
                 self._ended = Ended(None, None)
                 self._messages.put(self._ended)
             _live_sessions.discard(self)
+            self._close_done.set()
 
     @property
     def closed(self) -> bool:
@@ -342,9 +329,15 @@ class Session:
         elif isinstance(event, RunChanged):
             self._run_effects(event.effects)
         elif isinstance(event, ProtocolErrorReceived):
-            self._end(event.error, None)
-            # The stream can no longer be trusted; stop the CLI (from another thread).
-            threading.Thread(target=self.close, name="claude-sdkurl-close", daemon=True).start()
+            self._fatal(event.error)
+
+    def _fatal(self, error: BaseException) -> None:
+        """The stream can no longer be trusted: the consumer gets ``error`` now, and the CLI is
+        stopped at once (from another thread: this may be the transport's own). A close() by
+        the consumer meanwhile waits for this one, so the CLI is gone when it returns."""
+        self._abort = True  # whoever closes first: no graceful wait for a broken stream
+        self._end(error, None)
+        threading.Thread(target=self.close, args=(True,), name="claude-sdkurl-abort", daemon=True).start()
 
     def _on_exit(self, code: int | None, stderr_tail: str) -> None:
         with self._rx_lock:
@@ -514,9 +507,15 @@ class Session:
         """The WebSocket CLI is back: send again what the drop may have swallowed."""
         with self._answer_lock:
             answers = list(self._recent_answers)
+            prompts = list(self._recent_prompts)
         pending = [p.line for p in list(self._protocol.pending.values()) if p.subtype != "initialize"]
-        logger.info("CLI reconnected; re-sending %d answers and %d pending requests", len(answers), len(pending))
-        for line in answers + pending:
+        logger.info(
+            "CLI reconnected; re-sending %d prompts, %d answers and %d pending requests",
+            len(prompts),
+            len(answers),
+            len(pending),
+        )
+        for line in prompts + answers + pending:
             self._send_quietly(line)
 
     def _send_quietly(self, line: str) -> None:
@@ -538,15 +537,30 @@ class Session:
 
     def send_user(self, content: Any, session_id: str = "default") -> None:
         """Send a prompt (a string or a list of content blocks)."""
-        self.send(
-            self._protocol.user_message(content, session_id=session_id, client_composed=self.options.verbatim_prompts)
+        reconnects = self.transport_name == "websocket"
+        line = self._protocol.user_message(
+            content,
+            session_id=session_id,
+            client_composed=self.options.verbatim_prompts,
+            uuid=str(uuid.uuid4()) if reconnects else None,
         )
+        self._send_prompt(line, reconnects)
 
     def send_user_dict(self, message: dict[str, Any]) -> None:
         """Send a caller-built user message dict."""
-        if self.options.verbatim_prompts and message.get("type", "user") == "user":
-            message = {**message, "client_composed": True}
-        self.send(self._protocol.user_dict(message))
+        reconnects = self.transport_name == "websocket"
+        if message.get("type", "user") == "user":
+            if self.options.verbatim_prompts:
+                message = {**message, "client_composed": True}
+            if reconnects and "uuid" not in message:
+                message = {**message, "uuid": str(uuid.uuid4())}
+        self._send_prompt(self._protocol.user_dict(message), reconnects and "uuid" in message)
+
+    def _send_prompt(self, line: str, resend: bool) -> None:
+        if resend:
+            with self._answer_lock:
+                self._recent_prompts.append(line)
+        self.send(line)
 
     def control(self, request: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
         """Send a control request and wait for its answer.
@@ -612,32 +626,33 @@ class Session:
             self._messages.put(item)
         return item
 
-    def interrupt_after_ctrl_c(self, drain: bool, timeout: float = 5.0) -> None:
+    def interrupt_after_ctrl_c(self, drain: bool, timeout: float = 5.0) -> bool:
         """Ctrl-C in the consumer: ask the CLI to stop the turn; with ``drain``, also
         swallow the rest of that turn (through its result) so the session stays usable.
 
-        Never raises; bounded by ``timeout`` seconds.
+        Never raises; bounded by ``timeout`` seconds. ``False`` if the CLI did not
+        answer the interrupt (it is stuck: a close should not wait for it).
         """
         deadline = time.monotonic() + timeout
         try:
             self.control({"subtype": "interrupt"}, timeout=min(2.0, timeout))
         except Exception as e:
             logger.debug("interrupt after Ctrl-C failed: %s", e)
-            return
+            return False
         if not drain:
-            return
+            return True
         from .types import ResultMessage
 
         while True:
             left = deadline - time.monotonic()
             if left <= 0:
-                return
+                return True
             try:
                 item = self.next_message(timeout=left)
             except queue.Empty:
-                return
+                return True
             if isinstance(item, (ResultMessage, Ended)):
-                return
+                return True
 
     def post(self, marker: Any) -> None:
         """Wake the consumer with a marker of the caller's own."""
@@ -648,37 +663,4 @@ class Session:
         return self._ended
 
 
-def _agent_dict(agent: Any) -> dict[str, Any]:
-    import dataclasses
-
-    return dataclasses.asdict(agent) if dataclasses.is_dataclass(agent) and not isinstance(agent, type) else dict(agent)
-
-
-def initialize_timeout() -> float:
-    """Seconds to wait for ``initialize``: ``CLAUDE_CODE_STREAM_CLOSE_TIMEOUT`` (ms), at least 60."""
-    try:
-        ms = int(os.environ.get("CLAUDE_CODE_STREAM_CLOSE_TIMEOUT", "60000"))
-    except ValueError:
-        ms = 60000
-    return max(ms / 1000.0, INITIALIZE_TIMEOUT)
-
-
-def _has_sdk_servers(servers: Any) -> bool:
-    return isinstance(servers, dict) and any(
-        isinstance(c, dict) and c.get("type") == "sdk" for c in servers.values()
-    )
-
-
-def _sdk_servers(options: ClaudeAgentOptions) -> dict[str, Any]:
-    servers: dict[str, Any] = {}
-    if isinstance(options.mcp_servers, dict):
-        for name, config in options.mcp_servers.items():
-            if isinstance(config, dict) and config.get("type") == "sdk":
-                instance = config.get("instance")
-                if instance is None or not hasattr(instance, "handle"):
-                    raise TypeError(f"SDK MCP server {name!r} has no usable 'instance'; use create_sdk_mcp_server()")
-                servers[name] = instance
-    return servers
-
-
-__all__ = ["Session", "Ended", "select_transport", "TransportNotSupportedError"]
+__all__ = ["Session", "Ended", "TransportNotSupportedError"]

@@ -79,6 +79,7 @@ def _run(
     counts = {"sent": 0, "results": 0}
     stop = threading.Event()
     feeder: threading.Thread | None = None
+    stuck = False
     try:
         if warm is None:
             session.start()
@@ -115,13 +116,13 @@ def _run(
         # Ctrl-C, a timeout, or the caller left the loop mid-turn: stop the turn politely
         # (bounded), then (in finally) stop the CLI.
         if session.ended is None and counts["results"] < counts["sent"]:
-            session.interrupt_after_ctrl_c(drain=False, timeout=1.0)
+            stuck = not session.interrupt_after_ctrl_c(drain=False, timeout=1.0)
         raise
     finally:
         stop.set()
         with turn:
             turn.notify_all()
-        session.close()
+        session.close(abort=stuck)  # a CLI that did not answer the interrupt will not heed EOF either
         if feeder is not None:
             feeder.join(1.0)
 

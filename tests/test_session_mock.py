@@ -357,3 +357,36 @@ def test_callback_timeout_answers_with_an_error() -> None:
     responses = [m for m in transport.cli.sent if m["type"] == "control_response" and m["response"]["request_id"] != "init"]
     request_ids = [m["response"]["request_id"] for m in responses]
     assert len(request_ids) == len(set(request_ids))  # one answer per request, never two
+
+
+def test_hung_callbacks_never_block_another() -> None:
+    """Regression: eight hung callbacks used to occupy every worker, so a ninth that would
+    answer at once never ran."""
+    release = threading.Event()
+    answers: list[tuple[str, float]] = []
+
+    def guard(name: str, data: dict[str, Any], ctx: ToolPermissionContext) -> PermissionResultAllow:
+        if name == "Slow":
+            release.wait(30)
+        return PermissionResultAllow()
+
+    def handler(message: dict[str, Any], cli: FakeCLI) -> None:
+        if message["type"] != "user":
+            return
+        slow = [
+            threading.Thread(target=cli.request, args=("can_use_tool",), kwargs={"tool_name": "Slow", "input": {}})
+            for _ in range(12)
+        ]
+        for t in slow:
+            t.start()
+        t0 = time.monotonic()
+        reply = cli.request("can_use_tool", tool_name="Fast", input={})
+        answers.append((reply["response"]["behavior"], time.monotonic() - t0))
+        release.set()
+        for t in slow:
+            t.join(10)
+        cli.turn("ok")
+
+    list(query("go", ClaudeAgentOptions(can_use_tool=guard), transport=MockTransport(handler)))
+    [(behavior, waited)] = answers
+    assert behavior == "allow" and waited < 2.0
