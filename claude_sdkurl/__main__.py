@@ -14,7 +14,7 @@ from typing import Any
 
 from collections.abc import Iterable, Iterator
 
-from . import ClaudeAgentOptions, ClaudeSDKError, CLINotFoundError, ResultMessage, SystemMessage, query
+from . import ClaudeAgentOptions, ClaudeSDKError, CLINotFoundError, Message, ResultError, ResultMessage, SystemMessage, query
 from .display import stream_text
 
 _AUTH_HINTS = ("invalid api key", "authentication", "not logged in", "please run /login", "oauth", "401")
@@ -72,15 +72,23 @@ def main(argv: list[str] | None = None) -> int:
     if args.allowed_tools:
         kw["allowed_tools"] = [t.strip() for t in args.allowed_tools.split(",") if t.strip()]
     options = ClaudeAgentOptions(**kw)
+    last: list[ResultMessage] = []
+
+    def results_kept(messages: Iterator[Message]) -> Iterator[Message]:
+        for message in messages:
+            if isinstance(message, ResultMessage):
+                last[:] = [message]
+            yield message
+
+    messages = results_kept(_stop_on_auth_retry(query(prompt, options)))
     try:
         if args.json:
-            result = None
-            for message in _stop_on_auth_retry(query(prompt, options)):
+            for message in messages:
                 print(json.dumps(getattr(message, "raw", None) or {"type": type(message).__name__}), flush=True)
-                if isinstance(message, ResultMessage):
-                    result = message
         else:
-            result = stream_text(_stop_on_auth_retry(query(prompt, options)), file=sys.stdout)
+            stream_text(messages, file=sys.stdout)
+    except ResultError:
+        pass  # the error result was yielded: reported below, as any result
     except CLINotFoundError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -91,10 +99,12 @@ def main(argv: list[str] | None = None) -> int:
         print("\ninterrupted", file=sys.stderr)
         return 130
     except _AuthRefused:
-        result = None
+        last.clear()
         auth_refused = True
     else:
-        auth_refused = result is not None and _is_auth_problem(result)
+        auth_refused = False
+    result = last[0] if last else None
+    auth_refused = auth_refused or (result is not None and _is_auth_problem(result))
     if auth_refused:
         print(
             "error: Claude Code is not logged in or its API key was refused.\n"

@@ -230,7 +230,7 @@ def test_initialize_fields_and_verbatim_string_prompt() -> None:
 
 
 def test_initialize_timeout_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    from claude_sdkurl._session import initialize_timeout
+    from claude_sdkurl._launch import initialize_timeout
 
     monkeypatch.setenv("CLAUDE_CODE_STREAM_CLOSE_TIMEOUT", "120000")
     assert initialize_timeout() == 120.0

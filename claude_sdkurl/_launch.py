@@ -1,0 +1,155 @@
+"""The launch plan: everything a session needs from the options, computed once.
+
+The options are read here, and only here, on the way down: checked, then turned
+into the CLI's argv and environment, the transport to use, the ``initialize``
+request, the hook-callback table and the in-process MCP servers. The session
+gets a :class:`LaunchPlan` and does not look at the options' launch fields
+again; :func:`make_transport` builds the transport from the plan. New launch
+concerns (a spawner, a session store) belong in the plan.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+from collections.abc import Callable
+from typing import Any
+
+from . import _cli
+from ._control import hooks_config
+from ._protocol import DEFAULT_MAX_LINE
+from ._run import ceiling_ms
+from ._transport import StdioTransport, Transport, WebSocketTransport
+from .types import ClaudeAgentOptions
+
+logger = logging.getLogger("claude_sdkurl.launch")
+
+INITIALIZE_TIMEOUT = 60.0
+ExtraHooks = dict[str, tuple[str, Callable[..., Any]]]
+
+
+@dataclasses.dataclass(frozen=True)
+class LaunchPlan:
+    """What to start and what to tell it (see the module doc)."""
+
+    options: ClaudeAgentOptions
+    transport: str  # "websocket", "stdio", or "custom" for a transport given by the caller
+    cli: str | None  # None with a custom transport
+    cli_version: tuple[int, int, int] | None
+    args: list[str]  # the CLI's flags, without the binary
+    env: dict[str, str]
+    cwd: str | None
+    initialize: dict[str, Any]  # the initialize control request
+    initialize_timeout: float
+    hook_callbacks: dict[str, Callable[..., Any]]  # callback id -> hook callback
+    sdk_mcp_servers: dict[str, Any]  # server name -> SdkMcpServer
+    bidirectional: bool  # callbacks may be asked: the CLI's input stays open until the run is over
+    ceiling_ms: int  # see _run.ceiling_ms
+    max_line: int  # the longest line or message accepted from the CLI
+
+
+def plan_launch(
+    options: ClaudeAgentOptions, custom_transport: bool = False, extra_hooks: ExtraHooks | None = None
+) -> LaunchPlan:
+    """Check ``options`` and compute the plan; raises the typed errors of a bad option or a missing CLI.
+
+    ``extra_hooks`` adds hook callbacks of the SDK's own beside the user's
+    (see :func:`claude_sdkurl._control.hooks_config`).
+    """
+    _cli.check_options(options)
+    hooks, callbacks = hooks_config(options, extra_hooks)
+    servers = sdk_servers(options)
+    if custom_transport:
+        transport, cli, version, args, env = "custom", None, None, [], {}
+    else:
+        cli = _cli.find_cli(options.cli_path)
+        transport, version = select_transport(options, cli)
+        args = _cli.build_args(options)
+        env = _cli.build_env(options)
+    return LaunchPlan(
+        options=options,
+        transport=transport,
+        cli=cli,
+        cli_version=version,
+        args=args,
+        env=env,
+        cwd=str(options.cwd) if options.cwd is not None else None,
+        initialize=initialize_request(options, hooks),
+        initialize_timeout=max(initialize_timeout(), options.control_timeout),
+        hook_callbacks=callbacks,
+        sdk_mcp_servers=servers,
+        bidirectional=bool(hooks or servers or options.can_use_tool or options.on_elicitation),
+        ceiling_ms=ceiling_ms(options.env),
+        max_line=options.max_buffer_size or DEFAULT_MAX_LINE,
+    )
+
+
+def select_transport(options: ClaudeAgentOptions, cli: str) -> tuple[str, tuple[int, int, int] | None]:
+    """``"websocket"`` or ``"stdio"`` for this CLI, honouring a forced choice."""
+    version = _cli.cli_version(cli)
+    choice = options.transport
+    if choice == "auto":
+        return ("websocket" if _cli.supports_websocket(version) else "stdio"), version
+    if choice == "websocket" and version is not None and not _cli.supports_websocket(version):
+        logger.info("transport='websocket' forced on CLI %s; trying anyway", _cli.format_version(version))
+    return choice, version
+
+
+def make_transport(plan: LaunchPlan) -> Transport:
+    """The transport the plan names, not started."""
+    opts = plan.options
+    assert plan.cli is not None
+    if plan.transport == "websocket":
+        return WebSocketTransport(
+            plan.cli, plan.args, plan.env, plan.cwd, on_stderr=opts.stderr, user=opts.user, max_size=plan.max_line
+        )
+    return StdioTransport([plan.cli, *plan.args], plan.env, plan.cwd, on_stderr=opts.stderr, user=opts.user)
+
+
+def initialize_request(options: ClaudeAgentOptions, hooks: dict[str, Any] | None) -> dict[str, Any]:
+    """The ``initialize`` control request, field for field as the official SDK sends it."""
+    request: dict[str, Any] = {"subtype": "initialize", "hooks": hooks}
+    if options.agents:
+        request["agents"] = {
+            name: {k: v for k, v in _agent_dict(agent).items() if v is not None} for name, agent in options.agents.items()
+        }
+    sp = options.system_prompt
+    if isinstance(sp, dict):
+        if isinstance(sp.get("exclude_dynamic_sections"), bool):
+            request["excludeDynamicSections"] = sp.get("exclude_dynamic_sections")
+        if isinstance(sp.get("snapshot"), bool):
+            request["systemPromptSnapshot"] = sp.get("snapshot")
+    if isinstance(options.skills, list):
+        request["skills"] = options.skills
+    if options.forward_subagent_text:
+        request["forwardSubagentText"] = True
+    return request
+
+
+def initialize_timeout() -> float:
+    """Seconds to wait for ``initialize``: ``CLAUDE_CODE_STREAM_CLOSE_TIMEOUT`` (ms), at least 60."""
+    try:
+        ms = int(os.environ.get("CLAUDE_CODE_STREAM_CLOSE_TIMEOUT", "60000"))
+    except ValueError:
+        ms = 60000
+    return max(ms / 1000.0, INITIALIZE_TIMEOUT)
+
+
+def sdk_servers(options: ClaudeAgentOptions) -> dict[str, Any]:
+    """The in-process MCP servers of ``options.mcp_servers``, by name."""
+    servers: dict[str, Any] = {}
+    if isinstance(options.mcp_servers, dict):
+        for name, config in options.mcp_servers.items():
+            if isinstance(config, dict) and config.get("type") == "sdk":
+                instance = config.get("instance")
+                if instance is None or not hasattr(instance, "handle"):
+                    raise TypeError(f"SDK MCP server {name!r} has no usable 'instance'; use create_sdk_mcp_server()")
+                servers[name] = instance
+    return servers
+
+
+def _agent_dict(agent: Any) -> dict[str, Any]:
+    if dataclasses.is_dataclass(agent) and not isinstance(agent, type):
+        return dataclasses.asdict(agent)
+    return dict(agent)
