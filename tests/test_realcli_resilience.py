@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import _thread
 import base64
+import os
 import subprocess
 import sys
 import textwrap
@@ -358,3 +359,33 @@ def test_image_sized_tool_result(make_options: OptionsFactory, api: MockMessages
     images = [b for b in sent["content"] if b.get("type") == "image"]
     assert images and len(images[0]["source"]["data"]) == len(screenshot.handler({})["content"][0]["data"])
     assert messages[-1].subtype == "success"
+
+
+def test_stopped_cli_blocks_no_public_call(make_options: OptionsFactory, transport: str) -> None:
+    """Regression (both transports): with the CLI stopped, a large query() blocked in its write
+    holding the lock interrupt() and disconnect() needed; all three hung until the CLI was killed."""
+    import signal as _signal
+
+    from claude_sdkurl import ControlRequestTimeoutError
+
+    from .conftest import cli_pid
+
+    client = ClaudeClient(make_options(control_timeout=1.0))
+    client.connect()
+    pid = cli_pid()
+    os.kill(pid, _signal.SIGSTOP)
+    try:
+        t0 = time.monotonic()
+        client.query("x" * (20 * 1024 * 1024))  # far more than a pipe or a socket buffer holds
+        assert time.monotonic() - t0 < 1.0
+        with pytest.raises(ControlRequestTimeoutError):
+            client.interrupt()
+        assert time.monotonic() - t0 < 2.5
+        t1 = time.monotonic()
+        client.disconnect()  # SIGKILL at once for a stopped CLI
+        assert time.monotonic() - t1 < 2.5
+    finally:
+        try:
+            os.kill(pid, _signal.SIGKILL)
+        except ProcessLookupError:
+            pass
