@@ -98,8 +98,7 @@ class ResultError(ProcessError):
     yielded, in place of the bare "exit code 1" :class:`ProcessError`.
     Attributes: ``subtype``, ``errors``, ``result``, ``api_error_status``,
     ``terminal_reason``, ``session_id``, ``data`` (the raw result frame) and
-    ``exit_code``. Over the WebSocket transport the CLI exits 0 when we close
-    the connection, so ``exit_code`` is ``None`` there.
+    ``exit_code`` (1: the CLI exits so on purpose, on both transports).
     """
 
     def __init__(self, message: str, data: dict[str, Any] | None = None, exit_code: int | None = None):

@@ -354,8 +354,8 @@ class Session:
                 cause, error = error, ResultError.from_result(last_error, code)
                 error.__cause__ = cause
         elif last_error is not None and self._input_ended and not self._transport_ends_input():
-            # Over WebSocket the end of input is a close, after which the CLI exits 0 whatever
-            # the result was: the same ResultError as over stdio, without an exit code.
+            # Over WebSocket the end of input is our close; 2.1.120 still exits 1 after an error
+            # result (measured), but a CLI that exits 0 there must not turn the error into success.
             error = ResultError.from_result(last_error, None)
         else:
             error = None
@@ -408,7 +408,8 @@ class Session:
         with self._rx_lock:
             self._run.ceiling_fired(generation)
             effects = self._run.take_effects()
-        logger.debug("no end of the run %.0f s after the last result", self._run.ceiling_ms / 1000)
+        if "ended" in effects:
+            logger.debug("no end of the run %.0f s after the last result: ending it", self._run.ceiling_ms / 1000)
         self._run_effects(effects)
 
     def _transport_ends_input(self) -> bool:
@@ -549,17 +550,23 @@ class Session:
     def send_user_dict(self, message: dict[str, Any]) -> None:
         """Send a caller-built user message dict."""
         reconnects = self.transport_name == "websocket"
-        if message.get("type", "user") == "user":
+        is_prompt = message.get("type", "user") == "user"
+        if is_prompt:
             if self.options.verbatim_prompts:
                 message = {**message, "client_composed": True}
             if reconnects and "uuid" not in message:
                 message = {**message, "uuid": str(uuid.uuid4())}
-        self._send_prompt(self._protocol.user_dict(message), reconnects and "uuid" in message)
+        line = self._protocol.user_dict(message)
+        if is_prompt:
+            self._send_prompt(line, reconnects and "uuid" in message)
+        else:
+            self.send(line)
 
     def _send_prompt(self, line: str, resend: bool) -> None:
         if resend:
             with self._answer_lock:
                 self._recent_prompts.append(line)
+        self.prompt_sent()  # it owes a run of its own
         self.send(line)
 
     def control(self, request: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:

@@ -78,7 +78,6 @@ class ClaudeClient:
                 for message in prompt:
                     message = dict(message)
                     message.setdefault("session_id", "default")
-                    session.prompt_sent()
                     session.send_user_dict(message)
                     sent += 1
             except Exception as e:  # as the official SDK: log, and still close the input

@@ -141,7 +141,6 @@ def _feed(
                 turn.wait_for(lambda: stop.is_set() or counts["results"] >= counts["sent"])
             if stop.is_set():
                 return
-            session.prompt_sent()
             if isinstance(message, str):
                 session.send_user(message, session_id="")
             else:

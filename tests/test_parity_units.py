@@ -354,3 +354,22 @@ def test_notification_ack_has_no_id() -> None:
     list(query("go", ClaudeAgentOptions(mcp_servers={"s": create_sdk_mcp_server("s")}), transport=MockTransport(handler)))
     assert answers[0]["response"] == {"mcp_response": {"jsonrpc": "2.0", "result": {}}}
     json.dumps(answers)
+
+
+def test_result_error_when_a_closing_transport_sees_exit_0() -> None:
+    """A transport that ends input by closing (as WebSocket): should the CLI then exit 0 after
+    an error result, the error is not turned into success."""
+
+    class Closing(MockTransport):
+        can_end_input = False
+
+        def end_input(self) -> None:
+            self.cli.exit(0)
+
+    def handler(message: dict[str, Any], cli: FakeCLI) -> None:
+        if message["type"] == "user":
+            cli.result("", subtype="error_max_budget_usd", is_error=True)
+
+    with pytest.raises(ResultError) as info:
+        list(query("go", transport=Closing(handler)))
+    assert info.value.subtype == "error_max_budget_usd" and info.value.exit_code is None
