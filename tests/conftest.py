@@ -81,7 +81,9 @@ def make_options(cli_paths: dict[str, Path], api: MockMessagesAPI, home: Path, t
 
 
 def child_pids() -> list[int]:
-    """Live (non-zombie) processes whose parent is this test process."""
+    """Live (non-zombie) processes whose parent is this test process, but for those started
+    through ``multiprocessing`` (pool workers and the helpers it keeps for the whole session once a
+    test used a process pool, as the Dask and process-pool batch tests do): never a CLI of ours."""
     me = os.getpid()
     found = []
     for entry in os.listdir("/proc"):
@@ -94,9 +96,17 @@ def child_pids() -> list[int]:
             continue
         fields = stat.rsplit(")", 1)[1].split()
         state, ppid = fields[0], int(fields[1])
-        if ppid == me and state != "Z":
+        if ppid == me and state != "Z" and not _multiprocessing_helper(int(entry)):
             found.append(int(entry))
     return found
+
+
+def _multiprocessing_helper(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return b"multiprocessing" in f.read()
+    except OSError:
+        return False
 
 
 def cli_pid() -> int:
@@ -130,12 +140,15 @@ def no_leaks(request: pytest.FixtureRequest) -> Iterator[None]:
     (nbclient's ZeroMQ context) keeps its own open in this process.
     """
     check_fds = request.node.get_closest_marker("foreign_fds") is None
+    # ``foreign_threads``: a library the test drives (Dask) keeps a process-wide thread pool of its own
+    only_ours = request.node.get_closest_marker("foreign_threads") is not None
     threads_before = set(threading.enumerate())
     fds_before = open_fds()
     yield
 
     def extra_threads() -> list[str]:
-        return sorted(t.name for t in set(threading.enumerate()) - threads_before)
+        extra = sorted(t.name for t in set(threading.enumerate()) - threads_before)
+        return [n for n in extra if n.startswith("claude-sdkurl")] if only_ours else extra
 
     deadline = time.monotonic() + 5
     while time.monotonic() < deadline and (

@@ -1,0 +1,282 @@
+"""Many prompts at once, on any ``concurrent.futures.Executor``.
+
+::
+
+    from claude_sdkurl.batch import run_batch
+
+    result = run_batch(prompts, options, max_concurrency=8)           # threads in this process
+    result = run_batch(prompts, options, executor=dask_client.get_executor())  # a Dask cluster
+    print(result.total_cost_usd, result.failed)
+
+Each prompt is one :func:`claude_sdkurl.query`, run by :func:`run_one` wherever
+the executor runs it. An item that fails is a :class:`BatchItem` with a named
+``error`` (the exception's type and text), never an exception that ends the
+batch. With ``checkpoint=path`` each finished item is appended to a JSON-lines
+file as it finishes; ``resume=path`` (or a :class:`BatchResult`) skips the
+prompts already finished there, so a half-done batch goes on where it stopped.
+Options travel to remote workers by pickling: a field that cannot be pickled is
+named in :class:`UnpicklableOptionError` before anything is submitted.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import dataclasses
+import json
+import pickle
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import IO, Any
+
+from ._errors import ClaudeSDKError
+from .query import query
+from .types import ClaudeAgentOptions, ResultMessage
+
+__all__ = ["BatchItem", "BatchResult", "BatchProgress", "UnpicklableOptionError", "run_batch", "run_one"]
+
+
+class UnpicklableOptionError(ClaudeSDKError, TypeError):
+    """An option cannot travel to a remote worker (it cannot be pickled)."""
+
+    def __init__(self, field: str, error: BaseException):
+        self.field = field
+        super().__init__(
+            f"ClaudeAgentOptions.{field} cannot be sent to a remote worker ({type(error).__name__}: {error}); "
+            "use a module-level function or a picklable object, or run the batch on threads"
+        )
+
+
+@dataclasses.dataclass
+class BatchItem:
+    """The outcome of one prompt; ``error`` is set (``"TypeName: text"``) when it failed."""
+
+    index: int
+    prompt: str
+    text: str | None = None
+    structured_output: Any = None
+    total_cost_usd: float | None = None
+    usage: dict[str, Any] | None = None
+    session_id: str | None = None
+    num_turns: int | None = None
+    error: str | None = None
+    seconds: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+@dataclasses.dataclass
+class BatchResult:
+    """Every item, in prompt order, and the totals."""
+
+    items: list[BatchItem]
+
+    @property
+    def succeeded(self) -> list[BatchItem]:
+        return [i for i in self.items if i.ok]
+
+    @property
+    def failed(self) -> list[BatchItem]:
+        return [i for i in self.items if not i.ok]
+
+    @property
+    def total_cost_usd(self) -> float:
+        return sum(i.total_cost_usd or 0.0 for i in self.items)
+
+    def total_tokens(self, kind: str = "output_tokens") -> int:
+        """Sum of a usage counter (``input_tokens``, ``output_tokens``, ``cache_read_input_tokens``...)."""
+        return sum(int((i.usage or {}).get(kind) or 0) for i in self.items)
+
+    def _repr_html_(self) -> str:
+        return (
+            f"<b>{len(self.succeeded)}</b> done, <b>{len(self.failed)}</b> failed, "
+            f"${self.total_cost_usd:.4f}, {self.total_tokens('input_tokens')} in / "
+            f"{self.total_tokens('output_tokens')} out tokens"
+        )
+
+    @classmethod
+    def load(cls, path: str | Path) -> BatchResult:
+        """The items of a checkpoint file (the last line of an index wins)."""
+        items: dict[int, BatchItem] = {}
+        p = Path(path)
+        if p.exists():
+            for line in p.read_text(encoding="utf-8").splitlines():
+                if line.strip():
+                    item = BatchItem(**json.loads(line))
+                    items[item.index] = item
+        return cls([items[k] for k in sorted(items)])
+
+
+@dataclasses.dataclass
+class BatchProgress:
+    """What a progress callback gets after each item."""
+
+    done: int
+    failed: int
+    total: int
+    cost_usd: float
+    elapsed: float
+
+
+def run_one(index: int, prompt: str, options: ClaudeAgentOptions | None = None) -> BatchItem:
+    """Run one prompt to the end; never raises for a failed run (see :class:`BatchItem`).
+
+    A module-level function, so any executor (process pools, Dask, Ray) can ship it.
+    """
+    t0 = time.monotonic()
+    item = BatchItem(index=index, prompt=prompt)
+    result: ResultMessage | None = None
+    try:
+        for message in query(prompt, options):
+            if isinstance(message, ResultMessage):
+                result = message
+    except Exception as e:
+        item.error = f"{type(e).__name__}: {e}"
+    if result is not None:
+        item.text = result.result
+        item.structured_output = result.structured_output
+        item.total_cost_usd = result.total_cost_usd
+        item.usage = result.usage
+        item.session_id = result.session_id
+        item.num_turns = result.num_turns
+    elif item.error is None:
+        item.error = "CLIConnectionError: no result"
+    item.seconds = time.monotonic() - t0
+    return item
+
+
+def run_batch(
+    prompts: Iterable[str],
+    options: ClaudeAgentOptions | None = None,
+    *,
+    executor: cf.Executor | None = None,
+    max_concurrency: int = 8,
+    progress: bool | Callable[[BatchProgress], None] | None = None,
+    checkpoint: str | Path | None = None,
+    resume: str | Path | BatchResult | None = None,
+) -> BatchResult:
+    """Run every prompt, at most ``max_concurrency`` at a time, and return all outcomes.
+
+    Args:
+        executor: where items run (default: a thread pool of ``max_concurrency``
+            threads, closed afterwards). A process pool or a Dask/Ray executor
+            runs them on other processes or machines; the options are pickled.
+        progress: ``True`` for a progress line on standard error (or a live line
+            in a notebook), a callable for your own, ``None``/``False`` for none.
+        checkpoint: a JSON-lines file each finished item is appended to.
+        resume: a checkpoint file or an earlier result: prompts finished there
+            (same index and prompt, no error) are not run again.
+    """
+    prompts = list(prompts)
+    options = options or ClaudeAgentOptions()
+    if not (isinstance(max_concurrency, int) and max_concurrency > 0):
+        raise ValueError("max_concurrency must be a positive int")
+    own = executor is None
+    if not own and not isinstance(executor, cf.ThreadPoolExecutor):
+        options = picklable(options)
+    done: dict[int, BatchItem] = {}
+    previous = BatchResult.load(resume) if isinstance(resume, (str, Path)) else resume
+    for item in previous.items if previous is not None else []:
+        if item.ok and item.index < len(prompts) and prompts[item.index] == item.prompt:
+            done[item.index] = item
+    todo = [i for i in range(len(prompts)) if i not in done]
+    report = _reporter(progress, len(prompts))
+    sink = _Checkpoint(checkpoint) if checkpoint is not None else None
+    pool = executor if executor is not None else cf.ThreadPoolExecutor(max_concurrency, thread_name_prefix="claude-sdkurl-batch")
+    t0 = time.monotonic()
+    try:
+        running: dict[cf.Future[BatchItem], int] = {}
+        queue = iter(todo)
+        while True:
+            while len(running) < max_concurrency:
+                index = next(queue, None)
+                if index is None:
+                    break
+                running[pool.submit(run_one, index, prompts[index], options)] = index
+            if not running:
+                break
+            finished, _ = cf.wait(list(running), return_when=cf.FIRST_COMPLETED)
+            for future in finished:
+                index = running.pop(future)
+                try:
+                    item = future.result()
+                except BaseException as e:  # the worker itself died (killed process, lost node)
+                    item = BatchItem(index=index, prompt=prompts[index], error=f"{type(e).__name__}: {e}")
+                done[index] = item
+                if sink is not None:
+                    sink.write(item)
+                if report is not None:
+                    failed = sum(1 for i in done.values() if not i.ok)
+                    cost = sum(i.total_cost_usd or 0.0 for i in done.values())
+                    report(BatchProgress(len(done), failed, len(prompts), cost, time.monotonic() - t0))
+    finally:
+        if own:
+            pool.shutdown(wait=True)
+        if sink is not None:
+            sink.close()
+    return BatchResult([done[i] for i in range(len(prompts))])
+
+
+def picklable(options: ClaudeAgentOptions) -> ClaudeAgentOptions:
+    """``options`` ready for another process: the deprecated ``debug_stderr`` (a stream) is
+    dropped; any other field that cannot be pickled raises :class:`UnpicklableOptionError`."""
+    options = dataclasses.replace(options, debug_stderr=None)
+    try:
+        pickle.dumps(options)
+        return options
+    except Exception:
+        pass
+    for f in dataclasses.fields(options):
+        try:
+            pickle.dumps(getattr(options, f.name))
+        except Exception as e:
+            raise UnpicklableOptionError(f.name, e) from e
+    return options  # pragma: no cover - the whole failed but no field did
+
+
+class _Checkpoint:
+    def __init__(self, path: str | Path) -> None:
+        self._file: IO[str] = open(path, "a", encoding="utf-8")  # noqa: SIM115
+        self._lock = threading.Lock()
+
+    def write(self, item: BatchItem) -> None:
+        line = json.dumps(dataclasses.asdict(item), default=str)
+        with self._lock:
+            self._file.write(line + "\n")
+            self._file.flush()
+
+    def close(self) -> None:
+        self._file.close()
+
+
+def _reporter(progress: bool | Callable[[BatchProgress], None] | None, total: int) -> Callable[[BatchProgress], None] | None:
+    if callable(progress):
+        return progress
+    if not progress:
+        return None
+    try:
+        import IPython
+        import IPython.display
+
+        ipython: Any = IPython
+        if ipython.get_ipython() is not None:
+            handle = ipython.display.display(ipython.display.HTML(""), display_id=True)
+            return lambda p: handle.update(ipython.display.HTML(_bar(p, html=True)))
+    except ImportError:
+        pass
+
+    def line(p: BatchProgress) -> None:
+        sys.stderr.write("\r" + _bar(p) + ("\n" if p.done == p.total else ""))
+        sys.stderr.flush()
+
+    return line
+
+
+def _bar(p: BatchProgress, html: bool = False, width: int = 30) -> str:
+    filled = int(width * p.done / p.total) if p.total else width
+    text = f"[{'#' * filled}{'.' * (width - filled)}] {p.done}/{p.total}, {p.failed} failed, ${p.cost_usd:.4f}, {p.elapsed:.0f} s"
+    return f"<code>{text}</code>" if html else text
