@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from ._errors import ClaudeSDKError
+from .display import notebook
 from .query import query
 from .types import ClaudeAgentOptions, ResultMessage
 
@@ -258,16 +259,10 @@ def _reporter(progress: bool | Callable[[BatchProgress], None] | None, total: in
         return progress
     if not progress:
         return None
-    try:
-        import IPython
-        import IPython.display
-
-        ipython: Any = IPython
-        if ipython.get_ipython() is not None:
-            handle = ipython.display.display(ipython.display.HTML(""), display_id=True)
-            return lambda p: handle.update(ipython.display.HTML(_bar(p, html=True)))
-    except ImportError:
-        pass
+    ipython = notebook()
+    if ipython is not None:
+        handle = ipython.display.display(ipython.display.HTML(""), display_id=True)
+        return lambda p: handle.update(ipython.display.HTML(_bar(p, html=True)))
 
     def line(p: BatchProgress) -> None:
         sys.stderr.write("\r" + _bar(p) + ("\n" if p.done == p.total else ""))

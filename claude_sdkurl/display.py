@@ -121,6 +121,17 @@ def message_html(message: Any) -> str:
     return f"<div style='white-space:pre-wrap;font-family:inherit'>{text}</div>"
 
 
+def notebook() -> Any:
+    """The ``IPython`` module when running in a notebook kernel (or IPython shell), else ``None``."""
+    try:
+        import IPython
+        import IPython.display
+    except ImportError:
+        return None
+    ipython: Any = IPython  # untyped library: keep it out of the type checker
+    return ipython if ipython.get_ipython() is not None else None
+
+
 class _Live:
     """Where live text goes: a notebook display handle, or a text stream."""
 
@@ -130,17 +141,11 @@ class _Live:
         self.handle: Any = None
         self._markdown: Any = None
         if file is None:
-            try:
-                import IPython
-                import IPython.display
-
-                ipython: Any = IPython  # untyped library: keep it out of the type checker
-                if ipython.get_ipython() is not None:
-                    self._markdown = ipython.display.Markdown
-                    self.handle = ipython.display.display(self._markdown(""), display_id=True)
-            except ImportError:
-                pass
-            if self.handle is None:
+            ipython = notebook()
+            if ipython is not None:
+                self._markdown = ipython.display.Markdown
+                self.handle = ipython.display.display(self._markdown(""), display_id=True)
+            else:
                 self.file = sys.stdout
 
     def write(self, chunk: str) -> None:

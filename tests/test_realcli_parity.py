@@ -16,7 +16,6 @@ from claude_sdkurl import (
     ReceiveTimeoutError,
     ResultError,
     ResultMessage,
-    StreamEvent,
     SystemMessage,
     TaskNotificationMessage,
     TaskStartedMessage,
@@ -217,28 +216,3 @@ def test_sdk_tools_as_the_official_ones(make_options: OptionsFactory, api: MockM
     texts = [str(r.get("content")) for r in results]
     assert any("6" in t for t in texts)
     assert any("Input validation error" in t for t in texts)
-
-
-def test_background_reader_thread_and_interrupt_recipe(make_options: OptionsFactory, api: MockMessagesAPI) -> None:
-    """README recipe: asyncio.create_task(reader) + interrupt() becomes a reader thread + interrupt()."""
-    api.enqueue(text("word " * 400, delay=0.02, chunk=8), text("next turn"))
-    with ClaudeClient(make_options(include_partial_messages=True)) as client:
-        client.query("talk for a long time")
-        received: list[Any] = []
-        first = threading.Event()
-
-        def reader() -> None:
-            for message in client.receive_response():
-                received.append(message)
-                if isinstance(message, StreamEvent) and message.event.get("type") == "content_block_delta":
-                    first.set()  # the model's reply is streaming: interrupt it mid-way
-
-        thread = threading.Thread(target=reader)
-        thread.start()
-        assert first.wait(30)
-        client.interrupt()
-        thread.join(30)
-        assert not thread.is_alive()
-        assert isinstance(received[-1], ResultMessage)
-        client.query("again")
-        assert [m for m in client.receive_response(timeout=30) if isinstance(m, ResultMessage)][0].result == "next turn"
