@@ -201,11 +201,25 @@ class Session:
         self._closer: threading.Thread | None = None
         self._abort = False
         self._close_done = threading.Event()
-        self.hook_callbacks: dict[str, Any] = {}
-        self.sdk_mcp_servers: dict[str, Any] = {}
         self.server_info: dict[str, Any] | None = None
-        self.cli_path: str | None = None
-        self.cli_version: tuple[int, int, int] | None = None
+
+    # What start() planned (empty before it): read from the plan, not copied from it.
+
+    @property
+    def hook_callbacks(self) -> dict[str, Any]:
+        return self.plan.hook_callbacks if self.plan is not None else {}
+
+    @property
+    def sdk_mcp_servers(self) -> dict[str, Any]:
+        return self.plan.sdk_mcp_servers if self.plan is not None else {}
+
+    @property
+    def cli_path(self) -> str | None:
+        return self.plan.cli if self.plan is not None else None
+
+    @property
+    def cli_version(self) -> tuple[int, int, int] | None:
+        return self.plan.cli_version if self.plan is not None else None
 
     @property
     def transport_name(self) -> str | None:
@@ -221,9 +235,6 @@ class Session:
         """
         try:
             plan = self.plan = plan_launch(self.options, self._transport is not None, extra_hooks)
-            self.hook_callbacks = plan.hook_callbacks
-            self.sdk_mcp_servers = plan.sdk_mcp_servers
-            self.cli_path, self.cli_version = plan.cli, plan.cli_version
             self._run.bidirectional = plan.bidirectional
             self._run.ceiling_ms = plan.ceiling_ms
             self._protocol.max_line = plan.max_line

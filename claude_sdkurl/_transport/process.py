@@ -17,6 +17,7 @@ from .._errors import CLIConnectionError, CLINotFoundError
 logger = logging.getLogger("claude_sdkurl.process")
 
 STDERR_TAIL_LINES = 100
+ABORT_TERM_GRACE = 0.5  # when aborting (a broken stream, a stuck CLI): SIGTERM, then SIGKILL after this
 
 # Every CLI started and not yet reaped: interpreter exit stops them, whatever state their
 # session is in (a session closing on another thread at exit must not leave one behind).
@@ -124,7 +125,7 @@ class CLIProcess:
         return self.popen.poll()
 
     def wait(self, timeout: float | None = None) -> int | None:
-        """Wait for exit; ``None`` if still running after ``timeout``."""
+        """Wait for exit; ``None`` if still running after ``timeout``. A reaped CLI leaves the registry."""
         try:
             code = self.popen.wait(timeout)
         except subprocess.TimeoutExpired:
@@ -162,7 +163,7 @@ class CLIProcess:
 
         Always reaps the child and joins the stderr reader.
         """
-        code = self.popen.poll()
+        code = self.wait(0)
         if code is None and self.is_stopped():
             self._signal(signal.SIGKILL)  # a stopped process would sit on SIGTERM
             code = self.wait(5.0)
@@ -180,15 +181,8 @@ class CLIProcess:
                 os.killpg(self.pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
-        # stdout is not closed here: its reader owns it and closes it when done (closing it
-        # under a running reader could make it read another thread's new descriptor).
-        if self.popen.stdin is not None:
-            try:
-                self.popen.stdin.close()
-            except OSError:
-                pass
+        # stdin and stdout are not closed here: the transport's writer and reader own them and
+        # close them when done (closing one under a running thread could make it use another
+        # thread's new descriptor).
         self._stderr_thread.join(2.0)
-        if code is not None:
-            with _active_lock:
-                _active.discard(self)
         return code

@@ -12,7 +12,7 @@ from typing import Any
 
 from .._errors import CLIConnectionError
 from .base import BurstPacer, Transport, TransportCallbacks
-from .process import CLIProcess
+from .process import ABORT_TERM_GRACE, CLIProcess
 
 logger = logging.getLogger("claude_sdkurl.transport.stdio")
 
@@ -21,7 +21,6 @@ IDLE_POLL = 0.5  # seconds between looks at the CLI while its stdout is quiet
 EXIT_DRAIN = 0.2  # after the CLI exited, how long a quiet stdout may stay open
 EXIT_AFTER_EOF = 1.0  # after stdout's EOF, how long the CLI may take to exit
 STOP_GRACE = 5.0  # after stdin's EOF, how long the CLI may take to exit by itself (session file)
-ABORT_TERM_GRACE = 0.5  # when aborting: SIGTERM, then SIGKILL after this many seconds
 
 
 _EOF = object()  # in the outbox: close stdin once everything before it is written

@@ -29,7 +29,7 @@ from websockets.http11 import Request
 from .._errors import CLIConnectionError, CLIJSONDecodeError, TransportNotSupportedError
 from ._wsserver import Connection, ConnectionClosedError, Listener, Refusal
 from .base import Transport, TransportCallbacks
-from .process import CLIProcess
+from .process import ABORT_TERM_GRACE, CLIProcess
 
 logger = logging.getLogger("claude_sdkurl.transport.websocket")
 
@@ -292,7 +292,7 @@ class WebSocketTransport(Transport):
             if graceful:
                 self.process.stop(grace=3.0)
             else:
-                self.process.stop(grace=0.0, term_grace=1.0)
+                self.process.stop(grace=0.0, term_grace=ABORT_TERM_GRACE)
         self._stop_server()
         me = threading.current_thread()
         for t in (self._waiter, self._writer):
