@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ._errors import CLIConnectionError, CLINotFoundError, UnsupportedOptionError
+from ._sessionpaths import validate_session_store_options
 from ._version import OFFICIAL_SDK_VERSION
 from .types import ClaudeAgentOptions
 
@@ -131,21 +132,23 @@ def format_version(version: tuple[int, int, int] | None) -> str:
     return "unknown" if version is None else ".".join(map(str, version))
 
 
-# Options that would need machinery this SDK does not have. Each maps to the
-# test that says whether the field was set away from its default.
-_UNSUPPORTED: dict[str, str] = {
-    "session_store": "mirroring transcripts to a SessionStore is not implemented",
-}
-
-
 def check_options(options: ClaudeAgentOptions) -> None:
     """Raise :class:`UnsupportedOptionError` for options we cannot honour, and
     ``TypeError``/``ValueError`` for values of the wrong shape."""
-    for name, why in _UNSUPPORTED.items():
-        if getattr(options, name) is not None:
-            raise UnsupportedOptionError(f"ClaudeAgentOptions.{name}: {why} in claude_sdkurl")
-    if options.session_store is None and options.session_store_flush != "batched":
-        raise UnsupportedOptionError("ClaudeAgentOptions.session_store_flush needs session_store, which is unsupported")
+    validate_session_store_options(options)
+    if options.session_store is not None:
+        for method in ("append", "load"):
+            if not callable(getattr(options.session_store, method, None)):
+                raise TypeError(f"session_store has no {method}() method; see the SessionStore protocol")
+        if options.transport == "websocket":
+            raise UnsupportedOptionError(
+                "session_store needs transport='stdio' (or 'auto'): Claude Code does not send transcript_mirror "
+                "frames over --sdk-url (measured on 2.1.120)"
+            )
+        if options.session_store_flush not in ("batched", "eager"):
+            raise ValueError(f"session_store_flush must be 'batched' or 'eager', not {options.session_store_flush!r}")
+        if not (isinstance(options.load_timeout_ms, (int, float)) and options.load_timeout_ms > 0):
+            raise ValueError("load_timeout_ms must be a positive number of milliseconds")
     if options.transport not in ("auto", "websocket", "stdio"):
         raise ValueError(f"transport must be 'auto', 'websocket' or 'stdio', not {options.transport!r}")
     if not (isinstance(options.control_timeout, (int, float)) and options.control_timeout > 0):
@@ -278,6 +281,8 @@ def build_args(options: ClaudeAgentOptions) -> list[str]:
         args.append(f"--resume-session-at={o.resume_session_at}")
     if o.resume_drops_turn is not None:
         args.append(f"--resume-drops-turn={o.resume_drops_turn}")
+    if o.session_store is not None:
+        args.append("--session-mirror")
     if sources is not None:
         args.append(f"--setting-sources={','.join(sources)}")
     for plugin in o.plugins:

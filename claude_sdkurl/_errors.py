@@ -171,8 +171,15 @@ class UnsupportedOptionError(ClaudeSDKError, ValueError):
     """An option of :class:`ClaudeAgentOptions` that this SDK cannot honour was set."""
 
 
+class SessionStoreError(ClaudeSDKError, RuntimeError):
+    """A :class:`SessionStore` call failed or did not answer within
+    ``load_timeout_ms`` while resuming from the store (the official SDK raises
+    a plain ``RuntimeError`` there; this is one). Nothing is started."""
+
+
 __all__ = [
     "ClaudeSDKError",
+    "SessionStoreError",
     "CLIConnectionError",
     "CLINotFoundError",
     "TransportNotSupportedError",

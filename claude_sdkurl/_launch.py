@@ -13,6 +13,8 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
+import unicodedata
+from pathlib import Path
 from collections.abc import Callable
 from typing import Any
 
@@ -20,6 +22,7 @@ from . import _cli
 from ._control import hooks_config
 from ._protocol import DEFAULT_MAX_LINE
 from ._run import ceiling_ms
+from ._sessionpaths import _get_projects_dir
 from ._transport import StdioTransport, Transport, WebSocketTransport
 from .types import ClaudeAgentOptions
 
@@ -47,6 +50,7 @@ class LaunchPlan:
     bidirectional: bool  # callbacks may be asked: the CLI's input stays open until the run is over
     ceiling_ms: int  # see _run.ceiling_ms
     max_line: int  # the longest line or message accepted from the CLI
+    projects_dir: str | None  # where the CLI keeps transcripts (for the session-store mirror)
 
 
 def plan_launch(
@@ -82,7 +86,21 @@ def plan_launch(
         bidirectional=bool(hooks or servers or options.can_use_tool or options.on_elicitation),
         ceiling_ms=ceiling_ms(options.env),
         max_line=options.max_buffer_size or DEFAULT_MAX_LINE,
+        projects_dir=projects_dir(env or options.env),
     )
+
+
+def projects_dir(env: dict[str, str]) -> str:
+    """The CLI's transcript directory with environment ``env``: ``$CLAUDE_CONFIG_DIR/projects``,
+    else ``$HOME/.claude/projects``. (The official SDK ignores a ``HOME`` in ``options.env``
+    here, and its mirror then drops every frame of such a CLI.)"""
+    config = env.get("CLAUDE_CONFIG_DIR")
+    if config:
+        return str(Path(unicodedata.normalize("NFC", config)) / "projects")
+    home = env.get("HOME")
+    if home:
+        return str(Path(unicodedata.normalize("NFC", home)) / ".claude" / "projects")
+    return str(_get_projects_dir())
 
 
 def select_transport(options: ClaudeAgentOptions, cli: str) -> tuple[str, tuple[int, int, int] | None]:
@@ -90,7 +108,10 @@ def select_transport(options: ClaudeAgentOptions, cli: str) -> tuple[str, tuple[
     version = _cli.cli_version(cli)
     choice = options.transport
     if choice == "auto":
-        return ("websocket" if _cli.supports_websocket(version) else "stdio"), version
+        # The CLI sends transcript_mirror frames over stdio only (2.1.120 measured), so a
+        # session store takes stdio whatever the version.
+        ws = _cli.supports_websocket(version) and options.session_store is None
+        return ("websocket" if ws else "stdio"), version
     if choice == "websocket" and version is not None and not _cli.supports_websocket(version):
         logger.info("transport='websocket' forced on CLI %s; trying anyway", _cli.format_version(version))
     return choice, version

@@ -88,6 +88,15 @@ class RunChanged:
 
 
 @define
+class MirrorFrame:
+    """A ``transcript_mirror`` frame (``--session-mirror``): entries the CLI just wrote to
+    ``file_path``, for the session store. Never a message: the user does not see it."""
+
+    file_path: str
+    entries: list[Any]
+
+
+@define
 class ProtocolErrorReceived:
     """A line that cannot be decoded; the session cannot trust the stream after it."""
 
@@ -95,7 +104,13 @@ class ProtocolErrorReceived:
 
 
 Event = Union[
-    MessageReceived, ControlRequestReceived, ControlResponseReceived, ControlCancelReceived, RunChanged, ProtocolErrorReceived
+    MessageReceived,
+    ControlRequestReceived,
+    ControlResponseReceived,
+    ControlCancelReceived,
+    RunChanged,
+    MirrorFrame,
+    ProtocolErrorReceived,
 ]
 
 
@@ -286,6 +301,12 @@ class Protocol:
             return [ControlRequestReceived(request_id, str(request.get("subtype")), request)]
         if kind == "control_cancel_request":
             return [ControlCancelReceived(str(data.get("request_id")))]
+        if kind == "transcript_mirror":
+            file_path, entries = data.get("filePath"), data.get("entries")
+            if not isinstance(file_path, str) or not isinstance(entries, list):
+                logger.warning("dropping a transcript_mirror frame without a filePath string and an entries list")
+                return []
+            return [MirrorFrame(file_path, entries)]
         if kind == "keep_alive" or self._is_replay(data):  # keep_alive is transport noise, never a message
             return []
         run = self.run

@@ -42,14 +42,18 @@ from ._protocol import (
     ControlResponseReceived,
     Event,
     MessageReceived,
+    MirrorFrame,
     Protocol,
     ProtocolErrorReceived,
     RunChanged,
 )
 from ._launch import LaunchPlan, make_transport, plan_launch
+from ._mirror import MirrorBatcher
+from ._parse import parse_message
+from ._resume import MaterializedResume, apply_materialized_options, materialize_resume_session
 from ._run import RunTracker
 from ._transport import Transport, TransportCallbacks
-from .types import ClaudeAgentOptions, Message
+from .types import ClaudeAgentOptions, Message, ResultMessage, SessionKey
 
 logger = logging.getLogger("claude_sdkurl.session")
 
@@ -202,6 +206,10 @@ class Session:
         self._abort = False
         self._close_done = threading.Event()
         self.server_info: dict[str, Any] | None = None
+        # With options.session_store: the store's copy of a resumed session, laid out in a
+        # temporary config dir (removed at close), and the mirror into the store.
+        self._materialized: MaterializedResume | None = None
+        self._mirror: MirrorBatcher | None = None
 
     # What start() planned (empty before it): read from the plan, not copied from it.
 
@@ -234,7 +242,20 @@ class Session:
         user's (see :func:`claude_sdkurl._control.hooks_config`).
         """
         try:
-            plan = self.plan = plan_launch(self.options, self._transport is not None, extra_hooks)
+            options = self.options
+            if options.session_store is not None and self._transport is None:
+                # resume/continue from the store: the CLI resumes from a local copy of it.
+                self._materialized = materialize_resume_session(options)
+                if self._materialized is not None:
+                    options = apply_materialized_options(options, self._materialized)
+            plan = self.plan = plan_launch(options, self._transport is not None, extra_hooks)
+            if options.session_store is not None and plan.projects_dir is not None:
+                self._mirror = MirrorBatcher(
+                    options.session_store,
+                    plan.projects_dir,
+                    self._mirror_error,
+                    eager=options.session_store_flush == "eager",
+                )
             self._run.bidirectional = plan.bidirectional
             self._run.ceiling_ms = plan.ceiling_ms
             self._protocol.max_line = plan.max_line
@@ -287,6 +308,10 @@ class Session:
             self._fail_pending(CLIConnectionError("the session is closed"))
             self._cancel_ceiling()
             self._run_ended.set()
+            if self._mirror is not None:
+                self._mirror.close()  # what the CLI wrote before it stopped still goes to the store
+            if self._materialized is not None:
+                self._materialized.cleanup()
             if self._ended is None:
                 self._ended = Ended(None, None)
                 self._messages.put(self._ended)
@@ -307,6 +332,12 @@ class Session:
         batch: list[Message] = []
         for event in events:
             if type(event) is MessageReceived:
+                if self._mirror is not None and type(event.message) is ResultMessage:
+                    # As the official SDK: the turn is in the store before its result is seen.
+                    if batch:
+                        self._put_batch(batch)
+                        batch = []
+                    self._mirror.flush()
                 batch.append(event.message)
             else:
                 if batch:
@@ -339,6 +370,9 @@ class Session:
                         inflight.timer.cancel()
         elif isinstance(event, RunChanged):
             self._run_effects(event.effects)
+        elif isinstance(event, MirrorFrame):
+            if self._mirror is not None:
+                self._mirror.enqueue(event.file_path, event.entries)
         elif isinstance(event, ProtocolErrorReceived):
             self._fatal(event.error)
 
@@ -350,11 +384,25 @@ class Session:
         self._end(error, None)
         threading.Thread(target=self.close, args=(True,), name="claude-sdkurl-abort", daemon=True).start()
 
+    def _mirror_error(self, key: SessionKey | None, error: str) -> None:
+        """A batch did not reach the store: tell the user with a :class:`MirrorErrorMessage`."""
+        frame = {
+            "type": "system",
+            "subtype": "mirror_error",
+            "error": error,
+            "key": key,
+            "uuid": str(uuid.uuid4()),
+            "session_id": key.get("session_id", "") if key else "",
+        }
+        self._messages.put(parse_message(frame))
+
     def _on_exit(self, code: int | None, stderr_tail: str) -> None:
         with self._rx_lock:
             events = self._protocol.receive_eof()
         for event in events:
             self._dispatch(event)
+        if self._mirror is not None:
+            self._mirror.flush()  # before the end is seen, as for a result
         last_error = self._run.last_error_result
         if self._closing:
             error: BaseException | None = None

@@ -72,6 +72,8 @@ def warm_turn_obstacle(options: ClaudeAgentOptions) -> str | None:
         return "extra_args are passed"
     if options.include_hook_events:
         return "include_hook_events would show the SDK's own hook in the message stream"
+    if options.session_store is not None:
+        return "a session_store would receive the warm-up turn's transcript"
     return None
 
 

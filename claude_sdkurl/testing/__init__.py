@@ -40,3 +40,7 @@ __all__ += ["MockTransport", "FakeCLI"]
 from .demo import DemoEnvironment  # noqa: E402
 
 __all__ += ["DemoEnvironment"]
+
+from .session_store_conformance import run_session_store_conformance  # noqa: E402
+
+__all__ += ["run_session_store_conformance"]

@@ -1,0 +1,212 @@
+"""Transcript mirroring: ``transcript_mirror`` frames from the CLI into a :class:`SessionStore`.
+
+With ``session_store`` set the CLI runs with ``--session-mirror`` and, beside
+its messages, writes ``{"type": "transcript_mirror", "filePath": ..., "entries":
+[...]}`` frames: what it just appended to its local transcript. The protocol
+core turns them into :class:`~claude_sdkurl._protocol.MirrorFrame` events (never
+shown to the user) and the session hands them to a :class:`MirrorBatcher`,
+which appends them to the store as the official SDK's
+``TranscriptMirrorBatcher`` does:
+
+* frames are buffered and coalesced per file; a ``result`` message is held back
+  until everything before it is in the store (``flush``), so a caller who sees
+  the result can read the turn from the store;
+* ``"eager"`` (or a buffer over 500 entries / 1 MiB) appends in the background
+  at once;
+* a failing ``append`` is tried 3 times (0.2 s, 0.8 s apart); a call that does
+  not return within ``send_timeout`` is not retried (it may still land). Then
+  the batch is reported through ``on_error`` (the session shows a
+  :class:`MirrorErrorMessage`) and the turn goes on: the local transcript is
+  already durable.
+
+Threads: every append runs on the batcher's one worker thread, in order, so a
+flush never overtakes an eager append. The session's reader waits for a flush
+at most ``send_timeout`` (plus the retries' pauses); a store that hangs longer
+keeps the worker busy, and later batches queue behind it rather than being
+dropped. ``close()`` waits for the last flush the same bounded time.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import Future
+from typing import Any
+
+from ._sessionpaths import call_store, file_path_to_session_key
+from .types import SessionKey, SessionStore
+
+logger = logging.getLogger("claude_sdkurl.mirror")
+
+MAX_PENDING_ENTRIES = 500
+MAX_PENDING_BYTES = 1 << 20  # 1 MiB
+SEND_TIMEOUT_SECONDS = 60.0
+MIRROR_APPEND_MAX_ATTEMPTS = 3
+MIRROR_APPEND_BACKOFF_S = (0.2, 0.8)
+
+OnError = Callable[[SessionKey | None, str], None]
+
+
+class MirrorBatcher:
+    """Buffers mirror frames and appends them to ``store`` (see the module doc)."""
+
+    def __init__(
+        self,
+        store: SessionStore,
+        projects_dir: str,
+        on_error: OnError,
+        *,
+        eager: bool = False,
+        send_timeout: float = SEND_TIMEOUT_SECONDS,
+    ) -> None:
+        self.store = store
+        self.projects_dir = projects_dir
+        self.on_error = on_error
+        self.send_timeout = send_timeout
+        self.max_pending_entries = 0 if eager else MAX_PENDING_ENTRIES
+        self.max_pending_bytes = 0 if eager else MAX_PENDING_BYTES
+        self._lock = threading.Lock()
+        self._pending: list[tuple[str, list[Any]]] = []
+        self._pending_entries = 0
+        self._pending_bytes = 0
+        self._jobs: list[tuple[list[tuple[str, list[Any]]], Future[None]]] = []
+        self._wake = threading.Condition(self._lock)
+        self._worker: threading.Thread | None = None
+        self._closed = False
+
+    # ------------------------------------------------------------------ producer side (reader thread)
+
+    def enqueue(self, file_path: str, entries: list[Any]) -> None:
+        """Buffer one frame; start a background append when over the thresholds."""
+        size = len(json.dumps(entries))
+        with self._lock:
+            if self._closed:
+                return
+            self._pending.append((file_path, entries))
+            self._pending_entries += len(entries)
+            self._pending_bytes += size
+            if self._pending_entries > self.max_pending_entries or self._pending_bytes > self.max_pending_bytes:
+                self._submit_locked()
+
+    def flush(self) -> None:
+        """Append everything buffered so far, and wait (bounded) until it is in the store."""
+        with self._lock:
+            if self._closed and not self._pending:
+                return
+            future = self._submit_locked()
+        self._wait(future)
+
+    def close(self) -> None:
+        """Final flush, then stop the worker. Never raises."""
+        try:
+            self.flush()
+        except Exception as e:  # pragma: no cover - defensive
+            logger.debug("mirror close flush failed: %s", e)
+        with self._lock:
+            self._closed = True
+            self._wake.notify_all()
+            worker = self._worker
+        if worker is not None and worker is not threading.current_thread():
+            worker.join(1.0)  # a hung store keeps its (daemon) worker: user code can't be cancelled
+
+    # ------------------------------------------------------------------ worker side
+
+    def _submit_locked(self) -> Future[None]:
+        items, self._pending = self._pending, []
+        self._pending_entries = 0
+        self._pending_bytes = 0
+        future: Future[None] = Future()
+        self._jobs.append((items, future))
+        if self._worker is None:
+            self._worker = threading.Thread(target=self._work, name="claude-sdkurl-mirror", daemon=True)
+            self._worker.start()
+        self._wake.notify()
+        return future
+
+    def _wait(self, future: Future[None]) -> None:
+        budget = self.send_timeout * MIRROR_APPEND_MAX_ATTEMPTS + sum(MIRROR_APPEND_BACKOFF_S)
+        try:
+            future.result(budget)
+        except Exception:  # the worker reports its own errors; a wait that ran out is logged
+            logger.warning("SessionStore mirror: still appending after %.0f s; going on", budget)
+
+    def _work(self) -> None:
+        while True:
+            with self._lock:
+                while not self._jobs and not self._closed:
+                    self._wake.wait()
+                if not self._jobs:
+                    return
+                items, future = self._jobs.pop(0)
+            try:
+                for key, error in self._append_all(items):
+                    try:
+                        self.on_error(key, error)
+                    except Exception as e:  # pragma: no cover - defensive
+                        logger.error("SessionStore mirror: on_error raised: %s", e)
+            except Exception as e:  # pragma: no cover - defensive: never let the worker die
+                logger.error("SessionStore mirror: flush raised: %s", e)
+            finally:
+                future.set_result(None)
+
+    def _append_all(self, items: list[tuple[str, list[Any]]]) -> list[tuple[SessionKey | None, str]]:
+        # Coalesce by file so each file gets one append per flush; first-seen order kept.
+        by_path: dict[str, list[Any]] = {}
+        for file_path, entries in items:
+            by_path.setdefault(file_path, []).extend(entries)
+        errors: list[tuple[SessionKey | None, str]] = []
+        for file_path, entries in by_path.items():
+            if not entries:
+                continue
+            key = file_path_to_session_key(file_path, self.projects_dir)
+            if key is None:
+                logger.warning(
+                    "SessionStore: dropping mirror frame: filePath %s is not under %s -- the CLI's "
+                    "CLAUDE_CONFIG_DIR likely differs from this process's (custom env / container?)",
+                    file_path,
+                    self.projects_dir,
+                )
+                continue
+            error = self._append_with_retries(key, entries)
+            if error is not None:
+                logger.error("SessionStore mirror: append failed for %s: %s", file_path, error)
+                errors.append((key, error))
+        return errors
+
+    def _append_with_retries(self, key: SessionKey, entries: list[Any]) -> str | None:
+        last = ""
+        for attempt in range(MIRROR_APPEND_MAX_ATTEMPTS):
+            if attempt > 0:
+                time.sleep(MIRROR_APPEND_BACKOFF_S[attempt - 1])
+            outcome = _call_bounded(self.send_timeout, self.store.append, key, entries)
+            if outcome is None:
+                return None
+            if outcome == "timeout":
+                # Not retried: the call may still land, and a retry would race it.
+                return f"SessionStore.append() timed out after {self.send_timeout:g}s"
+            last = outcome
+        return last
+
+
+def _call_bounded(timeout: float, method: Any, *args: Any) -> str | None:
+    """Run a store call on a helper thread; ``None`` on success, ``"timeout"``, or the error text."""
+    box: dict[str, Any] = {}
+    done = threading.Event()
+
+    def _run() -> None:
+        try:
+            call_store(method, *args)
+        except BaseException as e:  # reported to the caller
+            box["error"] = e
+        finally:
+            done.set()
+
+    t = threading.Thread(target=_run, name="claude-sdkurl-mirror-append", daemon=True)
+    t.start()
+    if not done.wait(timeout):
+        return "timeout"
+    error = box.get("error")
+    return None if error is None else str(error) or type(error).__name__
