@@ -162,3 +162,30 @@ def no_leaks(request: pytest.FixtureRequest) -> Iterator[None]:
     assert child_pids() == [], f"leaked processes: {child_pids()}"
     if check_fds:
         assert open_fds() <= fds_before, f"leaked descriptors: {open_fds()} > {fds_before}"
+
+
+# ---------------------------------------------------------------------- real database servers
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> Iterator[str]:
+    """A real PostgreSQL server on 127.0.0.1 for this test session (see tests/servers.py)."""
+    from .servers import PostgresServer
+
+    server = PostgresServer().start()
+    try:
+        yield server.url
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> Iterator[str]:
+    """A real redis-server on 127.0.0.1 for this test session (see tests/servers.py)."""
+    from .servers import RedisServer
+
+    server = RedisServer().start()
+    try:
+        yield server.url
+    finally:
+        server.stop()

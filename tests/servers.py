@@ -1,0 +1,157 @@
+"""Real database servers for the session-store tests: PostgreSQL and Redis on 127.0.0.1.
+
+Found on the machine (PATH, ``/usr/lib/postgresql/*/bin``) or installed from
+Debian's packages when missing and we may (root with apt-get); otherwise the
+tests that need them fail, naming what is missing: never a fake server.
+
+The servers daemonise (``pg_ctl start``, ``redis-server --daemonize yes``), so
+they are not children of the test process (whose leak check counts children),
+and are stopped when the test session ends.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+
+class ServerUnavailable(RuntimeError):
+    pass
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _apt_install(package: str) -> None:
+    if os.geteuid() != 0 or shutil.which("apt-get") is None:
+        raise ServerUnavailable(f"{package} is not installed and cannot be installed here (needs root and apt-get)")
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    done = subprocess.run(["apt-get", "install", "-y", "-q", package], env=env, capture_output=True, text=True)
+    if done.returncode != 0:
+        subprocess.run(["apt-get", "update", "-q"], env=env, capture_output=True)
+        done = subprocess.run(["apt-get", "install", "-y", "-q", package], env=env, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise ServerUnavailable(f"apt-get install {package} failed: {done.stderr[-2000:]}")
+
+
+def _postgres_bindir() -> Path | None:
+    on_path = shutil.which("pg_ctl")
+    if on_path and shutil.which("initdb"):
+        return Path(os.path.realpath(on_path)).parent
+    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/pg_ctl"))
+    return Path(found[-1]).parent if found else None
+
+
+class PostgresServer:
+    """``initdb`` + ``pg_ctl start`` in a temporary directory; trust auth on 127.0.0.1 only."""
+
+    def __init__(self) -> None:
+        bindir = _postgres_bindir()
+        if bindir is None:
+            _apt_install("postgresql")
+            bindir = _postgres_bindir()
+        if bindir is None:
+            raise ServerUnavailable("PostgreSQL's pg_ctl/initdb not found after installing")
+        self.bindir = bindir
+        self.port = free_port()
+        self.root = Path(tempfile.mkdtemp(prefix="claude-sdkurl-pg-"))
+        self.data = self.root / "data"
+        self.user = "postgres"
+        self._as_user: dict[str, object] = {}
+        if os.geteuid() == 0:  # PostgreSQL refuses to run as root: run it as the postgres account
+            import pwd
+
+            pw = pwd.getpwnam("postgres")
+            os.chown(self.root, pw.pw_uid, pw.pw_gid)
+            self._as_user = {"user": pw.pw_uid, "group": pw.pw_gid, "extra_groups": []}
+
+    def _run(self, *args: str) -> None:
+        done = subprocess.run(
+            [str(self.bindir / args[0]), *args[1:]],
+            capture_output=True,
+            text=True,
+            cwd=self.root,
+            timeout=120,
+            **self._as_user,  # type: ignore[arg-type]
+        )
+        if done.returncode != 0:
+            raise ServerUnavailable(f"{args[0]} failed: {done.stdout[-1000:]} {done.stderr[-2000:]}")
+
+    def start(self) -> PostgresServer:
+        self._run("initdb", "-D", str(self.data), "-U", self.user, "--auth=trust", "-E", "UTF8", "--no-sync")
+        opts = f"-c listen_addresses=127.0.0.1 -p {self.port} -k {self.root} -c fsync=off -c full_page_writes=off"
+        self._run("pg_ctl", "start", "-D", str(self.data), "-w", "-t", "60", "-l", str(self.root / "log"), "-o", opts)
+        return self
+
+    @property
+    def url(self) -> str:
+        return f"postgresql://{self.user}@127.0.0.1:{self.port}/postgres"
+
+    def stop(self) -> None:
+        try:
+            self._run("pg_ctl", "stop", "-D", str(self.data), "-m", "immediate", "-w")
+        finally:
+            shutil.rmtree(self.root, ignore_errors=True)
+
+
+class RedisServer:
+    """``redis-server --daemonize yes`` on 127.0.0.1, no persistence."""
+
+    def __init__(self) -> None:
+        binary = shutil.which("redis-server")
+        if binary is None:
+            _apt_install("redis-server")
+            binary = shutil.which("redis-server")
+        if binary is None:
+            raise ServerUnavailable("redis-server not found after installing")
+        self.binary = binary
+        self.port = free_port()
+        self.root = Path(tempfile.mkdtemp(prefix="claude-sdkurl-redis-"))
+        self.pidfile = self.root / "redis.pid"
+
+    def start(self) -> RedisServer:
+        args = [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
+        args += ["--daemonize", "yes", "--pidfile", str(self.pidfile), "--dir", str(self.root)]
+        args += ["--logfile", str(self.root / "log")]
+        subprocess.run(args, check=True, timeout=30)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=1) as s:
+                    s.sendall(b"PING\r\n")
+                    if s.recv(16).startswith(b"+PONG"):
+                        return self
+            except OSError:
+                time.sleep(0.05)
+        raise ServerUnavailable(f"redis-server did not answer on port {self.port}: {self._log()}")
+
+    def _log(self) -> str:
+        try:
+            return (self.root / "log").read_text()[-2000:]
+        except OSError:
+            return ""
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def stop(self) -> None:
+        try:
+            pid = int(self.pidfile.read_text().strip())
+            os.kill(pid, 15)
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline and os.path.exists(f"/proc/{pid}"):
+                time.sleep(0.05)
+        except (OSError, ValueError):
+            pass
+        finally:
+            shutil.rmtree(self.root, ignore_errors=True)
