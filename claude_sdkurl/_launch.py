@@ -21,6 +21,7 @@ from typing import Any
 from . import _cli
 from ._control import hooks_config
 from ._protocol import DEFAULT_MAX_LINE
+from ._resume import MaterializedResume, apply_materialized_options, materialize_resume_session
 from ._run import ceiling_ms
 from ._sessionpaths import _get_projects_dir
 from ._transport import StdioTransport, Transport, WebSocketTransport
@@ -51,6 +52,10 @@ class LaunchPlan:
     ceiling_ms: int  # see _run.ceiling_ms
     max_line: int  # the longest line or message accepted from the CLI
     projects_dir: str | None  # where the CLI keeps transcripts (for the session-store mirror)
+    # resume/continue from options.session_store: the store's copy of the session in a temporary
+    # config dir the CLI is pointed at (``options`` above are already repointed); the session
+    # removes it once the CLI is gone.
+    materialized: MaterializedResume | None = None
 
 
 def plan_launch(
@@ -62,6 +67,25 @@ def plan_launch(
     (see :func:`claude_sdkurl._control.hooks_config`).
     """
     _cli.check_options(options)
+    materialized = None
+    if options.session_store is not None and not custom_transport:  # the official skips it for a custom one
+        materialized = materialize_resume_session(options)  # SessionStoreError within load_timeout_ms
+        if materialized is not None:
+            options = apply_materialized_options(options, materialized)
+    try:
+        return _plan(options, custom_transport, extra_hooks, materialized)
+    except BaseException:
+        if materialized is not None:
+            materialized.cleanup()
+        raise
+
+
+def _plan(
+    options: ClaudeAgentOptions,
+    custom_transport: bool,
+    extra_hooks: ExtraHooks | None,
+    materialized: MaterializedResume | None,
+) -> LaunchPlan:
     hooks, callbacks = hooks_config(options, extra_hooks)
     servers = sdk_servers(options)
     if custom_transport:
@@ -87,6 +111,7 @@ def plan_launch(
         ceiling_ms=ceiling_ms(options.env),
         max_line=options.max_buffer_size or DEFAULT_MAX_LINE,
         projects_dir=projects_dir(env or options.env),
+        materialized=materialized,
     )
 
 

@@ -60,12 +60,12 @@ class MirrorBatcher:
         on_error: OnError,
         *,
         eager: bool = False,
-        send_timeout: float = SEND_TIMEOUT_SECONDS,
+        send_timeout: float | None = None,
     ) -> None:
         self.store = store
         self.projects_dir = projects_dir
         self.on_error = on_error
-        self.send_timeout = send_timeout
+        self.send_timeout = SEND_TIMEOUT_SECONDS if send_timeout is None else send_timeout
         self.max_pending_entries = 0 if eager else MAX_PENDING_ENTRIES
         self.max_pending_bytes = 0 if eager else MAX_PENDING_BYTES
         self._lock = threading.Lock()

@@ -44,6 +44,7 @@ from ._sessionpaths import (
     call_store_within,
     project_key_for_directory,
 )
+from ._errors import SessionStoreError
 from .types import ClaudeAgentOptions, SessionKey, SessionStore
 
 logger = logging.getLogger("claude_sdkurl.resume")
@@ -223,7 +224,16 @@ def _load_candidate(
     )
     if not entries:
         return None
+    _check_entries(entries, f"SessionStore.load() for session {session_id}")
     return session_id, entries
+
+
+def _check_entries(entries: Any, what: str) -> None:
+    """A store's answer must be a list of entry objects: anything else would be written out
+    as a transcript the CLI cannot resume from (the official SDK writes it anyway)."""
+    if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+        got = type(entries).__name__ if not isinstance(entries, list) else "a list with non-object items"
+        raise SessionStoreError(f"{what} returned {got}, not a list of entries (dicts)")
 
 
 def _resolve_continue_candidate(
@@ -246,6 +256,11 @@ def _resolve_continue_candidate(
     )
     if not sessions:
         return None
+    if not isinstance(sessions, list) or not all(
+        isinstance(s, dict) and isinstance(s.get("session_id"), str) and isinstance(s.get("mtime"), (int, float))
+        for s in sessions
+    ):
+        raise SessionStoreError("SessionStore.list_sessions() returned something else than [{session_id, mtime}, ...]")
     for cand in sorted(sessions, key=lambda s: s["mtime"], reverse=True):
         sid = cand["session_id"]
         if _validate_uuid(sid) is None:
@@ -517,6 +532,7 @@ def _materialize_subkeys(
         )
         if not sub_entries:
             continue
+        _check_entries(sub_entries, f"SessionStore.load() for session {session_id} subpath {subpath}")
 
         # agent_metadata entries describe the .meta.json sidecar (last one
         # wins); everything else is a transcript line.

@@ -50,7 +50,7 @@ from ._protocol import (
 from ._launch import LaunchPlan, make_transport, plan_launch
 from ._mirror import MirrorBatcher
 from ._parse import parse_message
-from ._resume import MaterializedResume, apply_materialized_options, materialize_resume_session
+from ._resume import MaterializedResume
 from ._run import RunTracker
 from ._transport import Transport, TransportCallbacks
 from .types import ClaudeAgentOptions, Message, ResultMessage, SessionKey
@@ -242,13 +242,9 @@ class Session:
         user's (see :func:`claude_sdkurl._control.hooks_config`).
         """
         try:
-            options = self.options
-            if options.session_store is not None and self._transport is None:
-                # resume/continue from the store: the CLI resumes from a local copy of it.
-                self._materialized = materialize_resume_session(options)
-                if self._materialized is not None:
-                    options = apply_materialized_options(options, self._materialized)
-            plan = self.plan = plan_launch(options, self._transport is not None, extra_hooks)
+            plan = self.plan = plan_launch(self.options, self._transport is not None, extra_hooks)
+            self._materialized = plan.materialized
+            options = plan.options
             if options.session_store is not None and plan.projects_dir is not None:
                 self._mirror = MirrorBatcher(
                     options.session_store,

@@ -9,7 +9,14 @@ from pathlib import Path
 import dataclasses
 import pytest
 
-from claude_sdkurl import ClaudeAgentOptions, CLINotFoundError, HookMatcher, UnsupportedOptionError, query
+from claude_sdkurl import (
+    ClaudeAgentOptions,
+    CLINotFoundError,
+    HookMatcher,
+    InMemorySessionStore,
+    UnsupportedOptionError,
+    query,
+)
 from claude_sdkurl._cli import build_args, build_env, check_options, find_cli, parse_version, supports_websocket
 from claude_sdkurl.mcp import create_sdk_mcp_server
 
@@ -80,6 +87,9 @@ def test_flags() -> None:
     assert json.loads(flag(args, "--json-schema")) == {"type": "object"}
     assert "--setting-sources=user" in args
     assert flag(args, "--permission-prompt-tool") == "stdio"
+    assert "--session-mirror" not in args
+    with_store = build_args(ClaudeAgentOptions(session_store=InMemorySessionStore(), resume_drops_turn="x"))
+    assert with_store.index("--session-mirror") == with_store.index("--resume-drops-turn=x") + 1  # the official's place
 
 
 def test_skills_and_sandbox() -> None:
@@ -100,11 +110,36 @@ def test_env() -> None:
     assert env["CLAUDE_CODE_ENTRYPOINT"] == "sdk-py"
 
 
+class _AppendLoadOnly:
+    """The two required SessionStore methods and nothing else."""
+
+    def append(self, key: object, entries: object) -> None: ...
+
+    def load(self, key: object) -> None: ...
+
+
+def test_a_session_store_takes_stdio_on_any_cli(tmp_path: Path) -> None:
+    from claude_sdkurl._launch import projects_dir, select_transport
+
+    fake = tmp_path / "claude"
+    fake.write_text("#!/bin/sh\necho '2.1.120 (Claude Code)'\n")
+    fake.chmod(0o755)
+    assert select_transport(ClaudeAgentOptions(), str(fake))[0] == "websocket"
+    assert select_transport(ClaudeAgentOptions(session_store=InMemorySessionStore()), str(fake))[0] == "stdio"
+    # the mirror maps the CLI's file paths to store keys from the CLI's own config dir
+    assert projects_dir({"CLAUDE_CONFIG_DIR": "/c", "HOME": "/h"}) == "/c/projects"
+    assert projects_dir({"HOME": "/h"}) == "/h/.claude/projects"
+
+
 @pytest.mark.parametrize(
     ("options", "error"),
     [
-        (ClaudeAgentOptions(session_store=object()), UnsupportedOptionError),
-        (ClaudeAgentOptions(session_store_flush="eager"), UnsupportedOptionError),
+        (ClaudeAgentOptions(session_store=object()), TypeError),  # type: ignore[arg-type]
+        (ClaudeAgentOptions(session_store=InMemorySessionStore(), transport="websocket"), UnsupportedOptionError),
+        (ClaudeAgentOptions(session_store=InMemorySessionStore(), enable_file_checkpointing=True), ValueError),
+        (ClaudeAgentOptions(session_store=_AppendLoadOnly(), continue_conversation=True), ValueError),
+        (ClaudeAgentOptions(session_store=InMemorySessionStore(), session_store_flush="often"), ValueError),  # type: ignore[arg-type]
+        (ClaudeAgentOptions(session_store=InMemorySessionStore(), load_timeout_ms=0), ValueError),
         (ClaudeAgentOptions(transport="carrier-pigeon"), ValueError),  # type: ignore[arg-type]
         (ClaudeAgentOptions(control_timeout=0), ValueError),
         (ClaudeAgentOptions(continue_conversation=True, resume="x"), ValueError),
@@ -168,6 +203,7 @@ def test_versions() -> None:
         {"plugins": [{"type": "local", "path": "/x"}]},
         {"extra_args": {"plugin-dir": "/x"}},
         {"include_hook_events": True},
+        {"session_store": InMemorySessionStore()},
     ],
 )
 def test_warm_turn_is_skipped_where_another_hook_could_see_it(overrides: dict[str, object]) -> None:

@@ -13,6 +13,7 @@ from claude_sdkurl._protocol import (
     ControlRequestReceived,
     ControlResponseReceived,
     MessageReceived,
+    MirrorFrame,
     Protocol,
     ProtocolErrorReceived,
     encode,
@@ -182,3 +183,12 @@ def test_user_dict_validation() -> None:
         p.user_dict({"type": "user"})
     msg = json.loads(p.user_dict({"type": "user", "message": {"role": "user", "content": "x"}}))
     assert msg["session_id"] == "" and msg["parent_tool_use_id"] is None
+
+
+def test_transcript_mirror_frames_are_events_never_messages(caplog: pytest.LogCaptureFixture) -> None:
+    frame = {"type": "transcript_mirror", "filePath": "/h/.claude/projects/p/s.jsonl", "entries": [{"type": "user"}]}
+    [ev] = Protocol().receive_data(line(frame))
+    assert ev == MirrorFrame("/h/.claude/projects/p/s.jsonl", [{"type": "user"}])
+    for bad in ({"type": "transcript_mirror", "entries": []}, {"type": "transcript_mirror", "filePath": "x", "entries": "no"}):
+        assert Protocol().receive_data(line(bad)) == []
+    assert "dropping a transcript_mirror frame" in caplog.text

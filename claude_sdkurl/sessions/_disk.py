@@ -10,6 +10,7 @@ runs them side by side on transcripts written by the real CLIs).
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 import sys
@@ -30,6 +31,8 @@ from .._sessionpaths import (
     _validate_uuid,
 )
 from ..types import SDKSessionInfo, SessionMessage
+
+logger = logging.getLogger("claude_sdkurl.sessions")
 
 # Size of the head/tail buffer for lite metadata reads.
 LITE_READ_BUF_SIZE = 65536
@@ -726,8 +729,11 @@ def _parse_transcript_entries(content: str) -> list[_TranscriptEntry]:
     """Parses JSONL content into transcript entries.
 
     Only keeps entries that have a uuid and are transcript message types
-    (user/assistant/progress/system/attachment). Skips corrupt lines.
+    (user/assistant/progress/system/attachment). Skips corrupt lines, with a
+    logged warning (ours) unless it is the last line without its newline: the
+    CLI may be writing it right now.
     """
+    corrupt = 0
     entries: list[_TranscriptEntry] = []
     start = 0
     length = len(content)
@@ -745,14 +751,18 @@ def _parse_transcript_entries(content: str) -> list[_TranscriptEntry]:
         try:
             entry = json.loads(line)
         except (json.JSONDecodeError, ValueError):
+            corrupt += end < length
             continue
 
         if not isinstance(entry, dict):
+            corrupt += 1
             continue
         entry_type = entry.get("type")
         if entry_type in _TRANSCRIPT_ENTRY_TYPES and isinstance(entry.get("uuid"), str):
             entries.append(entry)
 
+    if corrupt:
+        logger.warning("skipped %d corrupt line(s) in a session transcript", corrupt)
     return entries
 
 

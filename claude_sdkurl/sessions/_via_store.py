@@ -785,15 +785,24 @@ def _append_jsonl_file_in_batches(
     """Stream-read a JSONL file line-by-line, parsing each line and flushing to
     ``store.append()`` in batches of ``batch_size`` entries (or
     ``MAX_PENDING_BYTES`` of line text, whichever comes first). Skips blank
-    lines."""
+    lines, and (ours; the official import stops with ``JSONDecodeError``) lines
+    that are not a JSON object, with a logged warning."""
     batch: list[SessionStoreEntry] = []
     nbytes = 0
-    with file_path.open(encoding="utf-8") as f:
+    corrupt = 0
+    with file_path.open(encoding="utf-8", errors="replace") as f:
         for line in f:
             line = line.rstrip("\n")
             if not line:
                 continue
-            batch.append(json.loads(line))
+            try:
+                entry = json.loads(line)
+            except ValueError:
+                entry = None
+            if not isinstance(entry, dict):
+                corrupt += 1
+                continue
+            batch.append(cast(SessionStoreEntry, entry))
             nbytes += len(line)
             if len(batch) >= batch_size or nbytes >= MAX_PENDING_BYTES:
                 call_store(store.append, key, batch)
@@ -801,6 +810,8 @@ def _append_jsonl_file_in_batches(
                 nbytes = 0
     if batch:
         call_store(store.append, key, batch)
+    if corrupt:
+        logger.warning("import_session_to_store: skipped %d corrupt line(s) of %s", corrupt, file_path)
 
 
 def _collect_jsonl_files(base_dir: Path) -> Iterator[Path]:

@@ -141,7 +141,7 @@ class PostgresSessionStore(SessionStore):
                     f"subpath) DO UPDATE SET mtime = GREATEST({_NOW_MS}, s.mtime + 1) RETURNING mtime",
                     (pk, sid, sub),
                 )
-                (mtime,) = cur.fetchone()  # type: ignore[misc]
+                (mtime,) = cur.fetchone()
                 if not sub:
                     cur.execute(
                         f"SELECT mtime, data FROM {t}_summaries WHERE project_key = %s AND session_id = %s", (pk, sid)

@@ -59,6 +59,7 @@ class RedisSessionStore(SessionStore):
     """
 
     def __init__(self, url: str | Any = "redis://127.0.0.1:6379/0", *, prefix: str = "claude-sessions") -> None:
+        self._client: Any
         if isinstance(url, str):
             self._client = redis.Redis.from_url(url)
             self._own = True
@@ -135,7 +136,7 @@ class RedisSessionStore(SessionStore):
         mtimes = self._client.hgetall(self._k("m", project_key))
         out: list[SessionStoreListEntry] = []
         for field, mtime in mtimes.items():
-            name = field.decode()
+            name = _text(field)
             if not name.startswith("["):  # subagent fields are [session, subpath]
                 out.append({"session_id": name, "mtime": int(mtime)})
         return out
@@ -154,7 +155,7 @@ class RedisSessionStore(SessionStore):
                 pipe.srem(subkeys_key, sub)
                 pipe.execute()
             return
-        subs = [s.decode() for s in self._client.smembers(subkeys_key)]
+        subs = [_text(s) for s in self._client.smembers(subkeys_key)]
         with self._client.pipeline() as pipe:
             pipe.delete(*self._stream_keys(key, ""), subkeys_key)
             for s in subs:
@@ -164,7 +165,11 @@ class RedisSessionStore(SessionStore):
             pipe.execute()
 
     def list_subkeys(self, key: SessionListSubkeysKey) -> list[str]:
-        return sorted(s.decode() for s in self._client.smembers(self._k("k", key["project_key"], key["session_id"])))
+        return sorted(_text(s) for s in self._client.smembers(self._k("k", key["project_key"], key["session_id"])))
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value
 
 
 def _uuid_of(entry: Any) -> str | None:
