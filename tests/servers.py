@@ -155,3 +155,73 @@ class RedisServer:
             pass
         finally:
             shutil.rmtree(self.root, ignore_errors=True)
+
+
+class SSHServer:
+    """A real OpenSSH ``sshd`` on 127.0.0.1 (a free port), with a throw-away host key and a
+    throw-away client key authorised for the current user; daemonised, stopped at the end.
+
+    ``ssh_command`` is the client prefix (``["ssh", "-i", key, ..., "user@127.0.0.1", "--"]``)."""
+
+    def __init__(self) -> None:
+        sshd = shutil.which("sshd") or ("/usr/sbin/sshd" if os.path.exists("/usr/sbin/sshd") else None)
+        if sshd is None:
+            _apt_install("openssh-server")
+            sshd = "/usr/sbin/sshd" if os.path.exists("/usr/sbin/sshd") else shutil.which("sshd")
+        if sshd is None or shutil.which("ssh") is None:
+            raise ServerUnavailable("OpenSSH's sshd/ssh not found after installing")
+        self.sshd = os.path.realpath(sshd)
+        self.port = free_port()
+        self.root = Path(tempfile.mkdtemp(prefix="claude-sdkurl-sshd-"))
+        self.pidfile = self.root / "sshd.pid"
+        import pwd
+
+        self.user = pwd.getpwuid(os.geteuid()).pw_name
+
+    def start(self) -> SSHServer:
+        r = self.root
+        for name in ("host_key", "client_key"):
+            subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(r / name)], check=True, timeout=30)
+        (r / "authorized_keys").write_text((r / "client_key.pub").read_text())
+        (r / "authorized_keys").chmod(0o600)
+        Path("/run/sshd").mkdir(exist_ok=True)  # privilege separation directory sshd insists on
+        (r / "sshd_config").write_text(
+            f"Port {self.port}\nListenAddress 127.0.0.1\nHostKey {r / 'host_key'}\nPidFile {self.pidfile}\n"
+            f"AuthorizedKeysFile {r / 'authorized_keys'}\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n"
+            "PubkeyAuthentication yes\nPermitRootLogin prohibit-password\nStrictModes no\nUsePAM no\n"
+            "MaxStartups 64\nMaxSessions 64\nLogLevel ERROR\n"
+        )
+        done = subprocess.run([self.sshd, "-f", str(r / "sshd_config"), "-E", str(r / "log")], capture_output=True, text=True)
+        if done.returncode != 0:
+            raise ServerUnavailable(f"sshd failed to start: {done.stderr}")
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            probe = subprocess.run([*self.ssh_command, "true"], capture_output=True, text=True, timeout=30)
+            if probe.returncode == 0:
+                return self
+            time.sleep(0.1)
+        raise ServerUnavailable(f"ssh to the test sshd fails: {probe.stderr} {self._log()}")
+
+    def _log(self) -> str:
+        try:
+            return (self.root / "log").read_text()[-2000:]
+        except OSError:
+            return ""
+
+    @property
+    def ssh_command(self) -> list[str]:
+        return [
+            "ssh", "-q", "-i", str(self.root / "client_key"), "-p", str(self.port),
+            "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null", "-o", "BatchMode=yes",
+            "-o", "ServerAliveInterval=1", "-o", "ServerAliveCountMax=2",
+            f"{self.user}@127.0.0.1", "--",
+        ]  # fmt: skip
+
+    def stop(self) -> None:
+        try:
+            pid = int(self.pidfile.read_text().strip())
+            os.kill(pid, 15)
+        except (OSError, ValueError):
+            pass
+        finally:
+            shutil.rmtree(self.root, ignore_errors=True)
