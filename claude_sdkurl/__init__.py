@@ -53,6 +53,7 @@ from .sessions import (
     tag_session,
     tag_session_via_store,
 )
+from .spawn import SpawnedProcess, SpawnOptions, command_prefix_spawner
 from .stores import InMemorySessionStore
 from .types import (
     AgentDefinition,
@@ -370,6 +371,9 @@ __all__ = [
     "TransportNotSupportedError",
     "UnsupportedOptionError",
     "SessionStoreError",
+    "SpawnOptions",
+    "SpawnedProcess",
+    "command_prefix_spawner",
     "list_sessions",
     "get_session_info",
     "get_session_messages",

@@ -25,6 +25,7 @@ from ._resume import MaterializedResume, apply_materialized_options, materialize
 from ._run import ceiling_ms
 from ._sessionpaths import _get_projects_dir
 from ._transport import StdioTransport, Transport, WebSocketTransport
+from ._transport.spawn import Spawner, as_spawner
 from .types import ClaudeAgentOptions
 
 logger = logging.getLogger("claude_sdkurl.launch")
@@ -56,6 +57,8 @@ class LaunchPlan:
     # config dir the CLI is pointed at (``options`` above are already repointed); the session
     # removes it once the CLI is gone.
     materialized: MaterializedResume | None = None
+    # options.spawn_claude_code_process as a function: the CLI runs where it says, over stdio.
+    spawner: Spawner | None = None
 
 
 def plan_launch(
@@ -88,8 +91,15 @@ def _plan(
 ) -> LaunchPlan:
     hooks, callbacks = hooks_config(options, extra_hooks)
     servers = sdk_servers(options)
+    spawner = as_spawner(options.spawn_claude_code_process)
     if custom_transport:
         transport, cli, version, args, env = "custom", None, None, [], {}
+    elif spawner is not None:
+        # The CLI is not here to look at: its path is as the far side sees it, its version unknown.
+        cli = str(options.cli_path) if options.cli_path is not None else "claude"
+        transport, version = "stdio", None
+        args = _cli.build_args(options)
+        env = _cli.build_env(options)
     else:
         cli = _cli.find_cli(options.cli_path)
         transport, version = select_transport(options, cli)
@@ -112,6 +122,7 @@ def _plan(
         max_line=options.max_buffer_size or DEFAULT_MAX_LINE,
         projects_dir=projects_dir(env or options.env),
         materialized=materialized,
+        spawner=spawner,
     )
 
 
@@ -150,7 +161,21 @@ def make_transport(plan: LaunchPlan) -> Transport:
         return WebSocketTransport(
             plan.cli, plan.args, plan.env, plan.cwd, on_stderr=opts.stderr, user=opts.user, max_size=plan.max_line
         )
-    return StdioTransport([plan.cli, *plan.args], plan.env, plan.cwd, on_stderr=opts.stderr, user=opts.user)
+    return StdioTransport(
+        [plan.cli, *plan.args],
+        plan.env,
+        plan.cwd,
+        on_stderr=opts.stderr,
+        user=opts.user,
+        spawner=plan.spawner,
+        sdk_env=sdk_env(plan.env) if plan.spawner is not None else None,
+    )
+
+
+def sdk_env(env: dict[str, str]) -> dict[str, str]:
+    """What ``env`` (the CLI's) adds to or changes in this process's environment: what a CLI
+    started elsewhere needs on top of its own."""
+    return {k: v for k, v in env.items() if os.environ.get(k) != v}
 
 
 def initialize_request(options: ClaudeAgentOptions, hooks: dict[str, Any] | None) -> dict[str, Any]:

@@ -30,6 +30,7 @@ from ._control import HANDLERS
 from ._errors import (
     ClaudeSDKError,
     CLIConnectionError,
+    CLINotFoundError,
     ControlRequestError,
     ControlRequestTimeoutError,
     ProcessError,
@@ -402,6 +403,9 @@ class Session:
         last_error = self._run.last_error_result
         if self._closing:
             error: BaseException | None = None
+        elif code == 127 and self.plan is not None and self.plan.spawner is not None and "not found" in stderr_tail:
+            # the far side's shell could not find the CLI (sh: exec: claude: not found)
+            error = CLINotFoundError(f"Claude Code not found where spawn_claude_code_process runs it: {stderr_tail.strip()[-300:]}", self.plan.cli)
         elif code not in (0, None):
             error = ProcessError("Command failed", exit_code=code, stderr=stderr_tail or None)
             if last_error is not None:

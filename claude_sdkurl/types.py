@@ -1321,6 +1321,9 @@ class ClaudeAgentOptions:
     * ``on_elicitation``: answers MCP elicitation requests; gets the request dict
       (``mcp_server_name``, ``message``, ``requested_schema``, ...) and returns
       ``{"action": "accept" | "decline" | "cancel", "content": {...}}``. Unset: decline.
+    * ``spawn_claude_code_process``: run the CLI elsewhere: a function
+      ``(SpawnOptions) -> process`` (as the TypeScript SDK's ``spawnClaudeCodeProcess``) or a
+      command prefix such as ``["ssh", "host", "--"]`` (see :mod:`claude_sdkurl.spawn`).
     """
 
     tools: list[str] | ToolsPreset | None = None
@@ -1378,6 +1381,7 @@ class ClaudeAgentOptions:
     control_timeout: float = field(default=60.0, kw_only=True)
     callback_timeout: float | None = field(default=None, kw_only=True)
     on_elicitation: Callable[[dict[str, Any]], Any] | None = field(default=None, kw_only=True)
+    spawn_claude_code_process: Callable[[Any], Any] | list[str] | None = field(default=None, kw_only=True)
 
 
 # --------------------------------------------------------------------------- control protocol (wire shapes)

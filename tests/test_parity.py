@@ -25,7 +25,9 @@ official = pytest.importorskip("claude_agent_sdk")  # the test extra pins it: ne
 import claude_agent_sdk.types as official_types  # noqa: E402
 
 # Intended differences (README, "Porting from the official SDK").
-OUR_EXTRA_FIELDS = {"ClaudeAgentOptions": ["transport", "control_timeout", "callback_timeout", "on_elicitation"]}
+OUR_EXTRA_FIELDS = {
+    "ClaudeAgentOptions": ["transport", "control_timeout", "callback_timeout", "on_elicitation", "spawn_claude_code_process"]
+}
 OUR_EXTRA_LITERALS = {"HookEvent": {"SessionStart", "SessionEnd"}}
 OUR_EXTRA_UNION_MEMBERS = {
     "Message": {"UnknownMessage"},

@@ -11,8 +11,10 @@ import subprocess
 import sys
 import threading
 from collections.abc import Callable
+from typing import Any
 
 from .._errors import CLIConnectionError, CLINotFoundError
+from .spawn import Spawner, SpawnOptions
 
 logger = logging.getLogger("claude_sdkurl.process")
 
@@ -62,10 +64,26 @@ class CLIProcess:
         on_stderr: Callable[[str], None] | None = None,
         user: str | None = None,
         pass_fds: tuple[int, ...] = (),
+        spawner: Spawner | None = None,
+        sdk_env: dict[str, str] | None = None,
     ) -> None:
         self.argv = argv
         self._on_stderr = on_stderr
         self._tail: collections.deque[str] = collections.deque(maxlen=STDERR_TAIL_LINES)
+        self.spawned = spawner is not None
+        # Our own children lead a process group: a stop reaches what they started. A process
+        # from a user's spawner gets its signals through its own send_signal.
+        self._own_group = spawner is None
+        if spawner is not None:
+            try:
+                self.popen: Any = spawner(SpawnOptions(argv[0], argv[1:], cwd, env, dict(sdk_env or {})))
+            except Exception as e:
+                raise CLIConnectionError(f"spawn_claude_code_process failed: {type(e).__name__}: {e}") from e
+            if self.popen is None or getattr(self.popen, "stdin", None) is None or getattr(self.popen, "stdout", None) is None:
+                raise CLIConnectionError("spawn_claude_code_process must return a process with stdin and stdout pipes")
+            self._own_group = bool(getattr(self.popen, "_claude_sdkurl_own_group", False))
+            self._start_common()
+            return
         try:
             self.popen = subprocess.Popen(
                 argv,
@@ -87,6 +105,9 @@ class CLIProcess:
             raise CLINotFoundError("Claude Code is not executable", argv[0]) from e
         except OSError as e:
             raise CLIConnectionError(f"Failed to start Claude Code: {e}") from e
+        self._start_common()
+
+    def _start_common(self) -> None:
         self.pid = self.popen.pid
         with _active_lock:
             _active.add(self)
@@ -97,7 +118,8 @@ class CLIProcess:
 
     def _read_stderr(self) -> None:
         stream = self.popen.stderr
-        assert stream is not None
+        if stream is None:  # a spawned process may keep its stderr
+            return
         try:
             for raw in iter(stream.readline, b""):
                 line = raw.decode("utf-8", "replace").rstrip("\r\n")
@@ -122,12 +144,13 @@ class CLIProcess:
 
     @property
     def returncode(self) -> int | None:
-        return self.popen.poll()
+        code: int | None = self.popen.poll()
+        return code
 
     def wait(self, timeout: float | None = None) -> int | None:
         """Wait for exit; ``None`` if still running after ``timeout``. A reaped CLI leaves the registry."""
         try:
-            code = self.popen.wait(timeout)
+            code: int = self.popen.wait(timeout)
         except subprocess.TimeoutExpired:
             return None
         with _active_lock:
@@ -136,6 +159,8 @@ class CLIProcess:
 
     def is_stopped(self) -> bool:
         """Whether the CLI is stopped (SIGSTOP, SIGTSTP, a debugger): it then heeds only SIGKILL."""
+        if self.spawned and not self._own_group:
+            return False  # not necessarily a process of this machine
         try:
             with open(f"/proc/{self.pid}/stat", "rb") as f:
                 state = f.read().rsplit(b")", 1)[1].split()[0]
@@ -150,13 +175,16 @@ class CLIProcess:
         return "\n".join(self._tail)
 
     def _signal(self, sig: int) -> None:
-        try:
-            os.killpg(self.pid, sig)
-        except (ProcessLookupError, PermissionError):
+        if self._own_group:
             try:
-                self.popen.send_signal(sig)
-            except ProcessLookupError:
+                os.killpg(self.pid, sig)
+                return
+            except (ProcessLookupError, PermissionError):
                 pass
+        try:
+            self.popen.send_signal(sig)
+        except (ProcessLookupError, OSError):
+            pass
 
     def stop(self, grace: float = 5.0, term_grace: float = 3.0) -> int | None:
         """Wait ``grace`` seconds for a voluntary exit, then SIGTERM, then SIGKILL.
@@ -175,7 +203,7 @@ class CLIProcess:
         if code is None:
             self._signal(signal.SIGKILL)
             code = self.wait(5.0)
-        else:
+        elif self._own_group:
             # The CLI is gone; make sure nothing it started in its group lingers.
             try:
                 os.killpg(self.pid, signal.SIGKILL)

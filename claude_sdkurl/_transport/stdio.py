@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import collections
+import io
 import logging
 import os
 import select
@@ -13,6 +14,7 @@ from typing import Any
 from .._errors import CLIConnectionError
 from .base import BurstPacer, Transport, TransportCallbacks
 from .process import ABORT_TERM_GRACE, CLIProcess
+from .spawn import Spawner
 
 logger = logging.getLogger("claude_sdkurl.transport.stdio")
 
@@ -46,7 +48,11 @@ class StdioTransport(Transport):
         *,
         on_stderr: Callable[[str], None] | None = None,
         user: str | None = None,
+        spawner: Spawner | None = None,
+        sdk_env: dict[str, str] | None = None,
     ) -> None:
+        self._spawner = spawner
+        self._sdk_env = sdk_env
         self._argv = argv
         self._env = env
         self._cwd = cwd
@@ -65,7 +71,14 @@ class StdioTransport(Transport):
 
     def start(self, callbacks: TransportCallbacks) -> None:
         self.process = CLIProcess(
-            self._argv, self._env, self._cwd, stdio=True, on_stderr=self._on_stderr, user=self._user
+            self._argv,
+            self._env,
+            self._cwd,
+            stdio=True,
+            on_stderr=self._on_stderr,
+            user=self._user,
+            spawner=self._spawner,
+            sdk_env=self._sdk_env,
         )
         pid = self.process.pid
         self._reader = threading.Thread(target=self._read, args=(callbacks,), name=f"claude-sdkurl-stdout-{pid}", daemon=True)
@@ -121,6 +134,7 @@ class StdioTransport(Transport):
         proc = self.process
         assert proc is not None and proc.popen.stdin is not None
         stdin = proc.popen.stdin
+        flush = getattr(stdin, "flush", None) if not isinstance(stdin, io.FileIO) else None
         while True:
             with self._wake:
                 while not self._outbox and not self._closed:
@@ -136,6 +150,8 @@ class StdioTransport(Transport):
                 while view:
                     written = stdin.write(view)
                     view = view[written or 0 :]
+                if flush is not None:
+                    flush()  # a buffered pipe (a spawner's Popen with the default bufsize)
             except (OSError, ValueError) as e:
                 with self._lock:
                     self._broken = f"Claude Code is not accepting input (exit code {proc.returncode}): {e}"

@@ -1,0 +1,177 @@
+"""Run the CLI elsewhere (over ssh, in a container, a sandbox) while callbacks stay here.
+
+``ClaudeAgentOptions(spawn_claude_code_process=...)`` takes either
+
+* a function ``(SpawnOptions) -> SpawnedProcess``, as the TypeScript SDK's
+  ``spawnClaudeCodeProcess``: it starts the CLI however it likes and returns a
+  process-like object whose ``stdin``/``stdout`` are OS pipes (a
+  ``subprocess.Popen`` is one); or
+* a command prefix, ``["ssh", "box", "--"]`` or ``["docker", "exec", "-i",
+  "box"]``, turned into such a function by :func:`command_prefix_spawner`.
+
+Either way the CLI talks NDJSON over those pipes (stdio; the WebSocket would
+need the far side to reach our 127.0.0.1), and ``can_use_tool``, hooks and SDK
+MCP tools run in this process.
+
+The prefix form keeps the environment the SDK sets (``options.env`` with its
+API key or token, the SDK's own variables) off every command line: a small
+POSIX ``sh`` bootstrap on the far side reads ``export`` lines from the CLI's
+stdin up to a random end marker, then ``exec``s the CLI on the same stdin (the
+shell's ``read`` takes one byte at a time from a pipe, so nothing of the NDJSON
+that follows is consumed). Only the bootstrap, the CLI's path and its flags
+appear in the far side's process list.
+
+The bootstrap also watches the channel: the CLI runs as its child, and when the
+process that started the bootstrap (sshd's session process) is gone, the CLI is
+stopped (SIGTERM, then SIGKILL 2 s later): a dropped ssh connection leaves no
+CLI running on to the end of its turn. (``docker exec``'s process outlives its
+client, so there the CLI ends when it notices its closed input.)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+import re
+import secrets
+import shlex
+import subprocess
+from collections.abc import Callable, Sequence
+from typing import IO, Any, Protocol
+
+logger = logging.getLogger("claude_sdkurl.spawn")
+
+
+@dataclasses.dataclass
+class SpawnOptions:
+    """What the SDK would start, handed to a spawner.
+
+    ``env`` is the whole environment a local CLI would get (this process's,
+    then ``options.env``, then the SDK's own variables); ``sdk_env`` only what
+    the SDK and ``options.env`` add to this process's: what a CLI on another
+    machine needs, on top of its own login environment.
+    """
+
+    command: str
+    args: list[str]
+    cwd: str | None
+    env: dict[str, str]
+    sdk_env: dict[str, str]
+
+
+class SpawnedProcess(Protocol):
+    """A started CLI, as ``subprocess.Popen`` is one: ``stdin``/``stdout`` are binary OS pipes
+    (they must have ``fileno()``); ``stderr`` may be ``None``; ``wait(timeout)`` raises
+    ``subprocess.TimeoutExpired`` when it runs out."""
+
+    stdin: IO[bytes] | None
+    stdout: IO[bytes] | None
+    stderr: IO[bytes] | None
+    pid: int
+
+    def poll(self) -> int | None: ...
+
+    def wait(self, timeout: float | None = None) -> int: ...
+
+    def send_signal(self, sig: int) -> None: ...
+
+
+Spawner = Callable[[SpawnOptions], SpawnedProcess]
+
+_BOOTSTRAP = r"""m=$1; shift
+s=
+while IFS= read -r l; do
+  [ "$l" = "$m" ] && break
+  s="$s$l
+"
+done
+eval "$s"
+# Watch the channel: when the process that started us (sshd's session) is gone, the
+# connection is, and the CLI would otherwise run on to the end of its turn.
+if [ -d /proc/$$ ]; then alive() { [ -d /proc/$1 ]; }
+elif ps -p $$ >/dev/null 2>&1; then alive() { ps -p $1 >/dev/null 2>&1; }
+else exec "$@"
+fi
+p=$PPID
+exec 3<&0
+"$@" <&3 3<&- &
+c=$!
+exec 3<&- 0</dev/null
+trap 'kill -TERM $c 2>/dev/null' HUP INT TERM
+while alive $c; do
+  if ! alive $p; then
+    kill -TERM $c 2>/dev/null; sleep 2; kill -KILL $c 2>/dev/null; break
+  fi
+  sleep 0.5 2>/dev/null || sleep 1
+done
+wait $c
+"""
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+REMOTE_SHELL_PROGRAMS = {"ssh", "autossh", "mosh"}  # these join the remote command into one shell string
+
+
+def env_block(env: dict[str, str], cwd: str | None, marker: str) -> bytes:
+    """``export`` lines (and a ``cd``) for the bootstrap, ended by ``marker``."""
+    lines = []
+    for key, value in env.items():
+        if not _NAME.match(key):
+            logger.warning("not passing environment variable %r to the spawned CLI: not a shell name", key)
+            continue
+        lines.append(f"export {key}={shlex.quote(value)}")
+    if cwd is not None:
+        lines.append(f"cd {shlex.quote(cwd)} || exit 126")
+    lines.append(marker)
+    return ("\n".join(lines) + "\n").encode("utf-8")
+
+
+def command_prefix_spawner(prefix: Sequence[str], *, remote_shell: bool | None = None) -> Spawner:
+    """A spawner that runs ``prefix + [the CLI and its flags]``, e.g. ``["ssh", "box", "--"]``.
+
+    ``remote_shell``: the prefix hands the rest to a shell as one string (ssh
+    does): then the far command is quoted into one argument. Default: true for
+    ``ssh``, ``autossh`` and ``mosh``, false otherwise (``docker exec -i``,
+    ``kubectl exec -i ... --``, ``podman exec -i``, ``sudo -u``, which pass an argv on).
+    The CLI's path is ``cli_path`` as seen on the far side (default ``claude``
+    on its ``PATH``); ``cwd`` is changed to there.
+    """
+    prefix = list(prefix)
+    if not prefix or not all(isinstance(p, str) for p in prefix):
+        raise TypeError("a spawn command prefix is a non-empty list of strings, e.g. ['ssh', 'host', '--']")
+    if remote_shell is None:
+        remote_shell = os.path.basename(prefix[0]) in REMOTE_SHELL_PROGRAMS
+
+    def spawn(options: SpawnOptions) -> SpawnedProcess:
+        marker = f"__claude_sdkurl_env_end_{secrets.token_hex(8)}__"
+        far = ["sh", "-c", _BOOTSTRAP, "claude-sdkurl-bootstrap", marker, options.command, *options.args]
+        argv = [*prefix, shlex.join(far)] if remote_shell else [*prefix, *far]
+        popen = subprocess.Popen(
+            argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            bufsize=0,
+            start_new_session=True,  # its own group: stopping it stops what it started here
+        )
+        try:
+            assert popen.stdin is not None
+            popen.stdin.write(env_block(options.sdk_env, options.cwd, marker))
+        except OSError:
+            pass  # it died at once: the transport sees that and reports its stderr
+        popen._claude_sdkurl_own_group = True  # type: ignore[attr-defined]
+        return popen
+
+    spawn.prefix = prefix  # type: ignore[attr-defined]
+    return spawn
+
+
+def as_spawner(value: Any) -> Spawner | None:
+    """``options.spawn_claude_code_process`` as a spawner (a prefix list is turned into one)."""
+    if value is None or callable(value):
+        return value  # type: ignore[no-any-return]
+    if isinstance(value, (list, tuple)):
+        return command_prefix_spawner(value)
+    raise TypeError(
+        "spawn_claude_code_process must be a function (SpawnOptions) -> process, or a command prefix "
+        f"such as ['ssh', 'host', '--'], not {type(value).__name__}"
+    )
