@@ -13,7 +13,10 @@ the executor runs it. An item that fails is a :class:`BatchItem` with a named
 ``error`` (the exception's type and text), never an exception that ends the
 batch. With ``checkpoint=path`` each finished item is appended to a JSON-lines
 file as it finishes; ``resume=path`` (or a :class:`BatchResult`) skips the
-prompts already finished there, so a half-done batch goes on where it stopped.
+prompts already finished there, so a half-done batch goes on where it stopped;
+with a ``session_store`` in the options and ``continue_prompt``, an item that
+failed mid-session goes on with its session from the store instead of starting
+over (on any worker: the store is shared).
 Options travel to remote workers by pickling: a field that cannot be pickled is
 named in :class:`UnpicklableOptionError` before anything is submitted.
 """
@@ -34,7 +37,7 @@ from typing import IO, Any
 from ._errors import ClaudeSDKError
 from .display import notebook
 from .query import query
-from .types import ClaudeAgentOptions, ResultMessage
+from .types import ClaudeAgentOptions, ResultMessage, SystemMessage
 
 __all__ = ["BatchItem", "BatchResult", "BatchProgress", "UnpicklableOptionError", "run_batch", "run_one"]
 
@@ -64,6 +67,7 @@ class BatchItem:
     num_turns: int | None = None
     error: str | None = None
     seconds: float = 0.0
+    resumed_from: str | None = None  # the session this item went on with (see ``continue_prompt``)
 
     @property
     def ok(self) -> bool:
@@ -123,18 +127,34 @@ class BatchProgress:
     elapsed: float
 
 
-def run_one(index: int, prompt: str, options: ClaudeAgentOptions | None = None) -> BatchItem:
+def run_one(
+    index: int,
+    prompt: str,
+    options: ClaudeAgentOptions | None = None,
+    resume_session: str | None = None,
+    continue_prompt: str | None = None,
+) -> BatchItem:
     """Run one prompt to the end; never raises for a failed run (see :class:`BatchItem`).
 
+    With ``resume_session`` the item goes on with that session (from
+    ``options.session_store``), sending ``continue_prompt`` instead of ``prompt``.
+    The item's ``session_id`` is known from the session's first message, so a
+    failed item still names the session it started.
     A module-level function, so any executor (process pools, Dask, Ray) can ship it.
     """
     t0 = time.monotonic()
-    item = BatchItem(index=index, prompt=prompt)
+    item = BatchItem(index=index, prompt=prompt, resumed_from=resume_session)
     result: ResultMessage | None = None
+    if resume_session is not None:
+        options = dataclasses.replace(options or ClaudeAgentOptions(), resume=resume_session, continue_conversation=False)
+        prompt = continue_prompt or prompt
     try:
         for message in query(prompt, options):
             if isinstance(message, ResultMessage):
                 result = message
+            elif item.session_id is None and isinstance(message, SystemMessage):
+                sid = message.data.get("session_id")
+                item.session_id = sid if isinstance(sid, str) else None
     except Exception as e:
         item.error = f"{type(e).__name__}: {e}"
     if result is not None:
@@ -159,6 +179,7 @@ def run_batch(
     progress: bool | Callable[[BatchProgress], None] | None = None,
     checkpoint: str | Path | None = None,
     resume: str | Path | BatchResult | None = None,
+    continue_prompt: str | None = None,
 ) -> BatchResult:
     """Run every prompt, at most ``max_concurrency`` at a time, and return all outcomes.
 
@@ -171,6 +192,11 @@ def run_batch(
         checkpoint: a JSON-lines file each finished item is appended to.
         resume: a checkpoint file or an earlier result: prompts finished there
             (same index and prompt, no error) are not run again.
+        continue_prompt: with ``resume`` and ``options.session_store``: an item
+            that failed there after its session started goes on with that
+            session from the store (``resume=<its session>``), sent this prompt
+            (say ``"Continue where you left off."``) instead of starting over.
+            Without it, failed items run again from the start.
     """
     prompts = list(prompts)
     options = options or ClaudeAgentOptions()
@@ -179,11 +205,18 @@ def run_batch(
     own = executor is None
     if not own and not isinstance(executor, cf.ThreadPoolExecutor):
         options = picklable(options)
+    if continue_prompt is not None and options.session_store is None:
+        raise ValueError("continue_prompt resumes sessions from options.session_store, which is not set")
     done: dict[int, BatchItem] = {}
+    go_on: dict[int, str] = {}  # index -> the session a failed item started, to go on with
     previous = BatchResult.load(resume) if isinstance(resume, (str, Path)) else resume
     for item in previous.items if previous is not None else []:
-        if item.ok and item.index < len(prompts) and prompts[item.index] == item.prompt:
+        if item.index >= len(prompts) or prompts[item.index] != item.prompt:
+            continue
+        if item.ok:
             done[item.index] = item
+        elif continue_prompt is not None and item.session_id:
+            go_on[item.index] = item.session_id
     todo = [i for i in range(len(prompts)) if i not in done]
     report = _reporter(progress, len(prompts))
     sink = _Checkpoint(checkpoint) if checkpoint is not None else None
@@ -197,7 +230,8 @@ def run_batch(
                 index = next(queue, None)
                 if index is None:
                     break
-                running[pool.submit(run_one, index, prompts[index], options)] = index
+                job = (index, prompts[index], options, go_on.get(index), continue_prompt if index in go_on else None)
+                running[pool.submit(run_one, *job)] = index
             if not running:
                 break
             finished, _ = cf.wait(list(running), return_when=cf.FIRST_COMPLETED)

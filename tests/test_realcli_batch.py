@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import json
+import os
+import signal
+import time
 from pathlib import Path
 from typing import Any
 
@@ -93,3 +96,99 @@ def test_unpicklable_option_is_named_before_anything_runs(batch_options: Any) ->
         result = run_batch(["ok"], fine, executor=pool)
     assert result.items[0].text == "answer to ok"
     assert api.message_requests() and all(r.last_user_text() == "ok" for r in api.message_requests())
+
+
+CONTINUE = "Continue where you left off."
+
+
+def test_resume_goes_on_with_the_failed_session_from_the_store(cli_paths: dict[str, Path], home: Path, tmp_path: Path) -> None:
+    """An item that failed mid-session is resumed from the session store (not started over) when
+    the batch is resumed with ``continue_prompt``; finished items do not run again."""
+    from claude_sdkurl.stores import SQLiteSessionStore
+
+    down = {"api": True}
+
+    def responder(request: RecordedRequest) -> Reply:
+        prompt = request.last_user_text()
+        if prompt == CONTINUE:
+            return text(f"continued with {len(request.messages())} messages")
+        if prompt.startswith("flaky") and down["api"]:
+            return error(400, "invalid_request_error", "the backend is down")
+        return text(f"answer to {prompt}")
+
+    store = SQLiteSessionStore(tmp_path / "sessions.db")
+    checkpoint = tmp_path / "batch.jsonl"
+    with MockMessagesAPI(responder) as api:
+        options = ClaudeAgentOptions(
+            cli_path=str(cli_paths["stdio"]), env=offline_env(api.url, home), cwd=str(home / "work"), session_store=store
+        )
+        prompts = ["p0", "flaky-1", "p2"]
+        first = run_batch(prompts, options, checkpoint=checkpoint)
+        [failed] = first.failed
+        assert failed.prompt == "flaky-1" and failed.session_id, "a failed item names the session it started"
+        down["api"] = False
+        calls = len(api.message_requests())
+        again = run_batch(prompts, options, resume=checkpoint, checkpoint=checkpoint, continue_prompt=CONTINUE)
+        later = api.message_requests()[calls:]
+    store.close()
+    assert again.failed == [] and again.items[0] == first.items[0] and again.items[2] == first.items[2]
+    item = again.items[1]
+    assert item.resumed_from == failed.session_id == item.session_id and item.text is not None
+    assert [r.last_user_text() for r in later] == [CONTINUE]  # only the failed item ran, from its session
+    history = json.dumps(later[0].messages())
+    assert "flaky-1" in history  # the model saw what the session held, from the store
+    assert BatchResult.load(checkpoint).items[1].resumed_from == failed.session_id
+    with pytest.raises(ValueError, match="session_store"):
+        run_batch(prompts, ClaudeAgentOptions(), resume=checkpoint, continue_prompt=CONTINUE)
+
+
+def test_a_missing_cli_fails_each_item_by_name(home: Path) -> None:
+    result = run_batch(["a", "b"], ClaudeAgentOptions(cli_path=str(home / "no-claude")), max_concurrency=2)
+    assert [i.error.split(":")[0] for i in result.items if i.error] == ["CLINotFoundError", "CLINotFoundError"]
+
+
+def _cli_processes(binary: str) -> list[int]:
+    found = []
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    if f.read().split(b"\0")[0] == binary.encode():
+                        found.append(int(pid))
+            except OSError:
+                pass
+    return found
+
+
+@pytest.mark.foreign_threads
+def test_a_dask_worker_killed_mid_batch(batch_options: Any, tmp_path: Path) -> None:
+    """A worker process dies (SIGKILL) while it runs items: the batch ends with every item
+    once (Dask runs the lost ones again elsewhere), totals are the sum of the items, the
+    checkpoint has each index once, and the CLIs of the dead worker do not outlive their turn."""
+    distributed = pytest.importorskip("distributed")
+    api, options = batch_options
+    prompts = [f"k{i}" for i in range(24)]
+    checkpoint = tmp_path / "batch.jsonl"
+    killed: list[int] = []
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=3, processes=True, dashboard_address=None) as cluster:
+        with distributed.Client(cluster) as client:
+
+            def kill_one(p: BatchProgress) -> None:
+                if p.done == 6 and not killed:
+                    pid = next(iter(client.run(os.getpid).values()))
+                    os.kill(pid, signal.SIGKILL)
+                    killed.append(pid)
+
+            result = run_batch(prompts, options, executor=client.get_executor(), max_concurrency=6,
+                               progress=kill_one, checkpoint=checkpoint)  # fmt: skip
+    assert killed
+    check_totals(result, prompts)
+    assert len(result.succeeded) + len(result.failed) == 24
+    for item in result.failed:  # only if Dask gave up on a task: then it says why
+        assert item.error and ("KilledWorker" in item.error or "Worker" in item.error)
+    indexes = [json.loads(line)["index"] for line in checkpoint.read_text().splitlines()]
+    assert sorted(indexes) == list(range(24))
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and _cli_processes(options.cli_path):
+        time.sleep(0.2)
+    assert _cli_processes(options.cli_path) == []

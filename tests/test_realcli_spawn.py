@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -220,3 +221,20 @@ def test_spawner_option_errors(api: MockMessagesAPI, home: Path) -> None:
     with pytest.raises(CLIConnectionError, match="no such box"):
         list(query("hi", ClaudeAgentOptions(**base, spawn_claude_code_process=broken)))
     assert api.message_requests() == [] and child_pids() == []
+
+
+def test_a_dropped_channel_fails_only_its_batch_item(api: MockMessagesAPI, home: Path, sshd: SSHServer) -> None:
+    from claude_sdkurl.batch import run_batch
+
+    def drop_the_channel() -> None:
+        time.sleep(0.3)
+        for pid in child_pids():  # one item at a time: the only ssh client is this item's
+            os.kill(pid, signal.SIGKILL)
+
+    slow = Reply([{"type": "text", "text": "word " * 200}], chunk=5, delay=0.05)
+    slow.on_start = lambda: threading.Thread(target=drop_the_channel, daemon=True).start()
+    api.responder = lambda r: slow if r.last_user_text() == "slow" else text(f"answer to {r.last_user_text()}")
+    result = run_batch(["s0", "slow", "s2"], remote_options("2.1.330", api, home, sshd, "m"), max_concurrency=1)
+    assert [i.text for i in result.succeeded] == ["answer to s0", "answer to s2"]
+    [failed] = result.failed
+    assert failed.prompt == "slow" and failed.error is not None and failed.error.startswith("ProcessError")
