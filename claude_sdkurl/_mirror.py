@@ -36,7 +36,7 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any
 
-from ._sessionpaths import call_store, file_path_to_session_key
+from ._sessionpaths import StoreTimeout, call_store_bounded, file_path_to_session_key
 from .types import SessionKey, SessionStore
 
 logger = logging.getLogger("claude_sdkurl.mirror")
@@ -181,32 +181,12 @@ class MirrorBatcher:
         for attempt in range(MIRROR_APPEND_MAX_ATTEMPTS):
             if attempt > 0:
                 time.sleep(MIRROR_APPEND_BACKOFF_S[attempt - 1])
-            outcome = _call_bounded(self.send_timeout, self.store.append, key, entries)
-            if outcome is None:
+            try:
+                call_store_bounded(self.send_timeout, self.store.append, key, entries)
                 return None
-            if outcome == "timeout":
+            except StoreTimeout:
                 # Not retried: the call may still land, and a retry would race it.
                 return f"SessionStore.append() timed out after {self.send_timeout:g}s"
-            last = outcome
+            except Exception as e:  # the store is user code
+                last = str(e) or type(e).__name__
         return last
-
-
-def _call_bounded(timeout: float, method: Any, *args: Any) -> str | None:
-    """Run a store call on a helper thread; ``None`` on success, ``"timeout"``, or the error text."""
-    box: dict[str, Any] = {}
-    done = threading.Event()
-
-    def _run() -> None:
-        try:
-            call_store(method, *args)
-        except BaseException as e:  # reported to the caller
-            box["error"] = e
-        finally:
-            done.set()
-
-    t = threading.Thread(target=_run, name="claude-sdkurl-mirror-append", daemon=True)
-    t.start()
-    if not done.wait(timeout):
-        return "timeout"
-    error = box.get("error")
-    return None if error is None else str(error) or type(error).__name__

@@ -405,12 +405,16 @@ def call_store(method: Any, *args: Any) -> Any:
     return resolve(method(*args))
 
 
-def call_store_within(timeout: float, what: str, method: Any, *args: Any) -> Any:
-    """:func:`call_store` bounded by ``timeout`` seconds, for resuming from a store.
+class StoreTimeout(Exception):
+    """A store call did not return in time (see :func:`call_store_bounded`)."""
 
-    Raises :class:`SessionStoreError` naming ``what`` when the store raises or
-    does not answer in time. A store that hangs keeps its (daemon) helper
-    thread until it returns: a call into user code cannot be cancelled.
+
+def call_store_bounded(timeout: float, method: Any, *args: Any) -> Any:
+    """:func:`call_store` on a helper thread, waiting at most ``timeout`` seconds.
+
+    Returns the result, re-raises what the store raised, or raises
+    :class:`StoreTimeout`. A store that hangs keeps its (daemon) helper thread
+    until it returns: a call into user code cannot be cancelled.
     """
     box: dict[str, Any] = {}
     done = threading.Event()
@@ -426,9 +430,19 @@ def call_store_within(timeout: float, what: str, method: Any, *args: Any) -> Any
     t = threading.Thread(target=_call, name="claude-sdkurl-store-call", daemon=True)
     t.start()
     if not done.wait(timeout):
-        raise SessionStoreError(f"{what} timed out after {int(timeout * 1000)}ms during resume materialization")
+        raise StoreTimeout()
     t.join()
     if "error" in box:
-        error = box["error"]
-        raise SessionStoreError(f"{what} failed during resume materialization: {error}") from error
+        raise box["error"]
     return box.get("value")
+
+
+def call_store_within(timeout: float, what: str, method: Any, *args: Any) -> Any:
+    """:func:`call_store_bounded` for resuming from a store: :class:`SessionStoreError`
+    naming ``what`` when the store raises or does not answer in time."""
+    try:
+        return call_store_bounded(timeout, method, *args)
+    except StoreTimeout:
+        raise SessionStoreError(f"{what} timed out after {int(timeout * 1000)}ms during resume materialization") from None
+    except Exception as error:
+        raise SessionStoreError(f"{what} failed during resume materialization: {error}") from error

@@ -31,6 +31,20 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def stop_daemon(pidfile: Path, root: Path) -> None:
+    """SIGTERM the daemon named in ``pidfile``, wait (bounded) for it to go, remove ``root``."""
+    try:
+        pid = int(pidfile.read_text().strip())
+        os.kill(pid, 15)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and os.path.exists(f"/proc/{pid}"):
+            time.sleep(0.05)
+    except (OSError, ValueError):
+        pass
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
 def _apt_install(package: str) -> None:
     if os.geteuid() != 0 or shutil.which("apt-get") is None:
         raise ServerUnavailable(f"{package} is not installed and cannot be installed here (needs root and apt-get)")
@@ -145,16 +159,7 @@ class RedisServer:
         return f"redis://127.0.0.1:{self.port}/0"
 
     def stop(self) -> None:
-        try:
-            pid = int(self.pidfile.read_text().strip())
-            os.kill(pid, 15)
-            deadline = time.monotonic() + 10
-            while time.monotonic() < deadline and os.path.exists(f"/proc/{pid}"):
-                time.sleep(0.05)
-        except (OSError, ValueError):
-            pass
-        finally:
-            shutil.rmtree(self.root, ignore_errors=True)
+        stop_daemon(self.pidfile, self.root)
 
 
 class SSHServer:
@@ -218,10 +223,4 @@ class SSHServer:
         ]  # fmt: skip
 
     def stop(self) -> None:
-        try:
-            pid = int(self.pidfile.read_text().strip())
-            os.kill(pid, 15)
-        except (OSError, ValueError):
-            pass
-        finally:
-            shutil.rmtree(self.root, ignore_errors=True)
+        stop_daemon(self.pidfile, self.root)

@@ -15,6 +15,7 @@ import os
 import re
 import sys
 import time
+from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -567,6 +568,40 @@ def list_sessions(
 # ---------------------------------------------------------------------------
 
 
+def _project_dirs(directory: str | None) -> Iterator[tuple[Path, str | None]]:
+    """Where a session may be, in the order every lookup tries them (ours: the official SDK
+    repeats this search in five places).
+
+    With ``directory``: its project directory (exact, or by prefix for long
+    paths), then those of its git worktrees (``git worktree list`` runs only if
+    the first did not do); each with the project path it stands for. Without:
+    every project directory, with ``None``.
+    """
+    if directory:
+        canonical = _canonicalize_path(directory)
+        project_dir = _find_project_dir(canonical)
+        if project_dir is not None:
+            yield project_dir, canonical
+        # Worktree fallback: sessions may live under a different worktree root.
+        try:
+            worktree_paths = _get_worktree_paths(canonical)
+        except Exception:
+            worktree_paths = []
+        for wt in worktree_paths:
+            if wt == canonical:
+                continue  # already tried above
+            wt_project_dir = _find_project_dir(wt)
+            if wt_project_dir is not None:
+                yield wt_project_dir, wt
+        return
+    try:
+        dirents = [e for e in _get_projects_dir().iterdir() if e.is_dir()]
+    except OSError:
+        return
+    for entry in dirents:
+        yield entry, None
+
+
 def get_session_info(
     session_id: str,
     directory: str | None = None,
@@ -610,42 +645,10 @@ def get_session_info(
     if not uuid:
         return None
     file_name = f"{uuid}.jsonl"
-
-    if directory:
-        canonical = _canonicalize_path(directory)
-        project_dir = _find_project_dir(canonical)
-        if project_dir is not None:
-            lite = _read_session_lite(project_dir / file_name)
-            if lite is not None:
-                return _parse_session_info_from_lite(uuid, lite, canonical)
-
-        # Worktree fallback — matches get_session_messages semantics.
-        # Sessions may live under a different worktree root.
-        try:
-            worktree_paths = _get_worktree_paths(canonical)
-        except Exception:
-            worktree_paths = []
-        for wt in worktree_paths:
-            if wt == canonical:
-                continue
-            wt_project_dir = _find_project_dir(wt)
-            if wt_project_dir is not None:
-                lite = _read_session_lite(wt_project_dir / file_name)
-                if lite is not None:
-                    return _parse_session_info_from_lite(uuid, lite, wt)
-
-        return None
-
-    # No directory — search all project directories for the session file.
-    projects_dir = _get_projects_dir()
-    try:
-        dirents = [e for e in projects_dir.iterdir() if e.is_dir()]
-    except OSError:
-        return None
-    for entry in dirents:
-        lite = _read_session_lite(entry / file_name)
+    for project_dir, project_path in _project_dirs(directory):
+        lite = _read_session_lite(project_dir / file_name)
         if lite is not None:
-            return _parse_session_info_from_lite(uuid, lite)
+            return _parse_session_info_from_lite(uuid, lite, project_path)
     return None
 
 
@@ -682,46 +685,10 @@ def _read_session_file(session_id: str, directory: str | None) -> str | None:
     Returns the file content, or None if not found.
     """
     file_name = f"{session_id}.jsonl"
-
-    if directory:
-        canonical_dir = _canonicalize_path(directory)
-
-        # Try the exact/prefix-matched project directory first
-        project_dir = _find_project_dir(canonical_dir)
-        if project_dir is not None:
-            content = _try_read_session_file(project_dir, file_name)
-            if content:
-                return content
-
-        # Try worktree paths — sessions may live under a different worktree root
-        try:
-            worktree_paths = _get_worktree_paths(canonical_dir)
-        except Exception:
-            worktree_paths = []
-
-        for wt in worktree_paths:
-            if wt == canonical_dir:
-                continue  # already tried above
-            wt_project_dir = _find_project_dir(wt)
-            if wt_project_dir is not None:
-                content = _try_read_session_file(wt_project_dir, file_name)
-                if content:
-                    return content
-
-        return None
-
-    # No directory provided — search all project directories
-    projects_dir = _get_projects_dir()
-    try:
-        dirents = list(projects_dir.iterdir())
-    except OSError:
-        return None
-
-    for entry in dirents:
-        content = _try_read_session_file(entry, file_name)
+    for project_dir, _ in _project_dirs(directory):
+        content = _try_read_session_file(project_dir, file_name)
         if content:
             return content
-
     return None
 
 
@@ -1211,54 +1178,13 @@ def _resolve_session_file_path(session_id: str, directory: str | None) -> Path |
     first non-empty match, or ``None`` if not found.
     """
     file_name = f"{session_id}.jsonl"
-
-    def _stat_candidate(project_dir: Path) -> Path | None:
+    for project_dir, _ in _project_dirs(directory):
         candidate = project_dir / file_name
         try:
             if candidate.stat().st_size > 0:
                 return candidate
         except OSError:
             pass
-        return None
-
-    if directory:
-        canonical_dir = _canonicalize_path(directory)
-
-        project_dir = _find_project_dir(canonical_dir)
-        if project_dir is not None:
-            found = _stat_candidate(project_dir)
-            if found is not None:
-                return found
-
-        try:
-            worktree_paths = _get_worktree_paths(canonical_dir)
-        except Exception:
-            worktree_paths = []
-
-        for wt in worktree_paths:
-            if wt == canonical_dir:
-                continue
-            wt_project_dir = _find_project_dir(wt)
-            if wt_project_dir is not None:
-                found = _stat_candidate(wt_project_dir)
-                if found is not None:
-                    return found
-
-        return None
-
-    projects_dir = _get_projects_dir()
-    try:
-        dirents = list(projects_dir.iterdir())
-    except OSError:
-        return None
-
-    for entry in dirents:
-        if not entry.is_dir():
-            continue
-        found = _stat_candidate(entry)
-        if found is not None:
-            return found
-
     return None
 
 

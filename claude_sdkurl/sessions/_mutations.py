@@ -34,10 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from .._sessionpaths import (
-    _canonicalize_path,
-    _find_project_dir,
     _get_projects_dir,
-    _get_worktree_paths,
     _validate_uuid,
 )
 from ..types import ForkSessionResult
@@ -45,6 +42,8 @@ from ._disk import (
     LITE_READ_BUF_SIZE,
     _extract_first_prompt_from_head,
     _extract_last_json_string_field,
+    _project_dirs,
+    _resolve_session_file_path,
 )
 
 # ---------------------------------------------------------------------------
@@ -504,50 +503,8 @@ def _find_session_file_with_dir(
     Returns ``(file_path, project_dir)`` or None. The fork operation
     needs the project dir to write the new file adjacent to the source.
     """
-    file_name = f"{session_id}.jsonl"
-
-    def _try_dir(project_dir: Path) -> tuple[Path, Path] | None:
-        path = project_dir / file_name
-        try:
-            st = path.stat()
-            if st.st_size > 0:
-                return (path, project_dir)
-        except OSError:
-            pass
-        return None
-
-    if directory:
-        canonical = _canonicalize_path(directory)
-        project_dir = _find_project_dir(canonical)
-        if project_dir is not None:
-            result = _try_dir(project_dir)
-            if result:
-                return result
-
-        try:
-            worktree_paths = _get_worktree_paths(canonical)
-        except Exception:
-            worktree_paths = []
-        for wt in worktree_paths:
-            if wt == canonical:
-                continue
-            wt_project_dir = _find_project_dir(wt)
-            if wt_project_dir is not None:
-                result = _try_dir(wt_project_dir)
-                if result:
-                    return result
-        return None
-
-    projects_dir = _get_projects_dir()
-    try:
-        dirents = list(projects_dir.iterdir())
-    except OSError:
-        return None
-    for entry in dirents:
-        result = _try_dir(entry)
-        if result:
-            return result
-    return None
+    path = _resolve_session_file_path(session_id, directory)
+    return None if path is None else (path, path.parent)
 
 
 _TRANSCRIPT_TYPES = frozenset({"user", "assistant", "attachment", "system", "progress"})
@@ -627,45 +584,13 @@ def _append_to_session(
     ENOENT for missing files, avoiding TOCTOU.
     """
     file_name = f"{session_id}.jsonl"
-
+    for project_dir, _ in _project_dirs(directory):
+        if _try_append(project_dir / file_name, data):
+            return
     if directory:
-        canonical = _canonicalize_path(directory)
-
-        # Try the exact/prefix-matched project directory first.
-        project_dir = _find_project_dir(canonical)
-        if project_dir is not None and _try_append(project_dir / file_name, data):
-            return
-
-        # Worktree fallback — matches list_sessions/get_session_messages.
-        # Sessions may live under a different worktree root.
-        try:
-            worktree_paths = _get_worktree_paths(canonical)
-        except Exception:
-            worktree_paths = []
-        for wt in worktree_paths:
-            if wt == canonical:
-                continue  # already tried above
-            wt_project_dir = _find_project_dir(wt)
-            if wt_project_dir is not None and _try_append(
-                wt_project_dir / file_name, data
-            ):
-                return
-
-        raise FileNotFoundError(
-            f"Session {session_id} not found in project directory for {directory}"
-        )
-
-    # No directory — search all project directories by trying each directly.
-    projects_dir = _get_projects_dir()
-    try:
-        dirents = list(projects_dir.iterdir())
-    except OSError as e:
-        raise FileNotFoundError(
-            f"Session {session_id} not found (no projects directory)"
-        ) from e
-    for entry in dirents:
-        if _try_append(entry / file_name, data):
-            return
+        raise FileNotFoundError(f"Session {session_id} not found in project directory for {directory}")
+    if not _get_projects_dir().is_dir():
+        raise FileNotFoundError(f"Session {session_id} not found (no projects directory)")
     raise FileNotFoundError(f"Session {session_id} not found in any project directory")
 
 
