@@ -139,9 +139,9 @@ def measure(which: str, e: Env, api: RemoteAPI, n: int, turns: int, workers: int
     if workers == 1:
         return (ours_many if which == "ours" else official_many)(e, n, turns, lambda: None)
     ctx = mp.get_context("spawn")
-    barrier, out = ctx.Barrier(workers + 1), ctx.Queue()
-    shares = [n // workers + (1 if i < n % workers else 0) for i in range(workers)]
-    procs = [ctx.Process(target=_worker, args=(which, e.cli, api.url, k, turns, barrier, out)) for k in shares if k]
+    shares = [k for k in (n // workers + (1 if i < n % workers else 0) for i in range(workers)) if k]
+    barrier, out = ctx.Barrier(len(shares) + 1), ctx.Queue()
+    procs = [ctx.Process(target=_worker, args=(which, e.cli, api.url, k, turns, barrier, out)) for k in shares]
     for p in procs:
         p.start()
     barrier.wait()  # every worker has its clients connected

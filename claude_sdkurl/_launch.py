@@ -14,8 +14,8 @@ import dataclasses
 import logging
 import os
 import unicodedata
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from . import _cli
