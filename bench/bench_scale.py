@@ -62,36 +62,41 @@ class Sample:
 
 
 def ours_many(e: Env, n: int, turns: int, start: Any) -> dict[str, float]:
-    """``n`` clients on threads; ``start()`` is called once all are connected (the timing starts)."""
+    """``n`` clients on threads; ``start()`` is called once all are connected (the timing starts).
+    The timing ends when the last client's last turn is over, before any disconnect (as for the
+    official SDK below)."""
     sample = Sample()
     base_threads, base_rss = threading.active_count(), _rss_mib()
-    barrier = threading.Barrier(n + 1)
+    connected, finished = threading.Barrier(n + 1), threading.Barrier(n + 1)
 
     def one(i: int) -> None:
         with ours.ClaudeClient(e.ours()) as client:
-            barrier.wait()
+            connected.wait()
             for t in range(turns):
                 client.query(f"session {i} turn {t}")
                 for _ in client.receive_response():
                     pass
                 sample.take()
+            finished.wait()
 
     workers = [threading.Thread(target=one, args=(i,)) for i in range(n)]
     for w in workers:
         w.start()
-    barrier.wait()
+    connected.wait()
     start()
     cpu0, t0 = _cpu(), time.perf_counter()
+    finished.wait()
+    wall, cpu = time.perf_counter() - t0, _cpu() - cpu0
     for w in workers:
         w.join()
-    return _figures(n, turns, time.perf_counter() - t0, _cpu() - cpu0, sample, base_threads, base_rss)
+    return _figures(n, turns, wall, cpu, sample, base_threads, base_rss)
 
 
 def official_many(e: Env, n: int, turns: int, start: Any) -> dict[str, float]:
     sample = Sample()
     base_threads, base_rss = threading.active_count(), _rss_mib()
 
-    async def run() -> tuple[float, float]:
+    async def run() -> dict[str, float]:
         clients = [official.ClaudeSDKClient(e.theirs()) for _ in range(n)]
         await asyncio.gather(*(c.connect() for c in clients))
 
@@ -105,12 +110,11 @@ def official_many(e: Env, n: int, turns: int, start: Any) -> dict[str, float]:
         start()
         cpu0, t0 = _cpu(), time.perf_counter()
         await asyncio.gather(*(one(i, c) for i, c in enumerate(clients)))
-        wall, cpu = time.perf_counter() - t0, _cpu() - cpu0
+        figures = _figures(n, turns, time.perf_counter() - t0, _cpu() - cpu0, sample, base_threads, base_rss)
         await asyncio.gather(*(c.disconnect() for c in clients))
-        return wall, cpu
+        return figures
 
-    wall, cpu = asyncio.run(run())
-    return _figures(n, turns, wall, cpu, sample, base_threads, base_rss)
+    return asyncio.run(run())
 
 
 def _figures(n: int, turns: int, wall: float, cpu: float, sample: Sample, threads0: int, rss0: float) -> dict[str, float]:
@@ -121,6 +125,7 @@ def _figures(n: int, turns: int, wall: float, cpu: float, sample: Sample, thread
         "rss MiB/session": (sample.rss - rss0) / n,
         "wall": wall,
         "cpu": cpu,
+        "ended": time.time(),  # for the workers: when the last turn was over (the same clock in every process)
     }
 
 
@@ -145,9 +150,9 @@ def measure(which: str, e: Env, api: RemoteAPI, n: int, turns: int, workers: int
     for p in procs:
         p.start()
     barrier.wait()  # every worker has its clients connected
-    t0 = time.perf_counter()
+    t0 = time.time()
     parts = [out.get() for _ in procs]
-    wall = time.perf_counter() - t0
+    wall = max(p["ended"] for p in parts) - t0  # to the end of the last turn, not of the disconnects
     for p in procs:
         p.join()
     total = n * turns
