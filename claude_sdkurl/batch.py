@@ -6,6 +6,7 @@
 
     result = run_batch(prompts, options, max_concurrency=8)           # threads in this process
     result = run_batch(prompts, options, executor=dask_client.get_executor())  # a Dask cluster
+    result = run_batch(prompts, options, executor=RayExecutor())               # Ray (after ray.init())
     print(result.total_cost_usd, result.failed)
 
 Each prompt is one :func:`claude_sdkurl.query`, run by :func:`run_one` wherever
@@ -39,7 +40,7 @@ from .display import notebook
 from .query import query
 from .types import ClaudeAgentOptions, ResultMessage, SystemMessage
 
-__all__ = ["BatchItem", "BatchResult", "BatchProgress", "UnpicklableOptionError", "run_batch", "run_one"]
+__all__ = ["BatchItem", "BatchResult", "BatchProgress", "RayExecutor", "UnpicklableOptionError", "run_batch", "run_one"]
 
 
 class UnpicklableOptionError(ClaudeSDKError, TypeError):
@@ -254,6 +255,32 @@ def run_batch(
         if sink is not None:
             sink.close()
     return BatchResult([done[i] for i in range(len(prompts))])
+
+
+class RayExecutor(cf.Executor):
+    """Ray as a ``concurrent.futures`` executor, for :func:`run_batch` (Ray has none of its own).
+
+    Each ``submit`` is a Ray task (``ray.remote(fn).remote(...)``), its future the
+    ``ObjectRef``'s. Call ``ray.init(...)`` first (a local instance or
+    ``address="ray://..."``); ``remote_options`` go to ``ray.remote`` (``num_cpus``,
+    ``max_retries``, ``runtime_env``...). A worker that dies fails its item with Ray's
+    error, named, unless ``max_retries`` runs it again.
+    """
+
+    def __init__(self, **remote_options: Any) -> None:
+        import ray  # an optional dependency: pip install ray
+
+        self._ray = ray
+        self._options = remote_options
+        self._remotes: dict[Any, Any] = {}
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> cf.Future[Any]:
+        remote = self._remotes.get(fn)
+        if remote is None:
+            remote = self._ray.remote(**self._options)(fn) if self._options else self._ray.remote(fn)
+            self._remotes[fn] = remote
+        future: cf.Future[Any] = remote.remote(*args, **kwargs).future()
+        return future
 
 
 def picklable(options: ClaudeAgentOptions) -> ClaudeAgentOptions:

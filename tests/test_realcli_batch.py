@@ -192,3 +192,21 @@ def test_a_dask_worker_killed_mid_batch(batch_options: Any, tmp_path: Path) -> N
     while time.monotonic() < deadline and _cli_processes(options.cli_path):
         time.sleep(0.2)
     assert _cli_processes(options.cli_path) == []
+
+
+@pytest.mark.foreign_threads
+def test_twenty_prompts_on_a_local_ray_instance(batch_options: Any) -> None:
+    """A real local Ray instance (its own GCS, raylet and worker processes), through RayExecutor."""
+    ray = pytest.importorskip("ray")  # in the test extra: never skipped in CI
+    from claude_sdkurl.batch import RayExecutor
+
+    api, options = batch_options
+    prompts = [f"r{i}" for i in range(19)] + ["fail-ray"]
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    try:
+        result = run_batch(prompts, options, executor=RayExecutor(), max_concurrency=4)
+    finally:
+        ray.shutdown()
+    check_totals(result, prompts)
+    assert [i.prompt for i in result.failed] == ["fail-ray"] and len(result.succeeded) == 19
+    assert sorted(r.last_user_text() for r in api.message_requests() if r.last_user_text().startswith("r")) == sorted(prompts[:-1])
