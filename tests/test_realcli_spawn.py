@@ -16,6 +16,7 @@ import pytest
 
 from claude_sdkurl import (
     AssistantMessage,
+    CanUseToolShadowedWarning,
     ClaudeAgentOptions,
     ClaudeClient,
     CLINotFoundError,
@@ -114,7 +115,8 @@ def test_remote_cli_with_local_permissions_hooks_and_tools(
         mcp_servers={"calc": create_sdk_mcp_server("calc", tools=[add])},
         allowed_tools=["mcp__calc__add"],
     )  # fmt: skip
-    messages = list(query("use the tools", options))
+    with pytest.warns(CanUseToolShadowedWarning):  # allowed_tools lets the MCP tool through unasked, as meant here
+        messages = list(query("use the tools", options))
     assert isinstance(messages[-1], ResultMessage) and messages[-1].result == "all done"
     results = [str(r.get("content")) for r in api.message_requests()[1].tool_results()]
     assert f"{home / 'work'}" in results[0] and f"marker={marker}" in results[0]  # cwd and environment arrived
