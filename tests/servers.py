@@ -31,6 +31,13 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def log_tail(path: Path) -> str:
+    try:
+        return path.read_text()[-2000:]
+    except OSError:
+        return ""
+
+
 def stop_daemon(pidfile: Path, root: Path) -> None:
     """SIGTERM the daemon named in ``pidfile``, wait (bounded) for it to go, remove ``root``."""
     try:
@@ -149,10 +156,7 @@ class RedisServer:
         raise ServerUnavailable(f"redis-server did not answer on port {self.port}: {self._log()}")
 
     def _log(self) -> str:
-        try:
-            return (self.root / "log").read_text()[-2000:]
-        except OSError:
-            return ""
+        return log_tail(self.root / "log")
 
     @property
     def url(self) -> str:
@@ -208,10 +212,7 @@ class SSHServer:
         raise ServerUnavailable(f"ssh to the test sshd fails: {probe.stderr} {self._log()}")
 
     def _log(self) -> str:
-        try:
-            return (self.root / "log").read_text()[-2000:]
-        except OSError:
-            return ""
+        return log_tail(self.root / "log")
 
     @property
     def ssh_command(self) -> list[str]:

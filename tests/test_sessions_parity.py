@@ -245,3 +245,28 @@ def test_mutations_are_read_alike_by_both(tree: Written, tmp_path: Path) -> None
             bad()
     with pytest.raises(ValueError, match="not found"):
         ours.fork_session(main, work, up_to_message_id="00000000-0000-4000-8000-000000000000")
+
+
+def test_store_mutations_are_read_alike(tree: Written) -> None:
+    work = str(tree.work)
+    mine, theirs = ours.InMemorySessionStore(), official.InMemorySessionStore()
+    main = tree.sessions["main"]
+    ours.import_session_to_store(main, mine, directory=work)
+    asyncio.run(official.import_session_to_store(main, theirs, directory=work))
+    ours.rename_session_via_store(mine, main, " titled ", work)
+    asyncio.run(official.rename_session_via_store(theirs, main, " titled ", work))
+    ours.tag_session_via_store(mine, main, "t\u200b1", work)
+    asyncio.run(official.tag_session_via_store(theirs, main, "t\u200b1", work))
+    a = plain(ours.get_session_info_from_store(mine, main, work))
+    b = plain(asyncio.run(official.get_session_info_from_store(theirs, main, work)))
+    assert _no_mtime(a) == _no_mtime(b) and a["custom_title"] == "titled" and a["tag"] == "t1"
+    cut = ours.get_session_messages_from_store(mine, main, work)[2].uuid
+    f_mine = ours.fork_session_via_store(mine, main, work, up_to_message_id=cut)
+    f_theirs = asyncio.run(official.fork_session_via_store(theirs, main, work, up_to_message_id=cut))
+    assert _shape(ours.get_session_messages_from_store(mine, f_mine.session_id, work)) == _shape(
+        asyncio.run(official.get_session_messages_from_store(theirs, f_theirs.session_id, work))
+    )
+    ours.delete_session_via_store(mine, f_mine.session_id, work)
+    assert ours.get_session_info_from_store(mine, f_mine.session_id, work) is None
+    with pytest.raises(ValueError, match="non-empty"):
+        ours.rename_session_via_store(mine, main, "  ", work)

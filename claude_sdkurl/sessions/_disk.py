@@ -121,6 +121,23 @@ def _extract_last_json_string_field(text: str, key: str) -> str | None:
 # ---------------------------------------------------------------------------
 
 
+def _entry_text_blocks(entry: dict[str, Any]) -> list[str]:
+    """The text strings of an entry's message content (a string, or its ``text`` blocks)."""
+    message = entry.get("message")
+    if not isinstance(message, dict):
+        return []
+    content = message.get("content")
+    if isinstance(content, str):
+        return [content]
+    if not isinstance(content, list):
+        return []
+    return [
+        block["text"]
+        for block in content
+        if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str)
+    ]
+
+
 def _extract_first_prompt_from_head(head: str) -> str:
     """Extracts the first meaningful user prompt from a JSONL head chunk.
 
@@ -157,24 +174,10 @@ def _extract_first_prompt_from_head(head: str) -> str:
         if not isinstance(entry, dict) or entry.get("type") != "user":
             continue
 
-        message = entry.get("message")
-        if not isinstance(message, dict):
+        if not isinstance(entry.get("message"), dict):
             continue
 
-        content = message.get("content")
-        texts: list[str] = []
-        if isinstance(content, str):
-            texts.append(content)
-        elif isinstance(content, list):
-            for block in content:
-                if (
-                    isinstance(block, dict)
-                    and block.get("type") == "text"
-                    and isinstance(block.get("text"), str)
-                ):
-                    texts.append(block["text"])
-
-        for raw in texts:
+        for raw in _entry_text_blocks(entry):
             result = raw.replace("\n", " ").strip()
             if not result:
                 continue

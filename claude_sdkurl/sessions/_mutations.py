@@ -87,27 +87,8 @@ def rename_session(
                 directory="/path/to/project",
             )
     """
-    if not _validate_uuid(session_id):
-        raise ValueError(f"Invalid session_id: {session_id}")
-    # Matches CLI guard — empty/whitespace titles are rejected rather than
-    # overloaded as "clear title".
-    stripped = title.strip()
-    if not stripped:
-        raise ValueError("title must be non-empty")
-
-    data = (
-        json.dumps(
-            {
-                "type": "custom-title",
-                "customTitle": stripped,
-                "sessionId": session_id,
-            },
-            separators=(",", ":"),
-        )
-        + "\n"
-    )
-
-    _append_to_session(session_id, data, directory)
+    entry = title_entry(session_id, title)
+    _append_to_session(session_id, json.dumps(entry, separators=(",", ":")) + "\n", directory)
 
 
 def tag_session(
@@ -157,6 +138,24 @@ def tag_session(
 
             tag_session(session_id, None)
     """
+    entry = tag_entry(session_id, tag)
+    _append_to_session(session_id, json.dumps(entry, separators=(",", ":")) + "\n", directory)
+
+
+def title_entry(session_id: str, title: str) -> dict[str, Any]:
+    """The checked ``custom-title`` entry for ``rename_session`` (and its store variant)."""
+    if not _validate_uuid(session_id):
+        raise ValueError(f"Invalid session_id: {session_id}")
+    # Matches CLI guard — empty/whitespace titles are rejected rather than
+    # overloaded as "clear title".
+    stripped = title.strip()
+    if not stripped:
+        raise ValueError("title must be non-empty")
+    return {"type": "custom-title", "customTitle": stripped, "sessionId": session_id}
+
+
+def tag_entry(session_id: str, tag: str | None) -> dict[str, Any]:
+    """The checked ``tag`` entry for ``tag_session`` (and its store variant); ``None`` clears."""
     if not _validate_uuid(session_id):
         raise ValueError(f"Invalid session_id: {session_id}")
     if tag is not None:
@@ -164,20 +163,7 @@ def tag_session(
         if not sanitized:
             raise ValueError("tag must be non-empty (use None to clear)")
         tag = sanitized
-
-    data = (
-        json.dumps(
-            {
-                "type": "tag",
-                "tag": tag if tag is not None else "",
-                "sessionId": session_id,
-            },
-            separators=(",", ":"),
-        )
-        + "\n"
-    )
-
-    _append_to_session(session_id, data, directory)
+    return {"type": "tag", "tag": tag if tag is not None else "", "sessionId": session_id}
 
 
 def delete_session(
@@ -546,17 +532,24 @@ def _parse_fork_transcript(
     Only keeps entries that have a uuid and are transcript message types.
     Content-replacement entries are collected for re-emission in the fork.
     """
-    transcript: list[dict[str, Any]] = []
-    content_replacements: list[Any] = []
-
+    entries = []
     for line in content.decode("utf-8", errors="replace").splitlines():
         line = line.strip()
         if not line:
             continue
         try:
-            entry = json.loads(line)
+            entries.append(json.loads(line))
         except (json.JSONDecodeError, ValueError):
             continue
+    return _partition_fork_entries(entries, session_id)
+
+
+def _partition_fork_entries(entries: list[Any], session_id: str) -> tuple[list[dict[str, Any]], list[Any]]:
+    """Transcript entries (with a uuid) and the content replacements of ``session_id``,
+    from parsed entries (a file's lines or a store's answer); anything else is skipped."""
+    transcript: list[dict[str, Any]] = []
+    content_replacements: list[Any] = []
+    for entry in entries:
         if not isinstance(entry, dict):
             continue
         entry_type = entry.get("type")
@@ -568,7 +561,6 @@ def _parse_fork_transcript(
             and isinstance(entry.get("replacements"), list)
         ):
             content_replacements.extend(entry["replacements"])
-
     return transcript, content_replacements
 
 

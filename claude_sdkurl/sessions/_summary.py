@@ -23,7 +23,7 @@ from ..types import (
     SessionStoreEntry,
     SessionSummaryEntry,
 )
-from ._disk import _COMMAND_NAME_RE, _SKIP_FIRST_PROMPT_PATTERN
+from ._disk import _COMMAND_NAME_RE, _SKIP_FIRST_PROMPT_PATTERN, _entry_text_blocks
 
 __all__ = ["fold_session_summary", "summary_entry_to_sdk_info"]
 
@@ -49,26 +49,6 @@ def _iso_to_epoch_ms(ts: Any) -> int | None:
         return int(datetime.fromisoformat(norm).timestamp() * 1000)
     except ValueError:
         return None
-
-
-def _entry_text_blocks(entry: dict[str, Any]) -> list[str]:
-    """Extract text strings from a ``type=="user"`` entry's message content."""
-    message = entry.get("message")
-    if not isinstance(message, dict):
-        return []
-    content = message.get("content")
-    texts: list[str] = []
-    if isinstance(content, str):
-        texts.append(content)
-    elif isinstance(content, list):
-        for block in content:
-            if (
-                isinstance(block, dict)
-                and block.get("type") == "text"
-                and isinstance(block.get("text"), str)
-            ):
-                texts.append(block["text"])
-    return texts
 
 
 def _fold_first_prompt(data: dict[str, Any], entry: dict[str, Any]) -> None:

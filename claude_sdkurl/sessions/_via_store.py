@@ -49,11 +49,12 @@ from ._disk import (
     _resolve_session_file_path,
 )
 from ._mutations import (
-    _TRANSCRIPT_TYPES,
     _build_fork_lines,
     _derive_title_from_entries,
     _iso_now,
-    _sanitize_unicode,
+    _partition_fork_entries,
+    tag_entry,
+    title_entry,
 )
 
 logger = logging.getLogger("claude_sdkurl.sessions")
@@ -509,23 +510,7 @@ def rename_session_via_store(
         ValueError: If ``session_id`` is not a valid UUID, or if ``title``
             is empty/whitespace-only.
     """
-    if not _validate_uuid(session_id):
-        raise ValueError(f"Invalid session_id: {session_id}")
-    stripped = title.strip()
-    if not stripped:
-        raise ValueError("title must be non-empty")
-    project_key = project_key_for_directory(directory)
-    key: SessionKey = {"project_key": project_key, "session_id": session_id}
-    entry: dict[str, Any] = {
-        "type": "custom-title",
-        "customTitle": stripped,
-        "sessionId": session_id,
-        "uuid": str(uuid_mod.uuid4()),
-        "timestamp": _iso_now(),
-    }
-    # SessionStoreEntry is a structural supertype ({type: str, ...}); the
-    # extra fields are opaque pass-through for adapters.
-    call_store(session_store.append, key, [cast(SessionStoreEntry, entry)])
+    _append_metadata(session_store, title_entry(session_id, title), directory)
 
 
 def tag_session_via_store(
@@ -550,23 +535,15 @@ def tag_session_via_store(
         ValueError: If ``session_id`` is not a valid UUID, or if ``tag`` is
             empty/whitespace-only after sanitization.
     """
-    if not _validate_uuid(session_id):
-        raise ValueError(f"Invalid session_id: {session_id}")
-    if tag is not None:
-        sanitized = _sanitize_unicode(tag).strip()
-        if not sanitized:
-            raise ValueError("tag must be non-empty (use None to clear)")
-        tag = sanitized
-    project_key = project_key_for_directory(directory)
-    key: SessionKey = {"project_key": project_key, "session_id": session_id}
-    entry: dict[str, Any] = {
-        "type": "tag",
-        "tag": tag if tag is not None else "",
-        "sessionId": session_id,
-        "uuid": str(uuid_mod.uuid4()),
-        "timestamp": _iso_now(),
-    }
-    call_store(session_store.append, key, [cast(SessionStoreEntry, entry)])
+    _append_metadata(session_store, tag_entry(session_id, tag), directory)
+
+
+def _append_metadata(session_store: SessionStore, entry: dict[str, Any], directory: str | None) -> None:
+    """Append a metadata entry (title, tag) to its session in the store, with a uuid and a
+    timestamp as the official SDK gives it (adapters may key on the uuid)."""
+    key: SessionKey = {"project_key": project_key_for_directory(directory), "session_id": entry["sessionId"]}
+    stamped = {**entry, "uuid": str(uuid_mod.uuid4()), "timestamp": _iso_now()}
+    call_store(session_store.append, key, [cast(SessionStoreEntry, stamped)])
 
 
 def delete_session_via_store(
@@ -648,23 +625,8 @@ def fork_session_via_store(
     if not loaded:
         raise FileNotFoundError(f"Session {session_id} not found")
 
-    # Partition into transcript entries (with uuid) and content-replacement
-    # records, mirroring _parse_fork_transcript for the already-parsed path.
-    # SessionStoreEntry is a minimal structural supertype — widen to a plain
-    # dict for field access.
-    raw: list[dict[str, Any]] = cast("list[dict[str, Any]]", loaded)
-    transcript: list[dict[str, Any]] = []
-    content_replacements: list[Any] = []
-    for entry in raw:
-        entry_type = entry.get("type")
-        if entry_type in _TRANSCRIPT_TYPES and isinstance(entry.get("uuid"), str):
-            transcript.append(entry)
-        elif (
-            entry_type == "content-replacement"
-            and entry.get("sessionId") == session_id
-            and isinstance(entry.get("replacements"), list)
-        ):
-            content_replacements.extend(entry["replacements"])
+    raw: list[Any] = list(loaded)
+    transcript, content_replacements = _partition_fork_entries(raw, session_id)
 
     forked_session_id, lines = _build_fork_lines(
         transcript,
