@@ -130,3 +130,33 @@ def test_missing_sessions_raise_file_not_found(config: Path) -> None:
     ):
         with pytest.raises(FileNotFoundError):
             call()
+
+
+TRICKY_PROMPTS = [
+    {"type": "user", "isMeta": True, "message": {"role": "user", "content": "meta, never the prompt"}},
+    {"type": "user", "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": "x"}]}},
+    {"type": "user", "message": {"role": "user", "content": "<command-name>/review</command-name> args"}},
+    {"type": "user", "message": {"role": "user", "content": "<local-command-stdout>ok</local-command-stdout>"}},
+    {"type": "user", "message": {"role": "user", "content": "[Request interrupted by user]"}},
+    {"type": "user", "message": {"role": "user", "content": [{"type": "text", "text": "  "}, {"type": "text", "text": "long\n" + "y" * 300}]}},
+]
+
+
+@pytest.mark.parametrize("upto", range(1, len(TRICKY_PROMPTS) + 1))
+def test_first_prompt_rules_match_the_official(config: Path, upto: int) -> None:
+    """The first-prompt rules (meta, tool results, slash commands as a fallback, skipped
+    patterns, flattening and the 200-character cut), on disk and in the store summary fold."""
+    entries = [
+        {**e, "uuid": f"u{i}", "parentUuid": f"u{i - 1}" if i else None, "sessionId": SID, "timestamp": f"2026-01-01T00:00:0{i}.000Z"}
+        for i, e in enumerate(TRICKY_PROMPTS[:upto])
+    ]
+    write_project(config, "/work/p", [json.dumps(e) for e in entries])
+    assert plain(ours.list_sessions("/work/p")) == plain(official.list_sessions("/work/p"))
+    key = {"project_key": "k", "session_id": SID}
+    mine = ours.fold_session_summary(None, key, entries)  # type: ignore[arg-type]
+    theirs = official.fold_session_summary(None, key, entries)  # type: ignore[arg-type]
+    assert mine == theirs
+    if upto == len(TRICKY_PROMPTS):
+        assert mine["data"]["first_prompt"].startswith("long y") and mine["data"]["first_prompt"].endswith("\u2026")
+    elif upto >= 3:
+        assert mine["data"]["command_fallback"] == "/review"

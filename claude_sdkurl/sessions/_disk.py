@@ -138,6 +138,27 @@ def _entry_text_blocks(entry: dict[str, Any]) -> list[str]:
     ]
 
 
+def _prompt_in(entry: dict[str, Any]) -> tuple[str | None, str | None]:
+    """The first meaningful prompt text of a user entry (flattened, at most 200 characters),
+    and the first slash-command name met before it: the rules of the CLI's first-prompt
+    extraction, shared by the head scan and the store summary fold."""
+    command = None
+    for raw in _entry_text_blocks(entry):
+        result = raw.replace("\n", " ").strip()
+        if not result:
+            continue
+        cmd_match = _COMMAND_NAME_RE.search(result)
+        if cmd_match:
+            command = command or cmd_match.group(1)
+            continue
+        if _SKIP_FIRST_PROMPT_PATTERN.match(result):
+            continue
+        if len(result) > 200:
+            result = result[:200].rstrip() + "\u2026"
+        return result, command
+    return None, command
+
+
 def _extract_first_prompt_from_head(head: str) -> str:
     """Extracts the first meaningful user prompt from a JSONL head chunk.
 
@@ -177,24 +198,11 @@ def _extract_first_prompt_from_head(head: str) -> str:
         if not isinstance(entry.get("message"), dict):
             continue
 
-        for raw in _entry_text_blocks(entry):
-            result = raw.replace("\n", " ").strip()
-            if not result:
-                continue
-
-            # Skip slash-command messages but remember first as fallback
-            cmd_match = _COMMAND_NAME_RE.search(result)
-            if cmd_match:
-                if not command_fallback:
-                    command_fallback = cmd_match.group(1)
-                continue
-
-            if _SKIP_FIRST_PROMPT_PATTERN.match(result):
-                continue
-
-            if len(result) > 200:
-                result = result[:200].rstrip() + "\u2026"
-            return result
+        prompt, command = _prompt_in(entry)
+        if command and not command_fallback:
+            command_fallback = command  # a slash command: only if no real prompt comes
+        if prompt:
+            return prompt
 
     if command_fallback:
         return command_fallback

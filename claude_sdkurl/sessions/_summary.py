@@ -23,7 +23,7 @@ from ..types import (
     SessionStoreEntry,
     SessionSummaryEntry,
 )
-from ._disk import _COMMAND_NAME_RE, _SKIP_FIRST_PROMPT_PATTERN, _entry_text_blocks
+from ._disk import _prompt_in
 
 __all__ = ["fold_session_summary", "summary_entry_to_sdk_info"]
 
@@ -74,22 +74,12 @@ def _fold_first_prompt(data: dict[str, Any], entry: dict[str, Any]) -> None:
         ):
             return
 
-    for raw in _entry_text_blocks(entry):
-        result = raw.replace("\n", " ").strip()
-        if not result:
-            continue
-        cmd_match = _COMMAND_NAME_RE.search(result)
-        if cmd_match:
-            if not data.get("command_fallback"):
-                data["command_fallback"] = cmd_match.group(1)
-            continue
-        if _SKIP_FIRST_PROMPT_PATTERN.match(result):
-            continue
-        if len(result) > 200:
-            result = result[:200].rstrip() + "\u2026"
-        data["first_prompt"] = result
+    prompt, command = _prompt_in(entry)
+    if command and not data.get("command_fallback"):
+        data["command_fallback"] = command
+    if prompt:
+        data["first_prompt"] = prompt
         data["first_prompt_locked"] = True
-        return
 
 
 def fold_session_summary(
