@@ -821,21 +821,28 @@ def _build_conversation_chain(
 
     leaf = _pick_best(main_leaves) if main_leaves else _pick_best(leaves)
 
-    # Walk from leaf to root via parentUuid
-    chain: list[_TranscriptEntry] = []
-    chain_seen: set[str] = set()
-    chain_cur: _TranscriptEntry | None = leaf
-    while chain_cur is not None:
-        uid = chain_cur["uuid"]
-        if uid in chain_seen:
-            break
-        chain_seen.add(uid)
-        chain.append(chain_cur)
-        parent = chain_cur.get("parentUuid")
-        chain_cur = by_uuid.get(parent) if parent else None
-
-    chain.reverse()
+    chain, chain_seen = _chain_to(leaf, by_uuid)
     return _recover_orphaned_parallel_tool_results(by_uuid, chain, chain_seen)
+
+
+def _chain_to(
+    leaf: _TranscriptEntry, by_uuid: dict[str, _TranscriptEntry]
+) -> tuple[list[_TranscriptEntry], set[str]]:
+    """The entries from the root to ``leaf`` along ``parentUuid`` (a cycle ends the walk),
+    and the set of their uuids."""
+    chain: list[_TranscriptEntry] = []
+    seen: set[str] = set()
+    current: _TranscriptEntry | None = leaf
+    while current is not None:
+        uid = current["uuid"]
+        if uid in seen:
+            break
+        seen.add(uid)
+        chain.append(current)
+        parent = current.get("parentUuid")
+        current = by_uuid.get(parent) if parent else None
+    chain.reverse()
+    return chain, seen
 
 
 def _assistant_message_id(entry: _TranscriptEntry) -> str | None:
@@ -1270,20 +1277,7 @@ def _build_subagent_chain(entries: list[_TranscriptEntry]) -> list[_TranscriptEn
     if leaf is None:
         return []
 
-    chain: list[_TranscriptEntry] = []
-    seen: set[str] = set()
-    current: _TranscriptEntry | None = leaf
-    while current is not None:
-        uid = current["uuid"]
-        if uid in seen:
-            break
-        seen.add(uid)
-        chain.append(current)
-        parent = current.get("parentUuid")
-        current = by_uuid.get(parent) if parent else None
-
-    chain.reverse()
-    return chain
+    return _chain_to(leaf, by_uuid)[0]
 
 
 def list_subagents(
