@@ -160,3 +160,21 @@ def test_first_prompt_rules_match_the_official(config: Path, upto: int) -> None:
         assert mine["data"]["first_prompt"].startswith("long y") and mine["data"]["first_prompt"].endswith("\u2026")
     elif upto >= 3:
         assert mine["data"]["command_fallback"] == "/review"
+
+
+def test_field_scanners_match_the_official_on_random_text() -> None:
+    """The head/tail field scanners (no JSON parse: they must work on cut lines) against the
+    official ones, on seeded random text with escapes, both spacings, and cuts anywhere."""
+    import random
+
+    from claude_agent_sdk._internal import sessions as theirs
+
+    from claude_sdkurl.sessions import _disk as mine
+
+    rng = random.Random(12)
+    pieces = ['"customTitle":"', '"customTitle": "', '\\"', "\\\\", '"', "a", "é", "\n", "{", "}", ","]
+    for _ in range(5000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 30)))
+        text = text[: rng.randint(0, len(text))]
+        for name in ("_extract_json_string_field", "_extract_last_json_string_field"):
+            assert getattr(mine, name)(text, "customTitle") == getattr(theirs, name)(text, "customTitle"), (name, text)

@@ -80,14 +80,22 @@ def _extract_json_string_field(text: str, key: str) -> str | None:
             continue
 
         value_start = idx + len(pattern)
-        i = value_start
-        while i < len(text):
-            if text[i] == "\\":
-                i += 2
-                continue
-            if text[i] == '"':
-                return _unescape_json_string(text[value_start:i])
-            i += 1
+        end = _string_end(text, value_start)
+        if end is not None:
+            return _unescape_json_string(text[value_start:end])
+    return None
+
+
+def _string_end(text: str, i: int) -> int | None:
+    """Where the JSON string whose body starts at ``i`` ends (its closing quote), or ``None``
+    when ``text`` stops first (a truncated head or tail)."""
+    while i < len(text):
+        if text[i] == "\\":
+            i += 2
+            continue
+        if text[i] == '"':
+            return i
+        i += 1
     return None
 
 
@@ -103,16 +111,11 @@ def _extract_last_json_string_field(text: str, key: str) -> str | None:
                 break
 
             value_start = idx + len(pattern)
-            i = value_start
-            while i < len(text):
-                if text[i] == "\\":
-                    i += 2
-                    continue
-                if text[i] == '"':
-                    last_value = _unescape_json_string(text[value_start:i])
-                    break
-                i += 1
-            search_from = i + 1
+            end = _string_end(text, value_start)
+            if end is None:
+                break
+            last_value = _unescape_json_string(text[value_start:end])
+            search_from = end + 1
     return last_value
 
 
