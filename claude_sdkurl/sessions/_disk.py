@@ -553,7 +553,7 @@ def list_sessions(
 
     See Also:
         :func:`list_sessions_from_store` for the :class:`SessionStore`-backed
-        async variant.
+        variant (a plain function here).
 
     Example:
         List sessions for a specific project::
@@ -639,7 +639,7 @@ def get_session_info(
 
     See Also:
         :func:`get_session_info_from_store` for the
-        :class:`SessionStore`-backed async variant.
+        :class:`SessionStore`-backed variant.
 
     Example:
         Look up a session in a specific project::
@@ -1135,7 +1135,7 @@ def get_session_messages(
 
     See Also:
         :func:`get_session_messages_from_store` for the
-        :class:`SessionStore`-backed async variant.
+        :class:`SessionStore`-backed variant.
 
     Example:
         Read all messages from a session::
@@ -1305,7 +1305,7 @@ def list_subagents(
 
     See Also:
         :func:`list_subagents_from_store` for the :class:`SessionStore`-backed
-        async variant.
+        variant (a plain function here).
 
     Example:
         List subagent IDs for a session::
@@ -1358,7 +1358,7 @@ def get_subagent_messages(
 
     See Also:
         :func:`get_subagent_messages_from_store` for the
-        :class:`SessionStore`-backed async variant.
+        :class:`SessionStore`-backed variant.
 
     Example:
         Read all messages from a subagent::

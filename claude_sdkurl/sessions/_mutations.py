@@ -76,7 +76,7 @@ def rename_session(
 
     See Also:
         :func:`rename_session_via_store` for the :class:`SessionStore`-backed
-        async variant.
+        variant (a plain function here).
 
     Example:
         Rename a session in a specific project::
@@ -123,7 +123,7 @@ def tag_session(
 
     See Also:
         :func:`tag_session_via_store` for the :class:`SessionStore`-backed
-        async variant.
+        variant (a plain function here).
 
     Example:
         Tag a session::
@@ -190,7 +190,7 @@ def delete_session(
 
     See Also:
         :func:`delete_session_via_store` for the :class:`SessionStore`-backed
-        async variant.
+        variant (a plain function here).
 
     Example:
         Delete a session::
@@ -254,7 +254,7 @@ def fork_session(
 
     See Also:
         :func:`fork_session_via_store` for the :class:`SessionStore`-backed
-        async variant.
+        variant (a plain function here).
 
     Example:
         Fork a session::
