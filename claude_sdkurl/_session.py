@@ -14,6 +14,7 @@ Consumers pull messages with :meth:`Session.next_message`; any thread may call
 from __future__ import annotations
 
 import atexit
+import re
 import time
 import uuid
 import collections
@@ -26,6 +27,7 @@ from typing import Any
 
 from attrs import define
 
+from . import _cli
 from ._control import HANDLERS
 from ._errors import (
     ClaudeSDKError,
@@ -36,6 +38,7 @@ from ._errors import (
     ProcessError,
     ResultError,
     TransportNotSupportedError,
+    UnsupportedOptionError,
 )
 from ._protocol import (
     ControlCancelReceived,
@@ -165,6 +168,17 @@ class _Workers:
                 t.join(max(0.0, deadline - time.monotonic()))
             if t.is_alive() and t is not me:
                 logger.warning("a callback is still running after close(); abandoning its thread %s", t.name)
+
+
+# Flags the SDK adds for an option; named when a CLI too old for them refuses them.
+FLAG_OPTIONS = {"--session-mirror": "session_store", "--task-budget": "task_budget", "--effort": "effort"}
+_UNKNOWN_FLAG = re.compile(r"unknown option '(--[\w-]+)")
+
+
+def _unknown_flag(stderr_tail: str) -> str | None:
+    """The flag a CLI refused as unknown (``error: unknown option '--x'``), if it did."""
+    found = _UNKNOWN_FLAG.search(stderr_tail)
+    return found.group(1) if found else None
 
 
 class Session:
@@ -403,6 +417,13 @@ class Session:
         last_error = self._run.last_error_result
         if self._closing:
             error: BaseException | None = None
+        elif code not in (0, None) and (flag := _unknown_flag(stderr_tail)) is not None:
+            error = UnsupportedOptionError(
+                f"This Claude Code ({self.plan.cli if self.plan else 'CLI'}, version "
+                f"{_cli.format_version(self.cli_version)}) does not know {flag}"
+                + (f", which ClaudeAgentOptions.{FLAG_OPTIONS[flag]} needs" if flag in FLAG_OPTIONS else "")
+                + ": use a newer CLI"
+            )
         elif code == 127 and self.plan is not None and self.plan.spawner is not None and "not found" in stderr_tail:
             # the far side's shell could not find the CLI (sh: exec: claude: not found)
             error = CLINotFoundError(f"Claude Code not found where spawn_claude_code_process runs it: {stderr_tail.strip()[-300:]}", self.plan.cli)

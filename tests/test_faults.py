@@ -216,3 +216,24 @@ def test_ctrl_c_with_a_stopped_cli_returns_quickly(fake: Any) -> None:
     timer.join()
     assert time.monotonic() - t0 < 3.0
     assert not any(alive(p) for p in fake.pids())
+
+
+def test_a_cli_that_does_not_know_a_flag_names_the_option(tmp_path: Path) -> None:
+    """A CLI too old for a flag an option needs (here: one without --session-mirror) refuses it
+    as commander does; the user gets UnsupportedOptionError naming the option, not exit code 1."""
+    from claude_sdkurl import InMemorySessionStore, UnsupportedOptionError
+
+    old = tmp_path / "claude"
+    old.write_text(
+        "#!/bin/sh\n"
+        'case " $* " in *" --version "*) echo "2.1.200 (Claude Code)"; exit 0;; esac\n'
+        'case " $* " in *" --session-mirror "*) echo "error: unknown option \'--session-mirror\'" >&2; exit 1;; esac\n'
+        "exit 3\n"
+    )
+    old.chmod(0o755)
+    started = time.monotonic()
+    with pytest.raises(UnsupportedOptionError, match=r"does not know --session-mirror, which ClaudeAgentOptions.session_store needs"):
+        list(query("hi", ClaudeAgentOptions(cli_path=str(old), session_store=InMemorySessionStore())))
+    assert time.monotonic() - started < 5
+    with pytest.raises(ProcessError):  # without the flag it is an ordinary failed CLI
+        list(query("hi", ClaudeAgentOptions(cli_path=str(old))))
