@@ -149,7 +149,7 @@ def test_two_machines_share_a_conversation_through_postgres(
 ) -> None:
     """Machine A talks, mirrored to PostgreSQL; machine B (another HOME, no transcript)
     resumes it from the store, and the model sees the whole history; machine C continues
-    the latest session from the store."""
+    the latest session from the store; machine D forks it from the store."""
     from claude_sdkurl.stores.postgres import PostgresSessionStore
 
     table = f"two_machines_{version.replace('.', '_')}"
@@ -172,6 +172,12 @@ def test_two_machines_share_a_conversation_through_postgres(
         _, sid_c = run(c, "and now?")
         assert sid_c == sid
         assert "which word?" in json.dumps(api.message_requests()[-1].body["messages"])
+        # machine D forks it from the store: a new session, in the store, with the whole history
+        d = machine(version, api, work, tmp_path, session_store=store_c, resume=sid, fork_session=True)
+        _, sid_d = run(d, "a branch")
+        assert sid_d != sid
+        forked = json.dumps([m.message for m in get_session_messages_from_store(store_c, sid_d, str(work))])
+        assert "remember the word PELICAN" in forked and "a branch" in forked
 
 
 def test_a_failing_store_is_reported_and_the_turn_goes_on(version: str, api: MockMessagesAPI, work: Path, tmp_path: Path) -> None:
