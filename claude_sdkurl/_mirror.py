@@ -19,11 +19,13 @@ which appends them to the store as the official SDK's
   :class:`MirrorErrorMessage`) and the turn goes on: the local transcript is
   already durable.
 
-Threads: every append runs on the batcher's one worker thread, in order, so a
-flush never overtakes an eager append. The session's reader waits for a flush
-at most ``send_timeout`` (plus the retries' pauses); a store that hangs longer
-keeps the worker busy, and later batches queue behind it rather than being
-dropped. ``close()`` waits for the last flush the same bounded time.
+Threads: every flush runs on the batcher's one worker thread, in order, so a
+flush never overtakes an eager append. Each ``append`` call runs on a helper
+thread the worker waits for at most ``send_timeout``: a store that hangs keeps
+only that helper (user code cannot be cancelled; if the call returns later, the
+batch lands then), and the worker goes on with the next batch. So the session's
+reader waits for a flush at most about ``send_timeout`` per file (plus the
+retries' pauses for a failing store), and ``close()`` the same.
 """
 
 from __future__ import annotations
@@ -110,7 +112,7 @@ class MirrorBatcher:
             self._wake.notify_all()
             worker = self._worker
         if worker is not None and worker is not threading.current_thread():
-            worker.join(1.0)  # a hung store keeps its (daemon) worker: user code can't be cancelled
+            worker.join(1.0)
 
     # ------------------------------------------------------------------ worker side
 
