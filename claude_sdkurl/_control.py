@@ -20,7 +20,9 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
+import threading
 from collections.abc import Callable
+from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
 from .types import (
@@ -38,18 +40,39 @@ logger = logging.getLogger("claude_sdkurl.control")
 
 
 def call_user(fn: Callable[..., Any], *args: Any) -> Any:
-    """Call a user callback that may be a plain function or ``async def``.
+    """Call user code that may be a plain function or ``async def`` (a callback, a
+    session store's method) and return its result.
 
-    Runs on a worker thread with no event loop, so a coroutine is run to
-    completion with :func:`asyncio.run`.
+    A coroutine is run to completion on a fresh event loop with :func:`asyncio.run`:
+    in this thread (callback workers have no loop), or, when this thread already
+    runs one (a store function called from a Jupyter cell), on a helper thread.
     """
     result = fn(*args)
-    if inspect.isawaitable(result):
-        async def _await() -> Any:
-            return await result
+    if not inspect.isawaitable(result):
+        return result
 
-        result = asyncio.run(_await())
-    return result
+    async def _await() -> Any:
+        return await result
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(_await())
+    return in_thread(lambda: asyncio.run(_await()), "claude-sdkurl-await").result()
+
+
+def in_thread(fn: Callable[[], Any], name: str) -> Future[Any]:
+    """Run ``fn`` on a new daemon thread; its outcome (value or exception) is the future's."""
+    future: Future[Any] = Future()
+
+    def _run() -> None:
+        try:
+            future.set_result(fn())
+        except BaseException as e:  # handed to whoever waits on the future
+            future.set_exception(e)
+
+    threading.Thread(target=_run, name=name, daemon=True).start()
+    return future
 
 
 def handle_can_use_tool(session: Session, request: dict[str, Any]) -> dict[str, Any]:

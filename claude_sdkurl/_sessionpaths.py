@@ -14,17 +14,16 @@ mirroring) and by :mod:`claude_sdkurl.sessions`; it does no I/O beyond
 
 from __future__ import annotations
 
-import asyncio
-import inspect
 import json
 import os
 import re
 import subprocess
-import threading
 import unicodedata
+from concurrent.futures import TimeoutError as FutureTimeout
 from pathlib import Path
 from typing import Any
 
+from ._control import call_user, in_thread
 from ._errors import SessionStoreError
 from .types import ClaudeAgentOptions, SessionKey, SessionStore
 
@@ -368,41 +367,8 @@ def validate_session_store_options(options: ClaudeAgentOptions) -> None:
 # ---------------------------------------------------------------------------
 
 
-def resolve(value: Any) -> Any:
-    """``value``, or what it resolves to when it is awaitable (an ``async def`` store method).
-
-    The coroutine runs on a fresh event loop: in this thread, or, when this
-    thread already runs a loop (a Jupyter cell), in a short-lived helper thread.
-    """
-    if not inspect.isawaitable(value):
-        return value
-
-    async def _await() -> Any:
-        return await value
-
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(_await())
-    box: dict[str, Any] = {}
-
-    def _in_thread() -> None:
-        try:
-            box["value"] = asyncio.run(_await())
-        except BaseException as e:  # handed to the caller
-            box["error"] = e
-
-    t = threading.Thread(target=_in_thread, name="claude-sdkurl-store-await", daemon=True)
-    t.start()
-    t.join()
-    if "error" in box:
-        raise box["error"]
-    return box.get("value")
-
-
-def call_store(method: Any, *args: Any) -> Any:
-    """Call a store method, sync or async, and return its result."""
-    return resolve(method(*args))
+# A store method is called as a callback is: plain or ``async def`` (see call_user).
+call_store = call_user
 
 
 class StoreTimeout(Exception):
@@ -416,25 +382,13 @@ def call_store_bounded(timeout: float, method: Any, *args: Any) -> Any:
     :class:`StoreTimeout`. A store that hangs keeps its (daemon) helper thread
     until it returns: a call into user code cannot be cancelled.
     """
-    box: dict[str, Any] = {}
-    done = threading.Event()
-
-    def _call() -> None:
-        try:
-            box["value"] = call_store(method, *args)
-        except BaseException as e:  # handed to the caller
-            box["error"] = e
-        finally:
-            done.set()
-
-    t = threading.Thread(target=_call, name="claude-sdkurl-store-call", daemon=True)
-    t.start()
-    if not done.wait(timeout):
-        raise StoreTimeout()
-    t.join()
-    if "error" in box:
-        raise box["error"]
-    return box.get("value")
+    future = in_thread(lambda: call_user(method, *args), "claude-sdkurl-store-call")
+    try:
+        return future.result(timeout)
+    except FutureTimeout:
+        if future.done():
+            raise  # the store itself raised a TimeoutError: an error of the store, not a hang
+        raise StoreTimeout() from None
 
 
 def call_store_within(timeout: float, what: str, method: Any, *args: Any) -> Any:

@@ -23,7 +23,7 @@ import math
 from collections.abc import Awaitable, Callable
 from typing import Any, cast
 
-from .._sessionpaths import call_store, resolve
+from .._sessionpaths import call_store
 from ..types import SessionKey, SessionStore
 
 OptionalMethod = (
@@ -68,7 +68,7 @@ def run_session_store_conformance(
     assert not invalid, f"unknown optional methods in skip_optional: {invalid}"
 
     def fresh() -> SessionStore:
-        return cast(SessionStore, resolve(make_store()))
+        return cast(SessionStore, call_store(make_store))
 
     probe = fresh()
     has_list_sessions = _has_optional(probe, "list_sessions", skip_optional)
