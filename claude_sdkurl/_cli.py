@@ -18,7 +18,6 @@ from typing import Any
 
 from ._errors import CLIConnectionError, CLINotFoundError, UnsupportedOptionError
 from ._sessionpaths import validate_session_store_options
-from ._transport.spawn import as_spawner
 from ._version import OFFICIAL_SDK_VERSION
 from .types import ClaudeAgentOptions
 
@@ -137,7 +136,7 @@ def check_options(options: ClaudeAgentOptions) -> None:
     """Raise :class:`UnsupportedOptionError` for options we cannot honour, and
     ``TypeError``/``ValueError`` for values of the wrong shape."""
     validate_session_store_options(options)
-    if as_spawner(options.spawn_claude_code_process) is not None and options.transport == "websocket":
+    if options.spawn_claude_code_process is not None and options.transport == "websocket":
         raise UnsupportedOptionError(
             "spawn_claude_code_process runs the CLI over stdio: transport='websocket' would need it to reach our 127.0.0.1"
         )

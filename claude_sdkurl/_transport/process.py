@@ -70,7 +70,6 @@ class CLIProcess:
         self.argv = argv
         self._on_stderr = on_stderr
         self._tail: collections.deque[str] = collections.deque(maxlen=STDERR_TAIL_LINES)
-        self.spawned = spawner is not None
         # Our own children lead a process group: a stop reaches what they started. A process
         # from a user's spawner gets its signals through its own send_signal.
         self._own_group = spawner is None
@@ -159,8 +158,8 @@ class CLIProcess:
 
     def is_stopped(self) -> bool:
         """Whether the CLI is stopped (SIGSTOP, SIGTSTP, a debugger): it then heeds only SIGKILL."""
-        if self.spawned and not self._own_group:
-            return False  # not necessarily a process of this machine
+        if not self._own_group:
+            return False  # a spawner's process: not necessarily one of this machine
         try:
             with open(f"/proc/{self.pid}/stat", "rb") as f:
                 state = f.read().rsplit(b")", 1)[1].split()[0]

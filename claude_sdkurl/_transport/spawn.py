@@ -161,7 +161,6 @@ def command_prefix_spawner(prefix: Sequence[str], *, remote_shell: bool | None =
         popen._claude_sdkurl_own_group = True  # type: ignore[attr-defined]
         return popen
 
-    spawn.prefix = prefix  # type: ignore[attr-defined]
     return spawn
 
 
