@@ -20,11 +20,11 @@ from ..sessions._summary import fold_session_summary
 from ..types import (
     SessionKey,
     SessionListSubkeysKey,
-    SessionStore,
     SessionStoreEntry,
     SessionStoreListEntry,
     SessionSummaryEntry,
 )
+from ._common import ConnectedStore, entry_uuid
 
 try:
     import psycopg
@@ -38,7 +38,7 @@ _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,40}$")
 _NOW_MS = "(EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::bigint"
 
 
-class PostgresSessionStore(SessionStore):
+class PostgresSessionStore(ConnectedStore):
     """Session transcripts in PostgreSQL.
 
     Args:
@@ -104,12 +104,6 @@ class PostgresSessionStore(SessionStore):
             with self._lock:
                 self._conn.close()
 
-    def __enter__(self) -> PostgresSessionStore:
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
-
     def __repr__(self) -> str:
         return f"PostgresSessionStore(table={self.table!r})"
 
@@ -125,7 +119,7 @@ class PostgresSessionStore(SessionStore):
             return
         t = self.table
         pk, sid, sub = key["project_key"], key["session_id"], key.get("subpath") or ""
-        rows = [(pk, sid, sub, _uuid_of(e), Json(e)) for e in entries]
+        rows = [(pk, sid, sub, entry_uuid(e), Json(e)) for e in entries]
         with self._lock:
             conn = self._connection()
             with conn.transaction(), conn.cursor() as cur:
@@ -222,11 +216,6 @@ class PostgresSessionStore(SessionStore):
                 .fetchall()
             )
         return [r[0] for r in rows]
-
-
-def _uuid_of(entry: Any) -> str | None:
-    uuid = entry.get("uuid") if isinstance(entry, dict) else None
-    return uuid if isinstance(uuid, str) and uuid else None
 
 
 __all__ = ["PostgresSessionStore"]

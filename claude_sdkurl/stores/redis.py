@@ -25,11 +25,11 @@ from ..sessions._summary import fold_session_summary
 from ..types import (
     SessionKey,
     SessionListSubkeysKey,
-    SessionStore,
     SessionStoreEntry,
     SessionStoreListEntry,
     SessionSummaryEntry,
 )
+from ._common import ConnectedStore, entry_uuid
 
 try:
     import redis
@@ -50,7 +50,7 @@ return n
 """
 
 
-class RedisSessionStore(SessionStore):
+class RedisSessionStore(ConnectedStore):
     """Session transcripts in Redis.
 
     Args:
@@ -73,12 +73,6 @@ class RedisSessionStore(SessionStore):
         if self._own:
             self._client.close()
 
-    def __enter__(self) -> RedisSessionStore:
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
-
     def __repr__(self) -> str:
         return f"RedisSessionStore(prefix={self.prefix!r})"
 
@@ -99,7 +93,7 @@ class RedisSessionStore(SessionStore):
         mtimes_key, summaries_key, subkeys_key = self._k("m", pk), self._k("s", pk), self._k("k", pk, sid)
         args: list[str] = []
         for e in entries:
-            args += [_uuid_of(e) or "", json.dumps(e, separators=(",", ":"))]
+            args += [entry_uuid(e) or "", json.dumps(e, separators=(",", ":"))]
         while True:
             with self._client.pipeline() as pipe:
                 try:
@@ -170,11 +164,6 @@ class RedisSessionStore(SessionStore):
 
 def _text(value: bytes | str) -> str:
     return value.decode() if isinstance(value, bytes) else value
-
-
-def _uuid_of(entry: Any) -> str | None:
-    uuid = entry.get("uuid") if isinstance(entry, dict) else None
-    return uuid if isinstance(uuid, str) and uuid else None
 
 
 __all__ = ["RedisSessionStore"]

@@ -16,17 +16,16 @@ import os
 import sqlite3
 import threading
 import time
-from typing import Any
 
 from ..sessions._summary import fold_session_summary
 from ..types import (
     SessionKey,
     SessionListSubkeysKey,
-    SessionStore,
     SessionStoreEntry,
     SessionStoreListEntry,
     SessionSummaryEntry,
 )
+from ._common import ConnectedStore, entry_uuid
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS entries (
@@ -57,7 +56,7 @@ CREATE TABLE IF NOT EXISTS summaries (
 """
 
 
-class SQLiteSessionStore(SessionStore):
+class SQLiteSessionStore(ConnectedStore):
     """Session transcripts in the SQLite database at ``path`` (created if missing).
 
     ``":memory:"`` gives a private in-process database. Safe to share between
@@ -77,12 +76,6 @@ class SQLiteSessionStore(SessionStore):
         with self._lock:
             self._conn.close()
 
-    def __enter__(self) -> SQLiteSessionStore:
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
-
     def __repr__(self) -> str:
         return f"SQLiteSessionStore({self.path!r})"
 
@@ -92,7 +85,7 @@ class SQLiteSessionStore(SessionStore):
         if not entries:
             return
         pk, sid, sub = key["project_key"], key["session_id"], key.get("subpath") or ""
-        rows = [(pk, sid, sub, _uuid_of(e), json.dumps(e, separators=(",", ":"))) for e in entries]
+        rows = [(pk, sid, sub, entry_uuid(e), json.dumps(e, separators=(",", ":"))) for e in entries]
         with self._lock:
             cur = self._conn.cursor()
             cur.execute("BEGIN IMMEDIATE")  # takes the write lock first: the mtime read below is ours
@@ -173,8 +166,3 @@ class SQLiteSessionStore(SessionStore):
                 (key["project_key"], key["session_id"]),
             ).fetchall()
         return [r[0] for r in rows]
-
-
-def _uuid_of(entry: Any) -> str | None:
-    uuid = entry.get("uuid") if isinstance(entry, dict) else None
-    return uuid if isinstance(uuid, str) and uuid else None
