@@ -130,13 +130,10 @@ def projects_dir(env: dict[str, str]) -> str:
     """The CLI's transcript directory with environment ``env``: ``$CLAUDE_CONFIG_DIR/projects``,
     else ``$HOME/.claude/projects``. (The official SDK ignores a ``HOME`` in ``options.env``
     here, and its mirror then drops every frame of such a CLI.)"""
-    config = env.get("CLAUDE_CONFIG_DIR")
-    if config:
-        return str(Path(unicodedata.normalize("NFC", config)) / "projects")
     home = env.get("HOME")
-    if home:
+    if home and not env.get("CLAUDE_CONFIG_DIR"):
         return str(Path(unicodedata.normalize("NFC", home)) / ".claude" / "projects")
-    return str(_get_projects_dir())
+    return str(_get_projects_dir(env))
 
 
 def select_transport(options: ClaudeAgentOptions, cli: str) -> tuple[str, tuple[int, int, int] | None]:
