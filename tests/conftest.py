@@ -101,6 +101,22 @@ def child_pids() -> list[int]:
     return found
 
 
+def processes(where: str, match: Callable[[bytes], bool]) -> list[int]:
+    """Live processes of this machine, but this one, whose ``/proc/<pid>/<where>`` (``cmdline``,
+    ``environ``) satisfies ``match``."""
+    found = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{pid}/{where}", "rb") as f:
+                if match(f.read()):
+                    found.append(int(pid))
+        except OSError:
+            pass
+    return found
+
+
 def _multiprocessing_helper(pid: int) -> bool:
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as f:

@@ -17,6 +17,8 @@ from claude_sdkurl import ClaudeAgentOptions, PermissionResultAllow
 from claude_sdkurl.batch import BatchProgress, BatchResult, UnpicklableOptionError, run_batch
 from claude_sdkurl.testing import MockMessagesAPI, RecordedRequest, Reply, error, offline_env, text
 
+from .conftest import processes
+
 pytestmark = [pytest.mark.realcli, pytest.mark.foreign_fds]
 
 
@@ -148,16 +150,7 @@ def test_a_missing_cli_fails_each_item_by_name(home: Path) -> None:
 
 
 def _cli_processes(binary: str) -> list[int]:
-    found = []
-    for pid in os.listdir("/proc"):
-        if pid.isdigit():
-            try:
-                with open(f"/proc/{pid}/cmdline", "rb") as f:
-                    if f.read().split(b"\0")[0] == binary.encode():
-                        found.append(int(pid))
-            except OSError:
-                pass
-    return found
+    return processes("cmdline", lambda data: data.split(b"\0")[0] == binary.encode())
 
 
 @pytest.mark.foreign_threads

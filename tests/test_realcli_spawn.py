@@ -34,7 +34,7 @@ from claude_sdkurl import (
 from claude_sdkurl.spawn import SpawnOptions, command_prefix_spawner
 from claude_sdkurl.testing import MockMessagesAPI, Reply, install_cli, offline_env, text, tool_use
 
-from .conftest import child_pids
+from .conftest import child_pids, processes
 from .servers import SSHServer
 
 pytestmark = pytest.mark.realcli
@@ -53,17 +53,7 @@ def sshd() -> Iterator[SSHServer]:
 
 def _processes_with(needle: bytes, where: str) -> list[int]:
     """Live processes of this machine whose ``where`` (cmdline or environ) contains ``needle``."""
-    found = []
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit() or int(pid) == os.getpid():
-            continue
-        try:
-            with open(f"/proc/{pid}/{where}", "rb") as f:
-                if needle in f.read():
-                    found.append(int(pid))
-        except OSError:
-            pass
-    return found
+    return processes(where, lambda data: needle in data)
 
 
 def remote_options(
