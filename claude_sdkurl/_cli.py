@@ -1,7 +1,10 @@
 """Finding the Claude Code CLI, learning its version, and building its argv and environment.
 
-Pure functions of the options (plus the file system for discovery); no
-process is kept here.
+The argv and environment builders are pure functions of (already checked)
+options; discovery looks at the file system, and :func:`cli_version` runs the
+binary once per path and caches the answer. Which flag each option needs is
+known here too (:data:`FLAG_OPTIONS`), to name the option when an old CLI
+refuses its flag. Option checks live with the launch plan (``_launch``).
 """
 
 from __future__ import annotations
@@ -16,8 +19,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from ._errors import CLIConnectionError, CLINotFoundError, UnsupportedOptionError
-from ._sessionpaths import validate_session_store_options
+from ._errors import CLIConnectionError, CLINotFoundError
 from ._version import OFFICIAL_SDK_VERSION
 from .types import ClaudeAgentOptions
 
@@ -130,57 +132,6 @@ def supports_websocket(version: tuple[int, int, int] | None) -> bool:
 
 def format_version(version: tuple[int, int, int] | None) -> str:
     return "unknown" if version is None else ".".join(map(str, version))
-
-
-def check_options(options: ClaudeAgentOptions) -> None:
-    """Raise :class:`UnsupportedOptionError` for options we cannot honour, and
-    ``TypeError``/``ValueError`` for values of the wrong shape."""
-    validate_session_store_options(options)
-    if options.spawn_claude_code_process is not None and options.transport == "websocket":
-        raise UnsupportedOptionError(
-            "spawn_claude_code_process runs the CLI over stdio: transport='websocket' would need it to reach our 127.0.0.1"
-        )
-    if options.session_store is not None:
-        for method in ("append", "load"):
-            if not callable(getattr(options.session_store, method, None)):
-                raise TypeError(f"session_store has no {method}() method; see the SessionStore protocol")
-        if options.transport == "websocket":
-            raise UnsupportedOptionError(
-                "session_store needs transport='stdio' (or 'auto'): Claude Code does not send transcript_mirror "
-                "frames over --sdk-url (measured on 2.1.120)"
-            )
-        if options.session_store_flush not in ("batched", "eager"):
-            raise ValueError(f"session_store_flush must be 'batched' or 'eager', not {options.session_store_flush!r}")
-        if not (isinstance(options.load_timeout_ms, (int, float)) and options.load_timeout_ms > 0):
-            raise ValueError("load_timeout_ms must be a positive number of milliseconds")
-    if options.transport not in ("auto", "websocket", "stdio"):
-        raise ValueError(f"transport must be 'auto', 'websocket' or 'stdio', not {options.transport!r}")
-    if not (isinstance(options.control_timeout, (int, float)) and options.control_timeout > 0):
-        raise ValueError("control_timeout must be a positive number of seconds")
-    if options.callback_timeout is not None and not (
-        isinstance(options.callback_timeout, (int, float)) and options.callback_timeout > 0
-    ):
-        raise ValueError("callback_timeout must be None or a positive number of seconds")
-    if options.max_buffer_size is not None and options.max_buffer_size < 1024:
-        raise ValueError("max_buffer_size must be at least 1024 bytes")
-    if options.continue_conversation and options.resume:
-        raise ValueError("continue_conversation and resume are mutually exclusive")
-    if options.can_use_tool is not None and options.permission_prompt_tool_name is not None:
-        raise ValueError("can_use_tool and permission_prompt_tool_name are mutually exclusive")
-    if options.cwd is not None and not Path(options.cwd).is_dir():
-        raise CLIConnectionError(f"Working directory does not exist: {options.cwd}")
-    for key, value in options.env.items():
-        if not isinstance(key, str) or not isinstance(value, str):
-            raise TypeError(f"options.env must map str to str, got {key!r}: {value!r}")
-    if options.skills is not None and options.skills != "all":
-        if not isinstance(options.skills, list) or not all(isinstance(s, str) for s in options.skills):
-            raise TypeError("skills must be 'all' or a list of skill names")
-        for s in options.skills:
-            if not s or s != s.strip() or any(c in s for c in "*?,()[]"):
-                raise ValueError(f"invalid skill name {s!r}")
-    for plugin in options.plugins:
-        if plugin.get("type") != "local":
-            raise ValueError(f"Unsupported plugin type: {plugin.get('type')!r}")
 
 
 def _settings_value(options: ClaudeAgentOptions) -> str | None:
@@ -342,3 +293,14 @@ def build_env(options: ClaudeAgentOptions, extra: dict[str, str] | None = None) 
     if extra:
         env.update(extra)
     return env
+
+
+# Flags the SDK adds for an option; named when a CLI too old for them refuses them.
+FLAG_OPTIONS = {"--session-mirror": "session_store", "--task-budget": "task_budget", "--effort": "effort"}
+_UNKNOWN_FLAG = re.compile(r"unknown option '(--[\w-]+)")
+
+
+def unknown_flag(stderr_tail: str) -> str | None:
+    """The flag a CLI refused as unknown (``error: unknown option '--x'``), if it did."""
+    found = _UNKNOWN_FLAG.search(stderr_tail)
+    return found.group(1) if found else None

@@ -1,9 +1,12 @@
 """Control requests the CLI sends us: one handler per subtype, all in this file.
 
-Each handler takes the session and the request body and returns the
+Each handler takes the launch plan (the checked options, the hook-callback
+registry, the in-process MCP servers) and the request body, and returns the
 ``response`` dict for a success answer, or raises to send an error answer
 carrying the exception's message. Handlers run on the session's callback
-worker, never on the reader thread.
+workers (``_workers``), never on the reader thread; user code is called through
+:func:`claude_sdkurl._usercode.call_user`. The session's machinery (first
+answer wins, cancels, time-outs) stays in ``_session``: handlers only decide.
 
 =================  ===========================================
 subtype            handler
@@ -17,16 +20,12 @@ subtype            handler
 
 from __future__ import annotations
 
-import asyncio
-import inspect
 import logging
-import threading
 from collections.abc import Callable
-from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
+from ._usercode import call_user
 from .types import (
-    ClaudeAgentOptions,
     PermissionResultAllow,
     PermissionResultDeny,
     PermissionUpdate,
@@ -34,50 +33,14 @@ from .types import (
 )
 
 if TYPE_CHECKING:
-    from ._session import Session
+    from ._launch import LaunchPlan
 
 logger = logging.getLogger("claude_sdkurl.control")
 
 
-def call_user(fn: Callable[..., Any], *args: Any) -> Any:
-    """Call user code that may be a plain function or ``async def`` (a callback, a
-    session store's method) and return its result.
-
-    A coroutine is run to completion on a fresh event loop with :func:`asyncio.run`:
-    in this thread (callback workers have no loop), or, when this thread already
-    runs one (a store function called from a Jupyter cell), on a helper thread.
-    """
-    result = fn(*args)
-    if not inspect.isawaitable(result):
-        return result
-
-    async def _await() -> Any:
-        return await result
-
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(_await())
-    return in_thread(lambda: asyncio.run(_await()), "claude-sdkurl-await").result()
-
-
-def in_thread(fn: Callable[[], Any], name: str) -> Future[Any]:
-    """Run ``fn`` on a new daemon thread; its outcome (value or exception) is the future's."""
-    future: Future[Any] = Future()
-
-    def _run() -> None:
-        try:
-            future.set_result(fn())
-        except BaseException as e:  # handed to whoever waits on the future
-            future.set_exception(e)
-
-    threading.Thread(target=_run, name=name, daemon=True).start()
-    return future
-
-
-def handle_can_use_tool(session: Session, request: dict[str, Any]) -> dict[str, Any]:
+def handle_can_use_tool(plan: LaunchPlan, request: dict[str, Any]) -> dict[str, Any]:
     """Ask ``options.can_use_tool`` whether a tool may run."""
-    callback = session.options.can_use_tool
+    callback = plan.options.can_use_tool
     if callback is None:
         raise RuntimeError("can_use_tool was requested but no can_use_tool callback is set")
     original_input = request.get("input") or {}
@@ -116,42 +79,6 @@ def handle_can_use_tool(session: Session, request: dict[str, Any]) -> dict[str, 
     )
 
 
-def hooks_config(
-    options: ClaudeAgentOptions, extra: dict[str, tuple[str, Callable[..., Any]]] | None = None
-) -> tuple[dict[str, Any] | None, dict[str, Callable[..., Any]]]:
-    """The ``hooks`` value for ``initialize`` and the callback-id registry behind it.
-
-    ``extra`` maps a hook event to one internal ``(callback_id, callback)`` of
-    the SDK's own (see :mod:`claude_sdkurl.prewarm`), registered after the
-    user's hooks for that event.
-    """
-    config: dict[str, Any] = {}
-    registry: dict[str, Callable[..., Any]] = {}
-    for event, matchers in (options.hooks or {}).items():
-        if not matchers:
-            continue
-        entries = []
-        for matcher in matchers:
-            ids = []
-            for callback in matcher.hooks:
-                if not callable(callback):
-                    raise TypeError(f"hook for {event} is not callable: {callback!r}")
-                callback_id = f"hook_{len(registry)}"
-                registry[callback_id] = callback
-                ids.append(callback_id)
-            entry: dict[str, Any] = {"matcher": matcher.matcher, "hookCallbackIds": ids}
-            if matcher.timeout is not None:
-                entry["timeout"] = matcher.timeout
-            if matcher.on_failure is not None:
-                entry["onFailure"] = matcher.on_failure
-            entries.append(entry)
-        config[event] = entries
-    for extra_event, (callback_id, callback) in (extra or {}).items():
-        registry[callback_id] = callback
-        config.setdefault(extra_event, []).append({"matcher": None, "hookCallbackIds": [callback_id]})
-    return config or None, registry
-
-
 def _hook_output_for_cli(output: Any) -> dict[str, Any]:
     if output is None:
         # As the official SDK, whose conversion fails on None: the CLI gets an error answer.
@@ -162,23 +89,23 @@ def _hook_output_for_cli(output: Any) -> dict[str, Any]:
     return {renamed.get(str(k), str(k)): v for k, v in output.items()}
 
 
-def handle_hook_callback(session: Session, request: dict[str, Any]) -> dict[str, Any]:
+def handle_hook_callback(plan: LaunchPlan, request: dict[str, Any]) -> dict[str, Any]:
     """Run the hook callback registered under ``callback_id``."""
     callback_id = request.get("callback_id")
-    callback = session.hook_callbacks.get(str(callback_id))
+    callback = plan.hook_callbacks.get(str(callback_id))
     if callback is None:
         raise KeyError(f"No hook callback found for ID: {callback_id}")
     output = call_user(callback, request.get("input"), request.get("tool_use_id"), {"signal": None})
     return _hook_output_for_cli(output)
 
 
-def handle_mcp_message(session: Session, request: dict[str, Any]) -> dict[str, Any]:
+def handle_mcp_message(plan: LaunchPlan, request: dict[str, Any]) -> dict[str, Any]:
     """Route a JSON-RPC message to the named in-process MCP server."""
     name = request.get("server_name")
     message = request.get("message")
     if not isinstance(name, str) or not isinstance(message, dict):
         raise ValueError("mcp_message needs server_name and message")
-    server = session.sdk_mcp_servers.get(name)
+    server = plan.sdk_mcp_servers.get(name)
     if server is None:
         reply: dict[str, Any] | None = {
             "jsonrpc": "2.0",
@@ -192,9 +119,9 @@ def handle_mcp_message(session: Session, request: dict[str, Any]) -> dict[str, A
     return {"mcp_response": reply}
 
 
-def handle_elicitation(session: Session, request: dict[str, Any]) -> dict[str, Any]:
+def handle_elicitation(plan: LaunchPlan, request: dict[str, Any]) -> dict[str, Any]:
     """Ask ``options.on_elicitation`` (if set) to answer an MCP elicitation."""
-    callback = getattr(session.options, "on_elicitation", None)
+    callback = plan.options.on_elicitation
     if callback is None:
         return {"action": "decline"}
     result = call_user(callback, request)
@@ -203,7 +130,7 @@ def handle_elicitation(session: Session, request: dict[str, Any]) -> dict[str, A
     return result
 
 
-HANDLERS: dict[str, Callable[[Session, dict[str, Any]], dict[str, Any]]] = {
+HANDLERS: dict[str, Callable[[LaunchPlan, dict[str, Any]], dict[str, Any]]] = {
     "can_use_tool": handle_can_use_tool,
     "hook_callback": handle_hook_callback,
     "mcp_message": handle_mcp_message,

@@ -65,30 +65,31 @@ class ProcessError(ClaudeSDKError):
         super().__init__(message)
 
 
-def _normalize_result_errors(raw: Any) -> list[str]:
+def _of_type(data: dict[str, Any], key: str, kind: type) -> Any:
+    """``data[key]`` when it is a ``kind``, else ``None``."""
+    value = data.get(key)
+    return value if isinstance(value, kind) else None
+
+
+def _result_errors(raw: Any) -> list[str]:
     """The ``errors`` of a result frame as clean strings (a bare string is accepted)."""
-    if isinstance(raw, str):
-        raw = [raw]
-    elif not isinstance(raw, list):
-        return []
-    return [e.strip() for e in raw if isinstance(e, str) and e.strip()]
+    listed = [raw] if isinstance(raw, str) else raw if isinstance(raw, list) else []
+    return [text.strip() for text in listed if isinstance(text, str) and text.strip()]
 
 
 def error_result_text(data: dict[str, Any]) -> str:
     """The most telling text of an ``is_error`` result: errors, result text, subtype, HTTP status."""
-    errors = _normalize_result_errors(data.get("errors"))
+    errors = _result_errors(data.get("errors"))
+    result = (_of_type(data, "result", str) or "").strip()
+    subtype = _of_type(data, "subtype", str)
+    status = data.get("api_error_status")
     if errors:
         return "; ".join(errors)
-    result = data.get("result")
-    if isinstance(result, str) and result.strip():
-        return result.strip()
-    subtype = data.get("subtype")
-    if isinstance(subtype, str) and subtype and subtype != "success":
+    if result:
+        return result
+    if subtype and subtype != "success":
         return subtype
-    status = data.get("api_error_status")
-    if status is not None:
-        return f"API error (HTTP {status})"
-    return "unknown error"
+    return f"API error (HTTP {status})" if status is not None else "unknown error"
 
 
 class ResultError(ProcessError):
@@ -102,19 +103,14 @@ class ResultError(ProcessError):
     """
 
     def __init__(self, message: str, data: dict[str, Any] | None = None, exit_code: int | None = None):
-        data = data if isinstance(data, dict) else {}
-        self.data = data
-        subtype = data.get("subtype")
-        self.subtype: str | None = subtype if isinstance(subtype, str) else None
-        self.errors: list[str] = _normalize_result_errors(data.get("errors"))
-        result = data.get("result")
-        self.result: str | None = result if isinstance(result, str) else None
-        status = data.get("api_error_status")
-        self.api_error_status: int | None = status if isinstance(status, int) else None
-        reason = data.get("terminal_reason")
-        self.terminal_reason: str | None = reason if isinstance(reason, str) else None
-        session_id = data.get("session_id")
-        self.session_id: str | None = session_id if isinstance(session_id, str) else None
+        frame: dict[str, Any] = data if isinstance(data, dict) else {}
+        self.data = frame
+        self.subtype: str | None = _of_type(frame, "subtype", str)
+        self.errors: list[str] = _result_errors(frame.get("errors"))
+        self.result: str | None = _of_type(frame, "result", str)
+        self.api_error_status: int | None = _of_type(frame, "api_error_status", int)
+        self.terminal_reason: str | None = _of_type(frame, "terminal_reason", str)
+        self.session_id: str | None = _of_type(frame, "session_id", str)
         super().__init__(message, exit_code=exit_code)
 
     @classmethod

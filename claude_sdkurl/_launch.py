@@ -1,11 +1,16 @@
 """The launch plan: everything a session needs from the options, computed once.
 
-The options are read here, and only here, on the way down: checked, then turned
-into the CLI's argv and environment, the transport to use, the ``initialize``
-request, the hook-callback table and the in-process MCP servers. The session
-gets a :class:`LaunchPlan` and does not look at the options' launch fields
-again; :func:`make_transport` builds the transport from the plan. New launch
-concerns (a spawner, a session store) belong in the plan.
+The options' launch fields are read here on the way down: checked
+(:func:`check_options`, every rule in one place), then turned into the CLI's
+argv and environment (``_cli``), the transport to use, the ``initialize``
+request, the hook-callback table (:func:`hooks_config`), the in-process MCP
+servers, and, with a session store, the resumed session written out from the
+store (``sessions._resume``) and where the CLI's transcripts are for the mirror.
+The session gets a :class:`LaunchPlan` and does not look at those fields again;
+the control handlers get the plan too. What the session itself still reads from
+``plan.options``: the per-call knobs (``control_timeout``, ``callback_timeout``,
+``verbatim_prompts``, ``session_store_flush``) and the callbacks themselves.
+:func:`make_transport` builds the transport from the plan.
 """
 
 from __future__ import annotations
@@ -13,19 +18,19 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
-import unicodedata
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from . import _cli
-from ._control import hooks_config
+from ._errors import CLIConnectionError, UnsupportedOptionError
 from ._protocol import DEFAULT_MAX_LINE
-from ._resume import MaterializedResume, apply_materialized_options, materialize_resume_session
 from ._run import ceiling_ms
-from ._sessionpaths import _get_projects_dir
 from ._transport import StdioTransport, Transport, WebSocketTransport
 from ._transport.spawn import Spawner, as_spawner
+from .sessions._paths import cli_projects_dir
+from .sessions._resume import Materialized, materialize, repoint
+from .sessions._storecall import implements
 from .types import ClaudeAgentOptions
 
 logger = logging.getLogger("claude_sdkurl.launch")
@@ -56,7 +61,7 @@ class LaunchPlan:
     # resume/continue from options.session_store: the store's copy of the session in a temporary
     # config dir the CLI is pointed at (``options`` above are already repointed); the session
     # removes it once the CLI is gone.
-    materialized: MaterializedResume | None = None
+    materialized: Materialized | None = None
     # options.spawn_claude_code_process as a function: the CLI runs where it says, over stdio.
     spawner: Spawner | None = None
 
@@ -67,14 +72,14 @@ def plan_launch(
     """Check ``options`` and compute the plan; raises the typed errors of a bad option or a missing CLI.
 
     ``extra_hooks`` adds hook callbacks of the SDK's own beside the user's
-    (see :func:`claude_sdkurl._control.hooks_config`).
+    (see :func:`hooks_config`).
     """
-    _cli.check_options(options)
+    check_options(options)
     materialized = None
     if options.session_store is not None and not custom_transport:  # the official skips it for a custom one
-        materialized = materialize_resume_session(options)  # SessionStoreError within load_timeout_ms
+        materialized = materialize(options)  # SessionStoreError within load_timeout_ms
         if materialized is not None:
-            options = apply_materialized_options(options, materialized)
+            options = repoint(options, materialized)
     try:
         return _plan(options, custom_transport, extra_hooks, materialized)
     except BaseException:
@@ -83,11 +88,120 @@ def plan_launch(
         raise
 
 
+def check_options(options: ClaudeAgentOptions) -> None:
+    """Every check of the options, before anything starts: :class:`UnsupportedOptionError`
+    for what we cannot honour, ``TypeError``/``ValueError`` for values of the wrong shape
+    or combinations that cannot work, :class:`CLIConnectionError` for a missing ``cwd``."""
+    _check_store_options(options)
+    if options.spawn_claude_code_process is not None and options.transport == "websocket":
+        raise UnsupportedOptionError(
+            "spawn_claude_code_process runs the CLI over stdio: transport='websocket' would need it to reach our 127.0.0.1"
+        )
+    if options.transport not in ("auto", "websocket", "stdio"):
+        raise ValueError(f"transport must be 'auto', 'websocket' or 'stdio', not {options.transport!r}")
+    if not (isinstance(options.control_timeout, (int, float)) and options.control_timeout > 0):
+        raise ValueError("control_timeout must be a positive number of seconds")
+    if options.callback_timeout is not None and not (
+        isinstance(options.callback_timeout, (int, float)) and options.callback_timeout > 0
+    ):
+        raise ValueError("callback_timeout must be None or a positive number of seconds")
+    if options.max_buffer_size is not None and options.max_buffer_size < 1024:
+        raise ValueError("max_buffer_size must be at least 1024 bytes")
+    if options.continue_conversation and options.resume:
+        raise ValueError("continue_conversation and resume are mutually exclusive")
+    if options.can_use_tool is not None and options.permission_prompt_tool_name is not None:
+        raise ValueError("can_use_tool and permission_prompt_tool_name are mutually exclusive")
+    if options.cwd is not None and not Path(options.cwd).is_dir():
+        raise CLIConnectionError(f"Working directory does not exist: {options.cwd}")
+    for key, value in options.env.items():
+        if not isinstance(key, str) or not isinstance(value, str):
+            raise TypeError(f"options.env must map str to str, got {key!r}: {value!r}")
+    if options.skills is not None and options.skills != "all":
+        if not isinstance(options.skills, list) or not all(isinstance(s, str) for s in options.skills):
+            raise TypeError("skills must be 'all' or a list of skill names")
+        for s in options.skills:
+            if not s or s != s.strip() or any(c in s for c in "*?,()[]"):
+                raise ValueError(f"invalid skill name {s!r}")
+    for plugin in options.plugins:
+        if plugin.get("type") != "local":
+            raise ValueError(f"Unsupported plugin type: {plugin.get('type')!r}")
+
+
+def _check_store_options(options: ClaudeAgentOptions) -> None:
+    """The ``session_store`` rules: the official SDK's two (``continue_conversation`` needs
+    ``list_sessions()`` unless ``resume`` says which session; no file checkpointing, which is
+    local only) and ours (the required methods, the flush mode, the load time-out, and stdio:
+    the CLI sends no ``transcript_mirror`` frames over ``--sdk-url``)."""
+    store = options.session_store
+    if store is None:
+        return
+    if options.continue_conversation and options.resume is None and not implements(store, "list_sessions"):
+        raise ValueError(
+            "continue_conversation with session_store requires the store to "
+            "implement list_sessions()"
+        )
+    if options.enable_file_checkpointing:
+        raise ValueError(
+            "session_store cannot be combined with enable_file_checkpointing "
+            "(checkpoints are local-disk only and would diverge from the "
+            "mirrored transcript)"
+        )
+    for method in ("append", "load"):
+        if not callable(getattr(store, method, None)):
+            raise TypeError(f"session_store has no {method}() method; see the SessionStore protocol")
+    if options.transport == "websocket":
+        raise UnsupportedOptionError(
+            "session_store needs transport='stdio' (or 'auto'): Claude Code does not send transcript_mirror "
+            "frames over --sdk-url (measured on 2.1.120)"
+        )
+    if options.session_store_flush not in ("batched", "eager"):
+        raise ValueError(f"session_store_flush must be 'batched' or 'eager', not {options.session_store_flush!r}")
+    if not (isinstance(options.load_timeout_ms, (int, float)) and options.load_timeout_ms > 0):
+        raise ValueError("load_timeout_ms must be a positive number of milliseconds")
+
+
+def hooks_config(
+    options: ClaudeAgentOptions, extra: dict[str, tuple[str, Callable[..., Any]]] | None = None
+) -> tuple[dict[str, Any] | None, dict[str, Callable[..., Any]]]:
+    """The ``hooks`` value for ``initialize`` and the callback-id registry behind it (the
+    ``hook_callback`` handler looks callbacks up there by id).
+
+    ``extra`` maps a hook event to one internal ``(callback_id, callback)`` of
+    the SDK's own (see :mod:`claude_sdkurl.prewarm`), registered after the
+    user's hooks for that event.
+    """
+    config: dict[str, Any] = {}
+    registry: dict[str, Callable[..., Any]] = {}
+    for event, matchers in (options.hooks or {}).items():
+        if not matchers:
+            continue
+        entries = []
+        for matcher in matchers:
+            ids = []
+            for callback in matcher.hooks:
+                if not callable(callback):
+                    raise TypeError(f"hook for {event} is not callable: {callback!r}")
+                callback_id = f"hook_{len(registry)}"
+                registry[callback_id] = callback
+                ids.append(callback_id)
+            entry: dict[str, Any] = {"matcher": matcher.matcher, "hookCallbackIds": ids}
+            if matcher.timeout is not None:
+                entry["timeout"] = matcher.timeout
+            if matcher.on_failure is not None:
+                entry["onFailure"] = matcher.on_failure
+            entries.append(entry)
+        config[event] = entries
+    for extra_event, (callback_id, callback) in (extra or {}).items():
+        registry[callback_id] = callback
+        config.setdefault(extra_event, []).append({"matcher": None, "hookCallbackIds": [callback_id]})
+    return config or None, registry
+
+
 def _plan(
     options: ClaudeAgentOptions,
     custom_transport: bool,
     extra_hooks: ExtraHooks | None,
-    materialized: MaterializedResume | None,
+    materialized: Materialized | None,
 ) -> LaunchPlan:
     hooks, callbacks = hooks_config(options, extra_hooks)
     servers = sdk_servers(options)
@@ -120,20 +234,10 @@ def _plan(
         bidirectional=bool(hooks or servers or options.can_use_tool or options.on_elicitation),
         ceiling_ms=ceiling_ms(options.env),
         max_line=options.max_buffer_size or DEFAULT_MAX_LINE,
-        projects_dir=projects_dir(env or options.env),
+        projects_dir=cli_projects_dir(env or options.env),
         materialized=materialized,
         spawner=spawner,
     )
-
-
-def projects_dir(env: dict[str, str]) -> str:
-    """The CLI's transcript directory with environment ``env``: ``$CLAUDE_CONFIG_DIR/projects``,
-    else ``$HOME/.claude/projects``. (The official SDK ignores a ``HOME`` in ``options.env``
-    here, and its mirror then drops every frame of such a CLI.)"""
-    home = env.get("HOME")
-    if home and not env.get("CLAUDE_CONFIG_DIR"):
-        return str(Path(unicodedata.normalize("NFC", home)) / ".claude" / "projects")
-    return str(_get_projects_dir(env))
 
 
 def select_transport(options: ClaudeAgentOptions, cli: str) -> tuple[str, tuple[int, int, int] | None]:

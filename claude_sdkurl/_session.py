@@ -14,8 +14,6 @@ Consumers pull messages with :meth:`Session.next_message`; any thread may call
 from __future__ import annotations
 
 import atexit
-import re
-import time
 import uuid
 import collections
 import logging
@@ -37,7 +35,6 @@ from ._errors import (
     ControlRequestTimeoutError,
     ProcessError,
     ResultError,
-    TransportNotSupportedError,
     UnsupportedOptionError,
 )
 from ._protocol import (
@@ -51,20 +48,20 @@ from ._protocol import (
     ProtocolErrorReceived,
     RunChanged,
 )
+from ._deadline import Deadline
 from ._launch import LaunchPlan, make_transport, plan_launch
-from ._mirror import MirrorBatcher
 from ._parse import parse_message
-from ._resume import MaterializedResume
 from ._run import RunTracker
 from ._transport import Transport, TransportCallbacks
+from ._workers import CALLBACK_WORKERS, Workers
+from .sessions._mirror import MirrorBatcher
+from .sessions._resume import Materialized
 from .types import ClaudeAgentOptions, Message, ResultMessage, SessionKey
 
 logger = logging.getLogger("claude_sdkurl.session")
 
 CONNECT_TIMEOUT = 60.0
 CLOSE_WAIT = 15.0  # seconds a second close() waits for the first one
-CALLBACK_WORKERS = 8  # callback threads kept when idle; more start while callbacks run long
-IDLE_WORKER_SECONDS = 30.0
 
 _live_sessions: weakref.WeakSet[Session] = weakref.WeakSet()
 
@@ -103,84 +100,6 @@ class _Inflight:
     timer: threading.Timer | None = None
 
 
-class _Workers:
-    """Daemon threads for user callbacks: one per callback running at once.
-
-    A callback that hangs holds its thread, never the others: when no thread
-    is idle a new one starts (idle threads are reused, and leave after
-    :data:`IDLE_WORKER_SECONDS` without work). Unlike ``ThreadPoolExecutor``
-    its shutdown is bounded: a callback that never returns is abandoned (its
-    answer will not be sent) instead of blocking :meth:`Session.close` or
-    interpreter exit.
-    """
-
-    def __init__(self, keep: int) -> None:
-        self._keep = keep  # threads that stay when idle
-        self._jobs: queue.SimpleQueue[Any] = queue.SimpleQueue()
-        self._threads: set[threading.Thread] = set()
-        self._idle = 0
-        self._started = 0
-        self._lock = threading.Lock()
-
-    def submit(self, fn: Any, *args: Any) -> None:
-        with self._lock:
-            if self._idle:
-                self._idle -= 1  # an idle worker will take this job
-            else:
-                t = threading.Thread(target=self._loop, name=f"claude-sdkurl-callback-{self._started}", daemon=True)
-                self._started += 1
-                self._threads.add(t)
-                t.start()
-            self._jobs.put((fn, args))
-
-    def _loop(self) -> None:
-        me = threading.current_thread()
-        while True:
-            try:
-                job = self._jobs.get(timeout=IDLE_WORKER_SECONDS)
-            except queue.Empty:
-                with self._lock:
-                    # Leave only if no job was promised to an idle thread meanwhile.
-                    if self._idle > 0 and len(self._threads) > self._keep and self._jobs.empty():
-                        self._idle -= 1
-                        self._threads.discard(me)
-                        return
-                continue
-            if job is None:
-                return
-            fn, args = job
-            try:
-                fn(*args)
-            except BaseException:  # pragma: no cover - _run_handler catches everything
-                logger.exception("callback worker failed")
-            with self._lock:
-                self._idle += 1
-
-    def shutdown(self, timeout: float = 2.0) -> None:
-        with self._lock:
-            threads = list(self._threads)
-        for _ in threads:
-            self._jobs.put(None)
-        deadline = time.monotonic() + timeout
-        me = threading.current_thread()
-        for t in threads:
-            if t is not me:
-                t.join(max(0.0, deadline - time.monotonic()))
-            if t.is_alive() and t is not me:
-                logger.warning("a callback is still running after close(); abandoning its thread %s", t.name)
-
-
-# Flags the SDK adds for an option; named when a CLI too old for them refuses them.
-FLAG_OPTIONS = {"--session-mirror": "session_store", "--task-budget": "task_budget", "--effort": "effort"}
-_UNKNOWN_FLAG = re.compile(r"unknown option '(--[\w-]+)")
-
-
-def _unknown_flag(stderr_tail: str) -> str | None:
-    """The flag a CLI refused as unknown (``error: unknown option '--x'``), if it did."""
-    found = _UNKNOWN_FLAG.search(stderr_tail)
-    return found.group(1) if found else None
-
-
 class Session:
     """A live conversation with one Claude Code CLI.
 
@@ -213,7 +132,7 @@ class Session:
         # has; the last few are sent again after a reconnect, in case the drop swallowed them.
         self._recent_prompts: collections.deque[str] = collections.deque(maxlen=16)
         self._state_lock = threading.Lock()
-        self._worker: _Workers | None = None
+        self._worker: Workers | None = None
         self._ended: Ended | None = None
         self._closing = False
         self._closed = False
@@ -223,7 +142,7 @@ class Session:
         self.server_info: dict[str, Any] | None = None
         # With options.session_store: the store's copy of a resumed session, laid out in a
         # temporary config dir (removed at close), and the mirror into the store.
-        self._materialized: MaterializedResume | None = None
+        self._materialized: Materialized | None = None
         self._mirror: MirrorBatcher | None = None
 
     # What start() planned (empty before it): read from the plan, not copied from it.
@@ -254,7 +173,7 @@ class Session:
         """Start the CLI, connect, and send ``initialize``; returns its answer.
 
         ``extra_hooks`` registers hook callbacks of the SDK's own beside the
-        user's (see :func:`claude_sdkurl._control.hooks_config`).
+        user's (see :func:`claude_sdkurl._launch.hooks_config`).
         """
         try:
             plan = self.plan = plan_launch(self.options, self._transport is not None, extra_hooks)
@@ -417,11 +336,11 @@ class Session:
         last_error = self._run.last_error_result
         if self._closing:
             error: BaseException | None = None
-        elif code not in (0, None) and (flag := _unknown_flag(stderr_tail)) is not None:
+        elif code not in (0, None) and (flag := _cli.unknown_flag(stderr_tail)) is not None:
             error = UnsupportedOptionError(
                 f"This Claude Code ({self.plan.cli if self.plan else 'CLI'}, version "
                 f"{_cli.format_version(self.cli_version)}) does not know {flag}"
-                + (f", which ClaudeAgentOptions.{FLAG_OPTIONS[flag]} needs" if flag in FLAG_OPTIONS else "")
+                + (f", which ClaudeAgentOptions.{_cli.FLAG_OPTIONS[flag]} needs" if flag in _cli.FLAG_OPTIONS else "")
                 + ": use a newer CLI"
             )
         elif code == 127 and self.plan is not None and self.plan.spawner is not None and "not found" in stderr_tail:
@@ -542,7 +461,7 @@ class Session:
             if self._closing:
                 return
             if self._worker is None:
-                self._worker = _Workers(CALLBACK_WORKERS)
+                self._worker = Workers(CALLBACK_WORKERS)
             with self._answer_lock:
                 self._inflight[event.request_id] = inflight
             self._worker.submit(self._run_handler, handler, event)
@@ -565,7 +484,8 @@ class Session:
 
     def _run_handler(self, handler: Any, event: ControlRequestReceived) -> None:
         try:
-            response = handler(self, event.request)
+            assert self.plan is not None  # start() plans before the transport can deliver a request
+            response = handler(self.plan, event.request)
             line = self._protocol.control_success(event.request_id, response)
         except Exception as e:  # the CLI gets the message; the session goes on
             logger.warning("%s callback failed: %s", event.subtype, e, exc_info=logger.isEnabledFor(logging.DEBUG))
@@ -713,14 +633,15 @@ class Session:
             self._messages.put(item)
         return item
 
-    def interrupt_after_ctrl_c(self, drain: bool, timeout: float = 5.0) -> bool:
-        """Ctrl-C in the consumer: ask the CLI to stop the turn; with ``drain``, also
-        swallow the rest of that turn (through its result) so the session stays usable.
+    def interrupt_turn(self, drain: bool, timeout: float = 5.0) -> bool:
+        """Ask the CLI to stop the turn (after Ctrl-C, a ``break`` or a timeout in the
+        consumer, or a warm-up turn); with ``drain``, also swallow the rest of that turn
+        (through its result) so the session stays usable.
 
         Never raises; bounded by ``timeout`` seconds. ``False`` if the CLI did not
         answer the interrupt (it is stuck: a close should not wait for it).
         """
-        deadline = time.monotonic() + timeout
+        deadline = Deadline(timeout)
         try:
             self.control({"subtype": "interrupt"}, timeout=min(2.0, timeout))
         except Exception as e:
@@ -728,18 +649,14 @@ class Session:
             return False
         if not drain:
             return True
-        from .types import ResultMessage
-
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return True
+        while not deadline.passed():
             try:
-                item = self.next_message(timeout=left)
+                item = self.next_message(timeout=deadline.left())
             except queue.Empty:
                 return True
             if isinstance(item, (ResultMessage, Ended)):
                 return True
+        return True
 
     def post(self, marker: Any) -> None:
         """Wake the consumer with a marker of the caller's own."""
@@ -750,4 +667,4 @@ class Session:
         return self._ended
 
 
-__all__ = ["Session", "Ended", "TransportNotSupportedError"]
+__all__ = ["Session", "Ended"]

@@ -211,7 +211,7 @@ class ClaudeClient:
             except KeyboardInterrupt:
                 # Ctrl-C (or a notebook's interrupt button): stop the turn, drop the rest of
                 # it through its result, and leave the client ready for the next query().
-                session.interrupt_after_ctrl_c(drain=True)
+                session.interrupt_turn(drain=True)
                 raise
             if isinstance(item, Ended):
                 if item.error is not None:

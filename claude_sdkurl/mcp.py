@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import inspect
 import logging
 import threading
 import types as builtin_types
@@ -30,6 +29,7 @@ from typing import Annotated, Any, Generic, TypeVar, Union, get_args, get_origin
 
 import jsonschema
 
+from ._usercode import call_user
 from .types import McpSdkServerConfig
 
 logger = logging.getLogger("claude_sdkurl.mcp")
@@ -245,21 +245,15 @@ class _Call:
             loop.call_soon_threadsafe(task.cancel)
 
     def run(self, handler: Callable[[Any], Any], arguments: dict[str, Any]) -> Any:
-        result = handler(arguments)
-        if not inspect.isawaitable(result):
-            return result
-
-        async def main() -> Any:
-            self.loop = asyncio.get_running_loop()
-            self.task = asyncio.ensure_future(result)
-            if self.cancelled:
-                self.task.cancel()
-            return await self.task
-
         try:
-            return asyncio.run(main())
+            return call_user(handler, arguments, started=self._started)
         except asyncio.CancelledError:
             raise _Cancelled() from None
+
+    def _started(self, loop: asyncio.AbstractEventLoop, task: asyncio.Task[Any]) -> None:
+        self.loop, self.task = loop, task
+        if self.cancelled:  # the cancel came before the task existed
+            task.cancel()
 
 
 def _tool_error(message: str) -> dict[str, Any]:

@@ -107,7 +107,7 @@ def _run_warm_turn(session: Session, marker: str, timeout: float) -> None:
             raise item.error or WarmTurnError(f"Claude Code exited during the warm-up turn (code {item.exit_code})")
         if isinstance(item, (AssistantMessage, StreamEvent)):
             # Never seen: the hook did not block. Stop the turn at once; the session is dropped.
-            session.interrupt_after_ctrl_c(drain=False, timeout=2.0)
+            session.interrupt_turn(drain=False, timeout=2.0)
             raise WarmTurnError("the CLI did not block the warm-up prompt")
         if isinstance(item, ResultMessage):
             return

@@ -116,7 +116,7 @@ def _run(
         # Ctrl-C, a timeout, or the caller left the loop mid-turn: stop the turn politely
         # (bounded), then (in finally) stop the CLI.
         if session.ended is None and counts["results"] < counts["sent"]:
-            stuck = not session.interrupt_after_ctrl_c(drain=False, timeout=1.0)
+            stuck = not session.interrupt_turn(drain=False, timeout=1.0)
         raise
     finally:
         stop.set()

@@ -10,9 +10,14 @@ the same. What we add:
   ``==``, ``repr``, ``fields()`` and ``asdict()``);
 * message or block types this SDK does not know arrive as
   :class:`UnknownMessage` / :class:`UnknownBlock` instead of being dropped;
-* :class:`ClaudeAgentOptions` has four keyword-only fields of ours after the
+* :class:`ClaudeAgentOptions` has five keyword-only fields of ours after the
   official ones (``transport``, ``control_timeout``, ``callback_timeout``,
-  ``on_elicitation``).
+  ``on_elicitation``, ``spawn_claude_code_process``).
+
+Two imports go up on purpose, the one known back door of the layering: the
+display helpers (``display``, imported inside the ``_repr_*_`` methods) and the
+in-process MCP server type (``mcp``, for type checkers only), as the official
+``types`` refers to ``mcp.server.Server``.
 """
 
 # No ``from __future__ import annotations`` here: TypedDicts need their
@@ -167,7 +172,7 @@ class PermissionUpdate:
             rules = []
             for rule in self.rules:
                 wire: dict[str, Any] = {"toolName": rule.tool_name}
-                if rule.rule_content is not None:
+                if rule.rule_content is not None:  # an absent content means the whole tool
                     wire["ruleContent"] = rule.rule_content
                 rules.append(wire)
             out["rules"] = rules
@@ -1170,11 +1175,14 @@ SessionStoreFlushMode = Literal["batched", "eager"]
 
 
 class SessionStore(Protocol):
-    """Adapter for mirroring session transcripts to external storage.
+    """Where session transcripts are kept besides (or instead of) the local disk.
 
-    Only :meth:`append` and :meth:`load` are required; the others are
-    optional (the defaults raise ``NotImplementedError`` and mark them absent).
-    Methods may be plain or ``async def``.
+    A store keeps lists of entries (JSON objects, opaque to it) under
+    :class:`SessionKey` keys, appended in order. :meth:`append` and :meth:`load`
+    are needed; the other methods are optional: a store leaves them as they are
+    here (raising ``NotImplementedError``) and the SDK treats them as absent.
+    Methods may be plain or ``async def``. See
+    :func:`claude_sdkurl.testing.run_session_store_conformance` for the contract.
     """
 
     def append(self, key: SessionKey, entries: list[SessionStoreEntry]) -> Any:
@@ -1253,9 +1261,10 @@ ThinkingConfig = Union[ThinkingConfigAdaptive, ThinkingConfigEnabled, ThinkingCo
 
 
 class CanUseToolShadowedWarning(UserWarning):
-    """can_use_tool is set but some tool calls are auto-approved before it runs.
+    """Some tool calls will be approved without asking ``can_use_tool``: a permission mode
+    or an ``allowed_tools`` entry lets them through first.
 
-    Suppress with ``warnings.filterwarnings("ignore", category=CanUseToolShadowedWarning)``.
+    Silence it with ``warnings.filterwarnings("ignore", category=CanUseToolShadowedWarning)``.
     """
 
 
@@ -1263,17 +1272,15 @@ def _whole_tool_allowed(entry: str) -> str | None:
     """The tool an ``allowed_tools`` entry allows outright (``"Read"``, ``"Read()"``, ``"Read(*)"``), else None."""
     if not entry.strip():
         return None
-    open_index = entry.find("(")
-    if open_index == -1:
+    tool, paren, rest = entry.partition("(")
+    if not paren:
         return entry
-    if open_index == 0 or not entry.endswith(")"):
-        return None
-    return entry[:open_index] if entry[open_index + 1 : -1] in ("", "*") else None
+    return tool if tool and rest in (")", "*)") else None
 
 
 def shadowed_can_use_tool_message(options: "ClaudeAgentOptions") -> str | None:
     """Why ``can_use_tool`` will not be asked for some calls, or None (as the official SDK words it)."""
-    if options.can_use_tool is None:
+    if not options.can_use_tool:
         return None
     if options.permission_mode == "bypassPermissions":
         return (

@@ -17,7 +17,8 @@ from claude_sdkurl import (
     UnsupportedOptionError,
     query,
 )
-from claude_sdkurl._cli import build_args, build_env, check_options, find_cli, parse_version, supports_websocket
+from claude_sdkurl._cli import build_args, build_env, find_cli, parse_version, supports_websocket
+from claude_sdkurl._launch import check_options
 from claude_sdkurl.mcp import create_sdk_mcp_server
 
 
@@ -119,7 +120,8 @@ class _AppendLoadOnly:
 
 
 def test_a_session_store_takes_stdio_on_any_cli(tmp_path: Path) -> None:
-    from claude_sdkurl._launch import projects_dir, select_transport
+    from claude_sdkurl._launch import select_transport
+    from claude_sdkurl.sessions._paths import cli_projects_dir as projects_dir
 
     fake = tmp_path / "claude"
     fake.write_text("#!/bin/sh\necho '2.1.120 (Claude Code)'\n")

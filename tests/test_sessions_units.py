@@ -14,7 +14,7 @@ import claude_agent_sdk as official
 import pytest
 
 import claude_sdkurl as ours
-from claude_sdkurl._sessionpaths import _sanitize_path
+from claude_sdkurl.sessions._paths import project_dir_name as _sanitize_path
 
 SID = "3f2a9c1e-0000-4000-8000-00000000000a"
 
@@ -169,12 +169,12 @@ def test_field_scanners_match_the_official_on_random_text() -> None:
 
     from claude_agent_sdk._internal import sessions as theirs
 
-    from claude_sdkurl.sessions import _disk as mine
+    from claude_sdkurl.sessions import _text as mine
 
     rng = random.Random(12)
     pieces = ['"customTitle":"', '"customTitle": "', '\\"', "\\\\", '"', "a", "é", "\n", "{", "}", ","]
     for _ in range(5000):
         text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 30)))
         text = text[: rng.randint(0, len(text))]
-        for name in ("_extract_json_string_field", "_extract_last_json_string_field"):
-            assert getattr(mine, name)(text, "customTitle") == getattr(theirs, name)(text, "customTitle"), (name, text)
+        for ours_, official_ in ((mine.first_field, theirs._extract_json_string_field), (mine.last_field, theirs._extract_last_json_string_field)):
+            assert ours_(text, "customTitle") == official_(text, "customTitle"), (ours_.__name__, text)

@@ -1,24 +1,42 @@
-"""Session management: list, read, rename, tag, delete and fork Claude Code sessions.
+"""Claude Code session transcripts: list, read, rename, tag, delete and fork them, on
+this machine's disk or in any :class:`~claude_sdkurl.types.SessionStore`; and, for a
+live session, resume from a store and mirror into one.
 
-On local disk (``list_sessions`` ... ``fork_session``, as in the official SDK)
-or on any :class:`~claude_sdkurl.types.SessionStore` (the ``*_from_store`` /
-``*_via_store`` functions: plain functions here, ``async`` in the official SDK;
-the store's own methods may be either). Every name is also importable from
-``claude_sdkurl``.
+The wing, from the ground up (each module imports only those above it in this list,
+plus ``types``, ``_errors`` and ``_usercode``; nothing here imports the session engine):
+
+==================  ==========================================================
+``_paths``          where transcripts are, the store keys that name them
+``_storecall``      how a store is called: plain or ``async``, bounded, checked
+``_text``           a listing row from a transcript's head and tail
+``_chain``          entries -> the conversation (branches, parallel tool calls)
+``_edits``          titles, tags and forks as entries
+``_summary``        the per-session record a store folds on append
+``_local``          the functions on disk
+``_stored``         the functions on a store, and importing into one
+``_resume``         a stored session written out for the CLI to resume
+``_mirror``         the CLI's transcript_mirror frames appended to a store
+==================  ==========================================================
+
+The disk functions are synchronous, as in the official SDK; the store ones are
+plain functions here (``async`` there), and the store's own methods may be either.
+Every public name is also importable from ``claude_sdkurl``.
 """
 
-from .._sessionpaths import project_key_for_directory
 from ..types import ForkSessionResult, SDKSessionInfo, SessionMessage
-from ._disk import (
+from ._local import (
+    delete_session,
+    fork_session,
     get_session_info,
     get_session_messages,
     get_subagent_messages,
     list_sessions,
     list_subagents,
+    rename_session,
+    tag_session,
 )
-from ._mutations import delete_session, fork_session, rename_session, tag_session
-from ._summary import fold_session_summary
-from ._via_store import (
+from ._paths import project_key_for_directory
+from ._stored import (
     delete_session_via_store,
     fork_session_via_store,
     get_session_info_from_store,
@@ -30,6 +48,7 @@ from ._via_store import (
     rename_session_via_store,
     tag_session_via_store,
 )
+from ._summary import fold_session_summary
 
 __all__ = [
     "list_sessions",

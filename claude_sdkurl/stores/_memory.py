@@ -1,8 +1,10 @@
-"""In-memory reference implementation of :class:`SessionStore`.
+"""A :class:`~claude_sdkurl.types.SessionStore` in a dict: for tests and trying things out.
 
-Ported from claude-agent-sdk 0.2.187 ``_internal/session_store.py`` (MIT licence,
-Anthropic PBC). Its methods are plain (the official ones are ``async``) and
-thread-safe: the transcript mirror appends from a thread of its own.
+The same contract as the official ``InMemorySessionStore`` (every conformance
+test), with plain methods instead of ``async`` ones, safe to call from several
+threads at once (the transcript mirror appends from a thread of its own).
+Nothing survives the process: :class:`~claude_sdkurl.stores.SQLiteSessionStore`
+keeps the same data in a file.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 import threading
 import time
 
-from ..sessions._summary import fold_session_summary
+from ..sessions import fold_session_summary
 from ..types import (
     SessionKey,
     SessionListSubkeysKey,
@@ -22,110 +24,89 @@ from ..types import (
 
 __all__ = ["InMemorySessionStore"]
 
+# (project_key, session_id, subpath or "") -> what is kept under it
+_Slot = tuple[str, str, str]
 
-def _key_to_string(key: SessionKey) -> str:
-    parts = [key["project_key"], key["session_id"]]
-    subpath = key.get("subpath")
-    if subpath:
-        parts.append(subpath)
-    return "/".join(parts)
+
+def _slot(key: SessionKey) -> _Slot:
+    return key["project_key"], key["session_id"], key.get("subpath") or ""
 
 
 class InMemorySessionStore(SessionStore):
-    """In-memory :class:`SessionStore` for tests and development.
+    """Entries per key in memory, plus each session's folded summary record.
 
-    Entries live in a ``dict`` keyed by ``project_key/session_id`` (plus
-    ``/subpath``). Data is lost when the process exits: use
-    :class:`~claude_sdkurl.stores.SQLiteSessionStore` to keep it.
+    ``mtime`` is the time of the key's last append in epoch milliseconds, made
+    strictly increasing within the store so that two appends never tie.
     """
 
     def __init__(self) -> None:
-        self._store: dict[str, list[SessionStoreEntry]] = {}
-        self._mtimes: dict[str, int] = {}
-        self._summaries: dict[tuple[str, str], SessionSummaryEntry] = {}
-        self._last_mtime = 0
-        self._lock = threading.RLock()
+        self._guard = threading.RLock()
+        self._entries: dict[_Slot, list[SessionStoreEntry]] = {}
+        self._written: dict[_Slot, int] = {}
+        self._records: dict[tuple[str, str], SessionSummaryEntry] = {}
+        self._clock = 0
 
-    def _next_mtime(self) -> int:
-        """Storage write time in epoch ms, strictly increasing within the process."""
-        now_ms = int(time.time() * 1000)
-        if now_ms <= self._last_mtime:
-            now_ms = self._last_mtime + 1
-        self._last_mtime = now_ms
-        return now_ms
+    def _tick(self) -> int:
+        self._clock = max(self._clock + 1, int(time.time() * 1000))
+        return self._clock
 
     def append(self, key: SessionKey, entries: list[SessionStoreEntry]) -> None:
-        with self._lock:
-            k = _key_to_string(key)
-            self._store.setdefault(k, []).extend(entries)
-            now_ms = self._next_mtime()
-            # The per-session summary is kept up to date here so list_session_summaries()
-            # never re-reads; subagent subpaths don't contribute to it.
-            if key.get("subpath") is None:
-                sk = (key["project_key"], key["session_id"])
-                folded = fold_session_summary(self._summaries.get(sk), key, entries)
-                folded["mtime"] = now_ms  # storage write time, the clock list_sessions() shows
-                self._summaries[sk] = folded
-            self._mtimes[k] = now_ms
+        slot = _slot(key)
+        with self._guard:
+            self._entries.setdefault(slot, []).extend(entries)
+            when = self._written[slot] = self._tick()
+            if key.get("subpath") is None:  # a subagent's entries leave its session's summary alone
+                record = fold_session_summary(self._records.get(slot[:2]), key, entries)
+                record["mtime"] = when
+                self._records[slot[:2]] = record
 
     def load(self, key: SessionKey) -> list[SessionStoreEntry] | None:
-        with self._lock:
-            entries = self._store.get(_key_to_string(key))
-            return None if entries is None else list(entries)
+        with self._guard:
+            kept = self._entries.get(_slot(key))
+            return list(kept) if kept is not None else None
 
     def list_sessions(self, project_key: str) -> list[SessionStoreListEntry]:
-        with self._lock:
-            prefix = project_key + "/"
+        with self._guard:
             return [
-                {"session_id": k[len(prefix) :], "mtime": self._mtimes.get(k, 0)}
-                for k in self._store
-                if k.startswith(prefix) and "/" not in k[len(prefix) :]
+                {"session_id": slot[1], "mtime": self._written.get(slot, 0)}
+                for slot in self._entries
+                if slot[0] == project_key and not slot[2]
             ]
 
     def list_session_summaries(self, project_key: str) -> list[SessionSummaryEntry]:
-        with self._lock:
-            return [s for (pk, _), s in self._summaries.items() if pk == project_key]
+        with self._guard:
+            return [record for (project, _), record in self._records.items() if project == project_key]
 
     def delete(self, key: SessionKey) -> None:
-        with self._lock:
-            k = _key_to_string(key)
-            self._store.pop(k, None)
-            self._mtimes.pop(k, None)
-            # Deleting the main transcript cascades to its subkeys; a delete with a
-            # subpath removes only that one.
-            if key.get("subpath") is None:
-                self._summaries.pop((key["project_key"], key["session_id"]), None)
-                prefix = f"{key['project_key']}/{key['session_id']}/"
-                for store_key in [sk for sk in self._store if sk.startswith(prefix)]:
-                    self._store.pop(store_key, None)
-                    self._mtimes.pop(store_key, None)
+        """Remove ``key``; a session's main key takes its subagents' keys along."""
+        target = _slot(key)
+        whole = key.get("subpath") is None
+        with self._guard:
+            for slot in [s for s in self._entries if s == target or (whole and s[:2] == target[:2])]:
+                del self._entries[slot]
+                self._written.pop(slot, None)
+            if whole:
+                self._records.pop(target[:2], None)
 
     def list_subkeys(self, key: SessionListSubkeysKey) -> list[str]:
-        with self._lock:
-            prefix = f"{key['project_key']}/{key['session_id']}/"
-            return [k[len(prefix) :] for k in self._store if k.startswith(prefix)]
+        with self._guard:
+            return [s[2] for s in self._entries if s[:2] == (key["project_key"], key["session_id"]) and s[2]]
 
-    # ------------------------------------------------------------------ test helpers
+    # ------------------------------------------------------------------ for tests
 
     def get_entries(self, key: SessionKey) -> list[SessionStoreEntry]:
-        """Every entry of ``key`` (empty list if absent)."""
-        with self._lock:
-            return list(self._store.get(_key_to_string(key), []))
+        """Every entry under ``key`` (an empty list when there is none)."""
+        return self.load(key) or []
 
     @property
     def size(self) -> int:
-        """Number of stored sessions (main transcripts only)."""
-        with self._lock:
-            count = 0
-            for k in self._store:
-                first_slash = k.find("/")
-                if first_slash != -1 and "/" not in k[first_slash + 1 :]:
-                    count += 1
-            return count
+        """How many sessions (main transcripts) are stored."""
+        with self._guard:
+            return sum(1 for s in self._entries if not s[2])
 
     def clear(self) -> None:
-        with self._lock:
-            self._store.clear()
-            self._mtimes.clear()
-            self._summaries.clear()
-            self._last_mtime = 0
+        with self._guard:
+            self._entries.clear()
+            self._written.clear()
+            self._records.clear()
+            self._clock = 0

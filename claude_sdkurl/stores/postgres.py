@@ -16,7 +16,7 @@ import re
 import threading
 from typing import Any
 
-from ..sessions._summary import fold_session_summary
+from ..sessions import fold_session_summary
 from ..types import (
     SessionKey,
     SessionListSubkeysKey,

@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..sessions._summary import fold_session_summary
+from ..sessions import fold_session_summary
 from ..types import (
     SessionKey,
     SessionListSubkeysKey,

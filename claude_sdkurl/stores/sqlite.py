@@ -17,7 +17,7 @@ import sqlite3
 import threading
 import time
 
-from ..sessions._summary import fold_session_summary
+from ..sessions import fold_session_summary
 from ..types import (
     SessionKey,
     SessionListSubkeysKey,

@@ -38,16 +38,18 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any
 
-from ._sessionpaths import StoreTimeout, call_store_bounded, file_path_to_session_key
-from .types import SessionKey, SessionStore
+from ._paths import key_for_file
+from ._storecall import StoreTimeout, call_bounded
+from ..types import SessionKey, SessionStore
 
 logger = logging.getLogger("claude_sdkurl.mirror")
 
-MAX_PENDING_ENTRIES = 500
-MAX_PENDING_BYTES = 1 << 20  # 1 MiB
+# The official batcher's numbers: a background append past 500 entries or 1 MiB buffered,
+# 60 s for one append, three tries 0.2 s and 0.8 s apart.
+BUFFER_ENTRIES = 500
+BUFFER_BYTES = 1 << 20
 SEND_TIMEOUT_SECONDS = 60.0
-MIRROR_APPEND_MAX_ATTEMPTS = 3
-MIRROR_APPEND_BACKOFF_S = (0.2, 0.8)
+PAUSES = (0.2, 0.8)  # before the second and the third try
 
 OnError = Callable[[SessionKey | None, str], None]
 
@@ -68,8 +70,8 @@ class MirrorBatcher:
         self.projects_dir = projects_dir
         self.on_error = on_error
         self.send_timeout = SEND_TIMEOUT_SECONDS if send_timeout is None else send_timeout
-        self.max_pending_entries = 0 if eager else MAX_PENDING_ENTRIES
-        self.max_pending_bytes = 0 if eager else MAX_PENDING_BYTES
+        self.max_pending_entries = 0 if eager else BUFFER_ENTRIES
+        self.max_pending_bytes = 0 if eager else BUFFER_BYTES
         self._lock = threading.Lock()
         self._pending: list[tuple[str, list[Any]]] = []
         self._pending_entries = 0
@@ -83,13 +85,12 @@ class MirrorBatcher:
 
     def enqueue(self, file_path: str, entries: list[Any]) -> None:
         """Buffer one frame; start a background append when over the thresholds."""
-        size = len(json.dumps(entries))
+        weight = len(json.dumps(entries))  # sized as the official batcher sizes it
         with self._lock:
             if self._closed:
                 return
             self._pending.append((file_path, entries))
-            self._pending_entries += len(entries)
-            self._pending_bytes += size
+            self._pending_entries, self._pending_bytes = self._pending_entries + len(entries), self._pending_bytes + weight
             if self._pending_entries > self.max_pending_entries or self._pending_bytes > self.max_pending_bytes:
                 self._submit_locked()
 
@@ -129,7 +130,7 @@ class MirrorBatcher:
         return future
 
     def _wait(self, future: Future[None]) -> None:
-        budget = self.send_timeout * MIRROR_APPEND_MAX_ATTEMPTS + sum(MIRROR_APPEND_BACKOFF_S)
+        budget = self.send_timeout * (len(PAUSES) + 1) + sum(PAUSES)
         try:
             future.result(budget)
         except Exception:  # the worker reports its own errors; a wait that ran out is logged
@@ -160,10 +161,10 @@ class MirrorBatcher:
         for file_path, entries in items:
             by_path.setdefault(file_path, []).extend(entries)
         errors: list[tuple[SessionKey | None, str]] = []
-        for file_path, entries in by_path.items():
-            if not entries:
+        for file_path, batch in by_path.items():
+            if not batch:
                 continue
-            key = file_path_to_session_key(file_path, self.projects_dir)
+            key = key_for_file(file_path, self.projects_dir)
             if key is None:
                 logger.warning(
                     "SessionStore: dropping mirror frame: filePath %s is not under %s -- the CLI's "
@@ -172,7 +173,7 @@ class MirrorBatcher:
                     self.projects_dir,
                 )
                 continue
-            error = self._append_with_retries(key, entries)
+            error = self._append_with_retries(key, batch)
             if error is not None:
                 logger.error("SessionStore mirror: append failed for %s: %s", file_path, error)
                 errors.append((key, error))
@@ -180,11 +181,10 @@ class MirrorBatcher:
 
     def _append_with_retries(self, key: SessionKey, entries: list[Any]) -> str | None:
         last = ""
-        for attempt in range(MIRROR_APPEND_MAX_ATTEMPTS):
-            if attempt > 0:
-                time.sleep(MIRROR_APPEND_BACKOFF_S[attempt - 1])
+        for pause in (0.0, *PAUSES):
+            time.sleep(pause)
             try:
-                call_store_bounded(self.send_timeout, self.store.append, key, entries)
+                call_bounded(self.send_timeout, self.store.append, key, entries)
                 return None
             except StoreTimeout:
                 # Not retried: the call may still land, and a retry would race it.

@@ -1,0 +1,59 @@
+"""The one place that knows how to call a :class:`~claude_sdkurl.types.SessionStore`.
+
+A store is user code: its methods may be plain or ``async def`` (both are run
+through :func:`claude_sdkurl._usercode.call_user`), its optional methods may
+be missing or left as the protocol's stubs, and it may hang. Three ways to call:
+
+* :func:`call` waits as long as the store takes (the helper functions do, as
+  the official ones do);
+* :func:`call_bounded` waits at most a given time on a helper thread and raises
+  :class:`StoreTimeout` past it (the mirror); the hung call keeps its thread;
+* :func:`call_for_resume` is :func:`call_bounded` with the errors a resume from
+  a store reports (:class:`~claude_sdkurl.SessionStoreError`, texts as the
+  official SDK words them).
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import TimeoutError as FutureTimeout
+from typing import Any
+
+from .._errors import SessionStoreError
+from .._usercode import call_user, in_thread
+from ..types import SessionStore
+
+call = call_user
+
+
+def implements(store: Any, method: str) -> bool:
+    """Whether ``store`` has ``method`` of its own, not the protocol's stub that raises
+    ``NotImplementedError``."""
+    if getattr(store, method, None) is None:
+        return False
+    return getattr(type(store), method, None) is not getattr(SessionStore, method, None)
+
+
+class StoreTimeout(Exception):
+    """A bounded store call was still running when its time was up."""
+
+
+def call_bounded(seconds: float, method: Any, *args: Any) -> Any:
+    """``method(*args)`` on a helper thread, waited for at most ``seconds``."""
+    pending = in_thread(lambda: call_user(method, *args), "claude-sdkurl-store-call")
+    try:
+        return pending.result(seconds)
+    except FutureTimeout:
+        if pending.done():  # the store raised a TimeoutError of its own: its error, not a hang
+            raise
+        raise StoreTimeout() from None
+
+
+def call_for_resume(seconds: float, what: str, method: Any, *args: Any) -> Any:
+    """:func:`call_bounded` while a session is brought back from the store: any failure is a
+    :class:`SessionStoreError` naming ``what``."""
+    try:
+        return call_bounded(seconds, method, *args)
+    except StoreTimeout:
+        raise SessionStoreError(f"{what} timed out after {int(seconds * 1000)}ms during resume materialization") from None
+    except Exception as error:
+        raise SessionStoreError(f"{what} failed during resume materialization: {error}") from error
