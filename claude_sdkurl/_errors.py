@@ -81,7 +81,7 @@ def error_result_text(data: dict[str, Any]) -> str:
     """The most telling text of an ``is_error`` result: errors, result text, subtype, HTTP status."""
     errors = _result_errors(data.get("errors"))
     result = (_of_type(data, "result", str) or "").strip()
-    subtype = _of_type(data, "subtype", str)
+    subtype: str | None = _of_type(data, "subtype", str)
     status = data.get("api_error_status")
     if errors:
         return "; ".join(errors)

@@ -5,11 +5,11 @@ from __future__ import annotations
 import logging
 import queue
 import threading
-import time
 from collections.abc import Iterable, Iterator
 from types import TracebackType
 from typing import Any
 
+from ._deadline import Deadline
 from ._errors import CLIConnectionError, ReceiveTimeoutError
 from ._session import Ended, Session
 from ._transport import Transport
@@ -202,10 +202,10 @@ class ClaudeClient:
         the client stays usable; messages not read yet wait for the next call.
         """
         session = self._live()
-        deadline = _deadline(timeout)
+        deadline = Deadline(_checked_timeout(timeout))
         while True:
             try:
-                item = session.next_message(None if deadline is None else max(0.0, deadline - time.monotonic()))
+                item = session.next_message(deadline.left())
             except queue.Empty:
                 raise ReceiveTimeoutError(timeout or 0.0) from None
             except KeyboardInterrupt:
@@ -296,12 +296,10 @@ class ClaudeClient:
         return self._live().server_info
 
 
-def _deadline(timeout: float | None) -> float | None:
-    if timeout is None:
-        return None
-    if not (isinstance(timeout, (int, float)) and timeout > 0):
+def _checked_timeout(timeout: float | None) -> float | None:
+    if timeout is not None and not (isinstance(timeout, (int, float)) and timeout > 0):
         raise ValueError("timeout must be None or a positive number of seconds")
-    return time.monotonic() + timeout
+    return timeout
 
 
 ClaudeSDKClient = ClaudeClient

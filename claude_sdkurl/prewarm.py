@@ -37,11 +37,11 @@ from __future__ import annotations
 import logging
 import queue
 import threading
-import time
 import uuid
 from typing import Any
 
 from . import _cli
+from ._deadline import Deadline
 from ._errors import CLIConnectionError
 from ._session import Ended, Session
 from .types import AssistantMessage, ClaudeAgentOptions, ResultMessage, StreamEvent
@@ -94,13 +94,12 @@ class _WarmupHook:
 
 def _run_warm_turn(session: Session, marker: str, timeout: float) -> None:
     session.send_user(marker, session_id="")
-    deadline = time.monotonic() + timeout
+    deadline = Deadline(timeout)
     while True:
-        left = deadline - time.monotonic()
-        if left <= 0:
+        if deadline.passed():
             raise WarmTurnError("the warm-up turn did not end in time")
         try:
-            item = session.next_message(timeout=left)
+            item = session.next_message(timeout=deadline.left())
         except queue.Empty as e:
             raise WarmTurnError("the warm-up turn did not end in time") from e
         if isinstance(item, Ended):

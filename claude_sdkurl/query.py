@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import queue
 import threading
-import time
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from ._deadline import Deadline
 from ._errors import CLIConnectionError, ReceiveTimeoutError
 from ._session import Ended, Session
 from ._transport import Transport
@@ -72,7 +72,7 @@ def query(
 def _run(
     prompt: str | Iterator[dict[str, Any]], options: ClaudeAgentOptions, transport: Transport | None, timeout: float | None
 ) -> Iterator[Message]:
-    deadline = None if timeout is None else time.monotonic() + timeout
+    deadline = Deadline(timeout)
     warm = take_warm(options) if transport is None else None
     session = warm or Session(options, transport)
     turn = threading.Condition()
@@ -91,7 +91,7 @@ def _run(
         input_done = False
         while True:
             try:
-                item = session.next_message(None if deadline is None else max(0.0, deadline - time.monotonic()))
+                item = session.next_message(deadline.left())
             except queue.Empty:
                 raise ReceiveTimeoutError(timeout or 0.0) from None
             if isinstance(item, Ended):
