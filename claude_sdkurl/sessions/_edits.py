@@ -55,16 +55,15 @@ def title_entry(session_id: str, title: str) -> dict[str, Any]:
     return {"type": "custom-title", "customTitle": title, "sessionId": session_id}
 
 
-def clean_tag(tag: str) -> str:
-    """``tag`` without the characters a tag may not hold (see the module doc), stripped."""
-    text = tag
+def drop_invisible(text: str) -> str:
+    """``text`` without the characters a tag may not hold (see the module doc)."""
     for _ in range(10):
         before = text
         text = unicodedata.normalize("NFKC", text)
         text = _INVISIBLE.sub("", "".join(c for c in text if unicodedata.category(c) not in _DROPPED_CATEGORIES))
         if text == before:
             break
-    return text.strip()
+    return text
 
 
 def tag_entry(session_id: str, tag: str | None) -> dict[str, Any]:
@@ -72,7 +71,7 @@ def tag_entry(session_id: str, tag: str | None) -> dict[str, Any]:
     check_session_id(session_id)
     value = ""
     if tag is not None:
-        value = clean_tag(tag)
+        value = drop_invisible(tag).strip()
         if not value:
             raise ValueError("tag must be non-empty (use None to clear)")
     return {"type": "tag", "tag": value, "sessionId": session_id}

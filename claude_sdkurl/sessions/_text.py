@@ -240,7 +240,7 @@ def mtime_of_jsonl(jsonl: str) -> int:
     return stamp if stamp is not None else int(time.time() * 1000)
 
 
-def info_from_ends(session_id: str, ends: Ends, project_path: str | None) -> SDKSessionInfo | None:
+def info_from_ends(session_id: str, ends: Ends, project_path: str | None = None) -> SDKSessionInfo | None:
     """The listing row of one transcript (see the module doc), ``None`` when it is not listed."""
     head, tail = ends.head, ends.tail
     opening = head.partition("\n")[0]

@@ -1,0 +1,1 @@
+from claude_sdkurl.types import *  # noqa: F403
