@@ -1,4 +1,10 @@
-"""The session engine: one CLI, one protocol core, one transport, a callback worker.
+"""The session engine: one CLI, one protocol core, one transport, the callback workers.
+
+It also carries out what the plan asks around the CLI: the session-store mirror
+(flushed before each result is shown), the removal of a resumed session's
+temporary config dir once the CLI is gone, the run-ceiling timer of ``_run``,
+and the diagnosis of the CLI's exit (an unknown flag names the option that
+needs it).
 
 Threads (all daemon, all joined by :meth:`Session.close`):
 

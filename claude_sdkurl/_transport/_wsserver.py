@@ -30,7 +30,7 @@ from websockets.http11 import Request
 from websockets.protocol import CLOSED, OPEN
 from websockets.server import ServerProtocol
 
-from .base import BurstPacer
+from ._pacing import BurstPacer
 
 logger = logging.getLogger("claude_sdkurl.transport.websocket")
 

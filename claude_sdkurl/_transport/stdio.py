@@ -12,7 +12,8 @@ from collections.abc import Callable
 from typing import Any
 
 from .._errors import CLIConnectionError
-from .base import BurstPacer, Transport, TransportCallbacks
+from ._pacing import BurstPacer
+from .base import Transport, TransportCallbacks
 from .process import ABORT_TERM_GRACE, CLIProcess
 from .spawn import Spawner
 
