@@ -13,7 +13,6 @@ Everything runs on disk and in memory: no CLI.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import json
 import os
 import random
@@ -27,22 +26,9 @@ import claude_agent_sdk as official
 import pytest
 
 import claude_sdkurl as ours
+
+from .compare import both, plain
 from claude_sdkurl.sessions._paths import project_dir_name
-
-
-def plain(value: Any) -> Any:
-    if isinstance(value, list):
-        return [plain(v) for v in value]
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return dataclasses.asdict(value)
-    return value
-
-
-def both(name: str, *args: Any, **kw: Any) -> Any:
-    mine = plain(getattr(ours, name)(*args, **kw))
-    theirs = plain(getattr(official, name)(*args, **kw))
-    assert mine == theirs, (name, args, kw)
-    return mine
 
 
 def _now_masked(row: Any) -> Any:

@@ -23,6 +23,8 @@ import claude_agent_sdk as official
 import pytest
 
 import claude_sdkurl as ours
+
+from .compare import both, plain
 from claude_sdkurl import ClaudeAgentOptions, ResultMessage, query
 from claude_sdkurl.testing import MockMessagesAPI, Reply, install_cli, offline_env, text, tool_use
 
@@ -98,22 +100,6 @@ def tree(request: pytest.FixtureRequest, written: dict[str, Written], monkeypatc
     w = written[request.param]
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(w.home / ".claude"))
     return w
-
-
-def plain(value: Any) -> Any:
-    """Dataclasses of either SDK as dicts, so the two can be compared."""
-    if isinstance(value, list):
-        return [plain(v) for v in value]
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return dataclasses.asdict(value)
-    return value
-
-
-def both(name: str, *args: Any, **kw: Any) -> Any:
-    mine = plain(getattr(ours, name)(*args, **kw))
-    theirs = plain(getattr(official, name)(*args, **kw))
-    assert mine == theirs, name
-    return mine
 
 
 def test_the_cli_wrote_what_the_comparisons_need(tree: Written) -> None:

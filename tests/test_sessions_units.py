@@ -4,7 +4,6 @@ project paths, bad ids; compared with the official functions where both answer."
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import json
 import logging
 from pathlib import Path
@@ -14,6 +13,8 @@ import claude_agent_sdk as official
 import pytest
 
 import claude_sdkurl as ours
+
+from .compare import plain
 from claude_sdkurl.sessions._paths import project_dir_name as _sanitize_path
 
 SID = "3f2a9c1e-0000-4000-8000-00000000000a"
@@ -43,12 +44,6 @@ def write_project(config: Path, project: str, lines: list[str]) -> Path:
 def config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path))
     return tmp_path
-
-
-def plain(v: Any) -> Any:
-    if isinstance(v, list):
-        return [plain(x) for x in v]
-    return dataclasses.asdict(v) if dataclasses.is_dataclass(v) and not isinstance(v, type) else v
 
 
 LINES = [
