@@ -1,0 +1,476 @@
+"""Port a program written for ``claude_agent_sdk`` to synchronous ``claude_sdkurl``.
+
+::
+
+    python -m claude_sdkurl.port app.py tools/          # print a unified diff
+    python -m claude_sdkurl.port -w app.py              # write the files
+    python -m claude_sdkurl.port --check app.py         # exit 1 if anything is left to port
+
+Needs ``libcst`` (``pip install 'claude-sdkurl[port]'``): the program is rewritten
+on its concrete syntax tree, so comments and formatting stay as they were.
+
+What is rewritten (each is the same behaviour with threads instead of a loop):
+
+=========================================  ==========================================
+``claude_agent_sdk[...]`` imports, names   ``claude_sdkurl[...]``
+``async def`` / ``await x`` /              ``def`` / ``x`` / ``for`` / ``with``
+``async for`` / ``async with``
+``asyncio.run(main())``, ``anyio.run(main,  ``main()``, ``main(a)``, ``main()``
+a)``, ``trio.run(main)``
+``asyncio|anyio|trio.sleep(s)``            ``time.sleep(s)``
+``asyncio.TimeoutError``                   ``TimeoutError`` (our time-outs are one)
+``async with asyncio.timeout(s):`` around  the loop alone, with ``timeout=s`` on
+one ``async for`` over ``query(...)`` or   that call (a ``ReceiveTimeoutError``, a
+``receive_messages/receive_response()``    ``TimeoutError``, when time is up)
+``asyncio.Queue/Event/Lock/Semaphore()``   ``queue.Queue`` / ``threading.*``
+=========================================  ==========================================
+
+What is not rewritten, because no rewrite is safe without reading the program:
+tasks (``create_task``, ``gather``, ``TaskGroup``, anyio task groups,
+``wait_for``, ``CancelledError``), other ``asyncio``/``anyio``/``trio`` calls,
+``claude_agent_sdk._internal``, and an ``asyncio.timeout`` around anything else.
+Each such place keeps its code and gets a ``# claude_sdkurl.port:`` comment that
+says what to do (the README's "Concurrency recipes" show the thread forms), and
+the summary lists it. An ``await`` is always removed; one whose target is not an
+SDK call, a function of the file or a rewritten primitive is listed too, since it
+may be another library's coroutine that needs its synchronous client.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import difflib
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+MARK = "# claude_sdkurl.port:"
+_LOOPS = ("asyncio", "anyio", "trio")
+_RECEIVERS = {"receive_messages", "receive_response", "query"}
+_SDK_METHODS = _RECEIVERS | {
+    "connect", "disconnect", "interrupt", "set_permission_mode", "set_model", "rewind_files",
+    "reconnect_mcp_server", "toggle_mcp_server", "stop_task", "get_mcp_status", "get_context_usage",
+    "get_server_info",
+}  # fmt: skip
+_PRIMITIVES = {"Queue": ("queue", "Queue"), "Event": ("threading", "Event"), "Lock": ("threading", "Lock"),
+               "Semaphore": ("threading", "Semaphore"), "BoundedSemaphore": ("threading", "BoundedSemaphore")}  # fmt: skip
+_ADVICE = {
+    "create_task": "a task: run it on a thread (threading.Thread(target=..., daemon=True)); to stop a "
+    "reader, call client.interrupt() or leave the client, as in the README's reader-thread recipe",
+    "gather": "run the calls on a concurrent.futures.ThreadPoolExecutor (pool.map) as in the README's gather recipe",
+    "TaskGroup": "a task group: use a concurrent.futures.ThreadPoolExecutor as a context manager",
+    "create_task_group": "a task group: use a concurrent.futures.ThreadPoolExecutor as a context manager",
+    "open_nursery": "a nursery: use a concurrent.futures.ThreadPoolExecutor as a context manager",
+    "wait_for": "pass timeout= to query()/receive_messages()/receive_response() instead",
+    "CancelledError": "there are no task cancellations with threads: check what raised it before",
+    "timeout": "a time-out around more than one loop over query()/receive_*(): give each call timeout=",
+    "_internal": "claude_agent_sdk._internal has no counterpart: use the public API",
+}
+
+
+class PortError(Exception):
+    """A file could not be ported (it does not parse); nothing was written."""
+
+
+@dataclass
+class Ported:
+    """One file's port: the new text and what is left for a person, as ``(line, text)``."""
+
+    path: str
+    before: str
+    after: str
+    todo: list[tuple[int, str]] = field(default_factory=list)
+    unsure: list[tuple[int, str]] = field(default_factory=list)  # removed awaits of unknown targets
+
+    @property
+    def changed(self) -> bool:
+        return self.before != self.after
+
+    def diff(self) -> str:
+        return "".join(
+            difflib.unified_diff(
+                self.before.splitlines(keepends=True), self.after.splitlines(keepends=True), self.path, self.path
+            )
+        )
+
+
+def _libcst() -> Any:
+    try:
+        import libcst
+    except ImportError as missing:  # the optional extra
+        raise SystemExit("claude_sdkurl.port needs libcst: pip install 'claude-sdkurl[port]'") from missing
+    return libcst
+
+
+def port_source(source: str, path: str = "<string>") -> Ported:
+    """Port one program's text (see the module doc). :class:`PortError` if it does not parse."""
+    cst = _libcst()
+    from libcst.metadata import MetadataWrapper, PositionProvider
+
+    try:  # Python's own parser first: its line numbers are the ones people expect
+        ast.parse(source, path)
+        module = cst.parse_module(source)
+    except SyntaxError as bad:
+        raise PortError(f"{path}:{bad.lineno}:{bad.offset}: does not parse: {bad.msg}") from None
+    except cst.ParserSyntaxError as bad:
+        raise PortError(f"{path}:{bad.editor_line}:{bad.editor_column}: not Python this tool can read: {bad.message}") from None
+    if "claude_agent_sdk" not in source and not any(f"{loop}." in source for loop in _LOOPS):
+        return Ported(path, source, source)
+    wrapper = MetadataWrapper(module)
+    porter = _make_transformer(cst, wrapper.resolve(PositionProvider), _local_async_functions(cst, module))
+    after = wrapper.visit(porter)
+    text = _fix_imports(cst, after, porter).code
+    return Ported(path, source, text, porter.todo, porter.unsure)
+
+
+def _local_async_functions(cst: Any, module: Any) -> set[str]:
+    names: set[str] = set()
+
+    class Finder(cst.CSTVisitor):  # type: ignore[misc]
+        def visit_FunctionDef(self, node: Any) -> None:
+            if node.asynchronous is not None:
+                names.add(node.name.value)
+
+    module.visit(Finder())
+    return names
+
+
+def _dotted(cst: Any, node: Any) -> str:
+    """``a.b.c`` for a Name/Attribute chain, ``""`` otherwise."""
+    if isinstance(node, cst.Name):
+        return str(node.value)
+    if isinstance(node, cst.Attribute):
+        left = _dotted(cst, node.value)
+        return f"{left}.{node.attr.value}" if left else ""
+    return ""
+
+
+def _make_transformer(cst: Any, positions: Any, local_async: set[str]) -> Any:
+    class Porter(cst.CSTTransformer):  # type: ignore[misc]
+        def __init__(self) -> None:
+            super().__init__()
+            self.todo: list[tuple[int, str]] = []
+            self.unsure: list[tuple[int, str]] = []
+            self.notes: list[list[str]] = []
+            self.need: set[str] = set()  # stdlib modules the rewrites call
+            self.sdk_names: set[str] = set()  # names imported from the SDK
+
+        # ---------------------------------------------------------- notes on statements
+
+        def _line(self, node: Any) -> int:
+            try:
+                return int(positions[node].start.line)
+            except KeyError:
+                return 0
+
+        def _note(self, node: Any, key: str, above: bool = True) -> None:
+            """Record a place left for a person; ``above``: comment it above the statement
+            being left (else the caller puts the comment itself)."""
+            text = _ADVICE[key]
+            self.todo.append((self._line(node), text))
+            if above and self.notes:
+                self.notes[-1].append(text)
+
+        def _open(self, node: Any) -> None:
+            self.notes.append([])
+
+        def _close(self, updated: Any) -> Any:
+            notes = self.notes.pop()
+            if not notes:
+                return updated
+            lines = [cst.EmptyLine(comment=cst.Comment(f"{MARK} {text}")) for text in dict.fromkeys(notes)]
+            return updated.with_changes(leading_lines=[*updated.leading_lines, *lines])
+
+        def visit_SimpleStatementLine(self, node: Any) -> None:
+            self._open(node)
+
+        def leave_SimpleStatementLine(self, original: Any, updated: Any) -> Any:
+            return self._close(updated)
+
+        # One visit/leave pair per compound statement: notes go above the statement.
+        def visit_If(self, node: Any) -> None:
+            self._open(node)
+
+        def leave_If(self, original: Any, updated: Any) -> Any:
+            return self._close(updated)
+
+        def visit_While(self, node: Any) -> None:
+            self._open(node)
+
+        def leave_While(self, original: Any, updated: Any) -> Any:
+            return self._close(updated)
+
+        def visit_Try(self, node: Any) -> None:
+            self._open(node)
+
+        def leave_Try(self, original: Any, updated: Any) -> Any:
+            return self._close(updated)
+
+        def visit_ClassDef(self, node: Any) -> None:
+            self._open(node)
+
+        def leave_ClassDef(self, original: Any, updated: Any) -> Any:
+            return self._close(updated)
+
+        def visit_FunctionDef(self, node: Any) -> None:
+            self._open(node)
+
+        def leave_FunctionDef(self, original: Any, updated: Any) -> Any:
+            return self._synchronous(self._close(updated))
+
+        def visit_For(self, node: Any) -> None:
+            self._open(node)
+
+        def leave_For(self, original: Any, updated: Any) -> Any:
+            return self._synchronous(self._close(updated))
+
+        def visit_With(self, node: Any) -> None:
+            self._open(node)
+
+        def leave_With(self, original: Any, updated: Any) -> Any:
+            return self._unwrap_timeout(original, self._synchronous(self._close(updated)))
+
+        # ---------------------------------------------------------- imports
+
+        def leave_ImportFrom(self, original: Any, updated: Any) -> Any:
+            module = _dotted(cst, original.module) if original.module is not None else ""  # before renaming
+            if module == "claude_agent_sdk" or module.startswith("claude_agent_sdk."):
+                if "._internal" in module:
+                    self._note(original, "_internal")
+                if not isinstance(updated.names, cst.ImportStar):
+                    for alias in updated.names:
+                        self.sdk_names.add(alias.asname.name.value if alias.asname else alias.name.value)
+                return updated.with_changes(module=cst.parse_expression("claude_sdkurl" + module[len("claude_agent_sdk"):]))
+            return updated
+
+        def leave_Name(self, original: Any, updated: Any) -> Any:
+            if updated.value == "claude_agent_sdk":
+                return updated.with_changes(value="claude_sdkurl")
+            return updated
+
+        # ---------------------------------------------------------- async syntax
+
+        def _synchronous(self, node: Any) -> Any:
+            """``async def``/``async for``/``async with`` -> the plain statement."""
+            return node.with_changes(asynchronous=None) if node.asynchronous is not None else node
+
+        def leave_CompFor(self, original: Any, updated: Any) -> Any:
+            return self._synchronous(updated)  # [x async for x in ...]
+
+        def leave_Await(self, original: Any, updated: Any) -> Any:
+            if not self._known_awaitable(updated.expression):
+                self.unsure.append((self._line(original), cst.Module([]).code_for_node(original.expression)))
+            return updated.expression
+
+        def _known_awaitable(self, expression: Any) -> bool:
+            call = expression.func if isinstance(expression, cst.Call) else None
+            if call is None:
+                return False
+            name = _dotted(cst, call)
+            last = name.rpartition(".")[2]
+            return (
+                name in local_async
+                or name in self.sdk_names
+                or (isinstance(call, cst.Attribute) and last in _SDK_METHODS)
+                or name.startswith(("time.", "queue.", "threading.", "asyncio.", "anyio.", "trio."))  # rewritten or marked
+                or isinstance(call, cst.Attribute) and last in ("get", "put", "wait", "acquire", "join")
+            )
+
+        # ---------------------------------------------------------- loop libraries
+
+        def leave_Call(self, original: Any, updated: Any) -> Any:
+            name = _dotted(cst, updated.func)
+            loop, _, attr = name.partition(".")
+            if loop not in _LOOPS or not attr:
+                return updated
+            if attr == "run" and updated.args:
+                target = updated.args[0].value
+                if loop == "asyncio" and isinstance(target, cst.Call):
+                    return target  # asyncio.run(main()) -> main()
+                if loop in ("anyio", "trio"):
+                    return cst.Call(func=target, args=[a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in updated.args[1:]])
+            if attr == "sleep":
+                self.need.add("time")
+                return updated.with_changes(func=cst.parse_expression("time.sleep"))
+            if attr in _PRIMITIVES:
+                module, cls = _PRIMITIVES[attr]
+                self.need.add(module)
+                return updated.with_changes(func=cst.parse_expression(f"{module}.{cls}"))
+            if attr in _ADVICE and attr != "timeout":
+                self._note(original, attr)
+            elif attr != "timeout":
+                self.todo.append((self._line(original), f"{name}() has no rewrite: replace it with its thread form"))
+                if self.notes:
+                    self.notes[-1].append(f"{name}() has no rewrite: replace it with its thread form")
+            return updated
+
+        def leave_Attribute(self, original: Any, updated: Any) -> Any:
+            name = _dotted(cst, updated)
+            if name in ("asyncio.TimeoutError", "anyio.TimeoutError"):
+                return cst.Name("TimeoutError")
+            if name.endswith(".CancelledError") and name.partition(".")[0] in _LOOPS:
+                self._note(original, "CancelledError")
+            return updated
+
+        def _unwrap_timeout(self, original: Any, updated: Any) -> Any:
+            """``with asyncio.timeout(s): <one loop over a receiver>`` -> the loop with timeout=s."""
+            items = updated.items
+            if len(items) != 1 or not isinstance(items[0].item, cst.Call):
+                return updated
+            if _dotted(cst, items[0].item.func) not in ("asyncio.timeout", "anyio.fail_after"):
+                return updated
+            seconds = items[0].item.args[0].value if items[0].item.args else None
+            body = list(updated.body.body)
+            loops = [s for s in body if isinstance(s, cst.For)]
+            plain = all(isinstance(s, cst.For) or not _has(cst, s, cst.Await) for s in original.body.body)
+            loop = loops[0] if len(loops) == 1 else None
+            call = loop.iter if loop is not None else None
+            receiver = isinstance(call, cst.Call) and _dotted(cst, call.func).rpartition(".")[2] in _RECEIVERS
+            if seconds is None or not plain or not receiver or items[0].asname is not None or loop is None or call is None:
+                self._note(original, "timeout", above=False)  # this statement's notes are written already
+                return updated.with_changes(leading_lines=[*updated.leading_lines, cst.EmptyLine(comment=cst.Comment(f"{MARK} {_ADVICE['timeout']}"))])
+            timed = call.with_changes(args=[*_with_last_comma(cst, call.args), cst.Arg(keyword=cst.Name("timeout"), value=seconds, equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")))])
+            new_body = [s.with_changes(iter=timed) if s is loop else s for s in body]
+            first = new_body[0].with_changes(leading_lines=[*updated.leading_lines, *new_body[0].leading_lines])
+            return cst.FlattenSentinel([first, *new_body[1:]])
+
+    return Porter()
+
+
+def _with_last_comma(cst: Any, args: Sequence[Any]) -> list[Any]:
+    if not args:
+        return []
+    return [*args[:-1], args[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))]
+
+
+def _has(cst: Any, node: Any, kind: Any) -> bool:
+    found = []
+
+    class Finder(cst.CSTVisitor):  # type: ignore[misc]
+        def on_visit(self, n: Any) -> bool:
+            if isinstance(n, kind):
+                found.append(n)
+            return not found
+
+    node.visit(Finder())
+    return bool(found)
+
+
+def _fix_imports(cst: Any, module: Any, porter: Any) -> Any:
+    """Add the stdlib modules the rewrites call; drop ``import asyncio/anyio/trio`` no longer used."""
+    kept = []
+    for stmt in module.body:
+        names = _plain_imports(cst, stmt)
+        unused = set(names) & set(_LOOPS) - _names_used(cst, module, stmt)
+        if unused:  # a loop library no longer used: drop it from the import
+            imp = stmt.body[0]
+            aliases = [a for a in imp.names if _dotted(cst, a.name) not in unused]
+            if not aliases:
+                continue
+            aliases[-1] = aliases[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+            stmt = stmt.with_changes(body=[imp.with_changes(names=aliases)])
+        kept.append(stmt)
+    present = {n for stmt in kept for n in _plain_imports(cst, stmt)}
+    missing = sorted(porter.need - present)
+    if missing:
+        at = next((i for i, s in enumerate(kept) if _plain_imports(cst, s) or _is_from_import(cst, s)), 0)
+        if at == 0 and kept and _is_docstring(cst, kept[0]):
+            at = 1
+        while at < len(kept) and _is_from_future(cst, kept[at]):
+            at += 1
+        kept[at:at] = [cst.parse_statement(f"import {name}\n") for name in missing]
+    return module.with_changes(body=kept)
+
+
+def _plain_imports(cst: Any, stmt: Any) -> list[str]:
+    if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Import):
+        return [_dotted(cst, a.name) for a in stmt.body[0].names if a.asname is None]
+    return []
+
+
+def _is_from_import(cst: Any, stmt: Any) -> bool:
+    return isinstance(stmt, cst.SimpleStatementLine) and any(isinstance(s, cst.ImportFrom) for s in stmt.body)
+
+
+def _is_from_future(cst: Any, stmt: Any) -> bool:
+    return _is_from_import(cst, stmt) and any(
+        isinstance(s, cst.ImportFrom) and s.module is not None and _dotted(cst, s.module) == "__future__" for s in stmt.body
+    )
+
+
+def _is_docstring(cst: Any, stmt: Any) -> bool:
+    return (
+        isinstance(stmt, cst.SimpleStatementLine)
+        and isinstance(stmt.body[0], cst.Expr)
+        and isinstance(stmt.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
+    )
+
+
+def _names_used(cst: Any, module: Any, skip: Any) -> set[str]:
+    """Every name the module refers to, outside the statement ``skip``."""
+    used: set[str] = set()
+
+    class Collect(cst.CSTVisitor):  # type: ignore[misc]
+        def visit_Name(self, node: Any) -> None:
+            used.add(node.value)
+
+    for stmt in module.body:
+        if stmt is not skip:
+            stmt.visit(Collect())
+    return used
+
+
+# ---------------------------------------------------------------- command line
+
+
+def _files(paths: Sequence[str]) -> list[Path]:
+    found: list[Path] = []
+    for p in map(Path, paths):
+        found += sorted(p.rglob("*.py")) if p.is_dir() else [p]
+    return found
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The command (see the module doc). Exit 0: done (or nothing to do); 1 with ``--check``
+    when a file would change or has places left; 2: a file could not be read or parsed."""
+    parser = argparse.ArgumentParser(prog="python -m claude_sdkurl.port", description=__doc__.split("\n\n")[0])
+    parser.add_argument("paths", nargs="+", help="files or directories (*.py below them)")
+    parser.add_argument("-w", "--write", action="store_true", help="write the ported files in place")
+    parser.add_argument("--check", action="store_true", help="exit 1 if any file still needs porting")
+    args = parser.parse_args(argv)
+    results: list[Ported] = []
+    status = 0
+    for path in _files(args.paths):
+        try:
+            results.append(port_source(path.read_text(encoding="utf-8"), str(path)))
+        except (OSError, UnicodeDecodeError, PortError) as error:
+            print(f"claude_sdkurl.port: {error}", file=sys.stderr)
+            status = 2
+    for r in results:
+        if not r.changed and not r.todo:
+            continue
+        if args.write and r.changed:
+            Path(r.path).write_text(r.after, encoding="utf-8")
+        elif not args.check:
+            sys.stdout.write(r.diff())
+    left = [(r.path, line, text) for r in results for line, text in r.todo]
+    unsure = [(r.path, line, text) for r in results for line, text in r.unsure]
+    changed = [r.path for r in results if r.changed]
+    print(f"claude_sdkurl.port: {len(changed)} file(s) {'written' if args.write else 'to change'}, "
+          f"{len(left)} place(s) left for you", file=sys.stderr)  # fmt: skip
+    for where, line, text in left:
+        print(f"  {where}:{line}: {text}", file=sys.stderr)
+    if unsure:
+        print("  awaits removed whose target is not an SDK call or a function of the file (check each):", file=sys.stderr)
+        for where, line, text in unsure:
+            print(f"  {where}:{line}: await {text}", file=sys.stderr)
+    if status:
+        return status
+    return 1 if args.check and (changed or left) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
