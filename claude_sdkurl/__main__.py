@@ -81,6 +81,7 @@ def main(argv: list[str] | None = None) -> int:
             yield message
 
     messages = results_kept(_stop_on_auth_retry(query(prompt, options)))
+    auth_refused = False  # also after an error result (ResultError), which is judged below
     try:
         if args.json:
             for message in messages:
@@ -101,8 +102,6 @@ def main(argv: list[str] | None = None) -> int:
     except _AuthRefused:
         last.clear()
         auth_refused = True
-    else:
-        auth_refused = False
     result = last[0] if last else None
     auth_refused = auth_refused or (result is not None and _is_auth_problem(result))
     if auth_refused:

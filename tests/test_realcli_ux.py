@@ -60,6 +60,25 @@ def test_main_explains_a_refused_login(make_options: OptionsFactory, api: MockMe
     assert "not logged in" in out.stderr
 
 
+@pytest.mark.realcli
+@pytest.mark.parametrize("version", ["2.1.120", "2.1.330"])
+def test_main_explains_a_cli_that_is_not_logged_in(version: str, tmp_path: Path) -> None:
+    """A new user's first run: an empty HOME, no key. The CLI answers "Not logged in" with an
+    error result; we print the login hint and exit 1 (no traceback)."""
+    from claude_sdkurl.testing import install_cli
+
+    (tmp_path / "work").mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "CLAUDE_CODE_", "CLAUDE_CONFIG"))}
+    env.update(HOME=str(tmp_path), DISABLE_AUTOUPDATER="1", DISABLE_TELEMETRY="1", CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1")
+    out = subprocess.run(
+        [sys.executable, "-m", "claude_sdkurl", "hi", "--cli-path", str(install_cli(version)), "--cwd", str(tmp_path / "work")],
+        capture_output=True, text=True, timeout=90, env=env,
+    )  # fmt: skip
+    assert "Traceback" not in out.stderr, out.stderr
+    assert out.returncode == 1, out.stderr
+    assert "not logged in or its API key was refused" in out.stderr
+
+
 def test_main_cli_missing(tmp_path: Path) -> None:
     out = _run_main(["hi", "--cli-path", str(tmp_path / "nope")], {})
     assert out.returncode == 2
