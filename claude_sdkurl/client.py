@@ -173,26 +173,21 @@ class ClaudeClient:
     # ------------------------------------------------------------------ conversation
 
     def query(self, prompt: str | Iterable[dict[str, Any]], session_id: str = "default") -> None:
-        """Send a prompt (a string, or an iterable of message dicts sent in the background)."""
+        """Send a prompt: a string, or an iterable of message dicts (each without a
+        ``session_id`` gets ``session_id``). Returns once every message is written, as the
+        official ``await client.query(...)`` does: a later ``query()`` cannot overtake them,
+        and an exception the iterable raises reaches the caller (what was sent before it
+        stays sent)."""
         session = self._live()
         if isinstance(prompt, str):
             session.send_user(prompt, session_id=session_id)
             return
         if isinstance(prompt, (bytes, bytearray)) or not isinstance(prompt, Iterable):
             raise TypeError(f"prompt must be a str or an iterable of message dicts, not {type(prompt).__name__}")
-
-        def feed() -> None:
-            for message in prompt:
-                message = dict(message)
-                message.setdefault("session_id", session_id)
-                session.send_user_dict(message)
-
-        if isinstance(prompt, (list, tuple)):
-            feed()
-            return
-        thread = threading.Thread(target=feed, name="claude-sdkurl-client-prompt", daemon=True)
-        thread.start()
-        self._feeders.append(thread)
+        for message in prompt:
+            message = dict(message)
+            message.setdefault("session_id", session_id)
+            session.send_user_dict(message)
 
     def receive_messages(self, timeout: float | None = None) -> Iterator[Message]:
         """Every message, until the session ends.

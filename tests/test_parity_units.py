@@ -13,6 +13,7 @@ from typing import Annotated, Any, Optional, TypedDict
 import pytest
 
 from claude_sdkurl import (
+    ClaudeClient,
     CanUseToolShadowedWarning,
     ClaudeAgentOptions,
     DeferredToolUse,
@@ -373,3 +374,32 @@ def test_result_error_when_a_closing_transport_sees_exit_0() -> None:
     with pytest.raises(ResultError) as info:
         list(query("go", transport=Closing(handler)))
     assert info.value.subtype == "error_max_budget_usd" and info.value.exit_code is None
+
+
+def test_client_query_of_an_iterable_returns_once_every_message_is_written() -> None:
+    """As ``await client.query(iterable)``: a later query cannot overtake the messages, and
+    an exception of the iterable reaches the caller, after what it yielded was sent."""
+    seen: list[str] = []
+
+    def handler(message: dict[str, Any], cli: FakeCLI) -> None:
+        if message["type"] == "user":
+            seen.append(message["message"]["content"])
+
+    def slow_prompts() -> Any:
+        for i in range(3):
+            time.sleep(0.05)  # a producer that takes its time: the official awaits it
+            yield {"type": "user", "message": {"role": "user", "content": f"part {i}"}}
+
+    def failing_prompts() -> Any:
+        yield {"type": "user", "message": {"role": "user", "content": "before the failure"}}
+        raise ValueError("the prompt source failed")
+
+    with ClaudeClient(transport=MockTransport(handler)) as client:
+        client.query(slow_prompts())
+        client.query("after")
+        with pytest.raises(ValueError, match="the prompt source failed"):
+            client.query(failing_prompts())
+        deadline = time.monotonic() + 5
+        while len(seen) < 5 and time.monotonic() < deadline:
+            time.sleep(0.01)
+    assert seen == ["part 0", "part 1", "part 2", "after", "before the failure"]
