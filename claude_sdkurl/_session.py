@@ -353,7 +353,7 @@ class Session:
             # the far side's shell could not find the CLI (sh: exec: claude: not found)
             error = CLINotFoundError(f"Claude Code not found where spawn_claude_code_process runs it: {stderr_tail.strip()[-300:]}", self.plan.cli)
         elif code not in (0, None):
-            error = ProcessError("Command failed", exit_code=code, stderr=stderr_tail or None)
+            error = ProcessError(f"Command failed with exit code {code}", exit_code=code, stderr=stderr_tail or None)
             if last_error is not None:
                 # The CLI exits 1 on purpose after an error result; say why, as the official SDK does.
                 cause, error = error, ResultError.from_result(last_error, code)

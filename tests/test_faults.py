@@ -235,5 +235,8 @@ def test_a_cli_that_does_not_know_a_flag_names_the_option(tmp_path: Path) -> Non
     with pytest.raises(UnsupportedOptionError, match=r"does not know --session-mirror, which ClaudeAgentOptions.session_store needs"):
         list(query("hi", ClaudeAgentOptions(cli_path=str(old), session_store=InMemorySessionStore())))
     assert time.monotonic() - started < 5
-    with pytest.raises(ProcessError):  # without the flag it is an ordinary failed CLI
+    with pytest.raises(ProcessError) as failed:  # without the flag it is an ordinary failed CLI
         list(query("hi", ClaudeAgentOptions(cli_path=str(old))))
+    # The official text, which programs match on (the stderr part is the CLI's real tail here).
+    assert str(failed.value).startswith("Command failed with exit code 3 (exit code: 3)")
+    assert failed.value.exit_code == 3
