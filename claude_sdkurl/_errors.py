@@ -65,6 +65,12 @@ class ProcessError(ClaudeSDKError):
         super().__init__(message)
 
 
+class ExitedBeforeConnectingError(ProcessError, CLIConnectionError):
+    """The CLI exited before it connected to our WebSocket (an unknown ``resume`` id, a
+    refused option, a refused upgrade). A :class:`ProcessError`, as the same exit is over
+    stdio and in the official SDK, and a :class:`CLIConnectionError`, as it was here before."""
+
+
 def _of_type(data: dict[str, Any], key: str, kind: type) -> Any:
     """``data[key]`` when it is a ``kind``, else ``None``."""
     value = data.get(key)

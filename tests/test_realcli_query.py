@@ -172,3 +172,13 @@ def test_malformed_line_mid_turn(
     assert "broken" in info.value.line
     assert [type(m).__name__ for m in seen] == ["SystemMessage"]
     assert os.path.exists(wrapper)
+
+
+@pytest.mark.realcli
+def test_a_cli_that_exits_at_once_is_a_process_error_on_both_transports(make_options: OptionsFactory, transport: str) -> None:
+    """An unknown ``resume`` id: the CLI exits before the session starts. Over stdio that was
+    always a ``ProcessError`` (as in the official SDK); over the WebSocket it was a
+    ``CLIConnectionError``, which programs catching ``ProcessError`` did not expect."""
+    with pytest.raises(ProcessError) as failed:
+        list(query("hi", make_options(resume="0f0e0d0c-0000-4000-8000-00000000dead")))
+    assert failed.value.exit_code not in (0, None)

@@ -26,7 +26,7 @@ from http import HTTPStatus
 
 from websockets.http11 import Request
 
-from .._errors import CLIConnectionError, CLIJSONDecodeError, TransportNotSupportedError
+from .._errors import CLIConnectionError, CLIJSONDecodeError, ExitedBeforeConnectingError, TransportNotSupportedError
 from ._wsserver import Connection, ConnectionClosedError, Listener, Refusal
 from .base import Transport, TransportCallbacks
 from .process import ABORT_TERM_GRACE, CLIProcess
@@ -221,9 +221,12 @@ class WebSocketTransport(Transport):
                         transport="websocket",
                         cli_message=refusal.strip(),
                     )
-                raise CLIConnectionError(
-                    f"Claude Code exited with code {code} before connecting to the WebSocket"
-                    + (f"\nError output: {tail}" if tail else "")
+                # Over stdio the same early exit is a ProcessError (as in the official SDK):
+                # a ProcessError here too, so one except clause serves both transports.
+                raise ExitedBeforeConnectingError(
+                    f"Command failed with exit code {code} (before connecting to the WebSocket)",
+                    exit_code=code,
+                    stderr=tail or None,
                 )
             waited += step
             if waited >= timeout:
