@@ -105,14 +105,10 @@ def check_options(options: ClaudeAgentOptions) -> None:
         isinstance(options.callback_timeout, (int, float)) and options.callback_timeout > 0
     ):
         raise ValueError("callback_timeout must be None or a positive number of seconds")
-    if options.max_buffer_size is not None and options.max_buffer_size < 1024:
-        raise ValueError("max_buffer_size must be at least 1024 bytes")
-    if options.continue_conversation and options.resume:
-        raise ValueError("continue_conversation and resume are mutually exclusive")
+    if options.max_buffer_size is not None and not (isinstance(options.max_buffer_size, int) and options.max_buffer_size > 0):
+        raise ValueError("max_buffer_size must be a positive number of bytes")
     if options.can_use_tool is not None and options.permission_prompt_tool_name is not None:
         raise ValueError("can_use_tool and permission_prompt_tool_name are mutually exclusive")
-    if options.cwd is not None and not Path(options.cwd).is_dir():
-        raise CLIConnectionError(f"Working directory does not exist: {options.cwd}")
     for key, value in options.env.items():
         if not isinstance(key, str) or not isinstance(value, str):
             raise TypeError(f"options.env must map str to str, got {key!r}: {value!r}")
@@ -215,6 +211,10 @@ def _plan(
         args = _cli.build_args(options)
         env = _cli.build_env(options)
     else:
+        # Only a CLI started here needs the directory here (the official SDK checks it when
+        # it spawns): a custom transport or a spawner may run the CLI somewhere else.
+        if options.cwd is not None and not Path(options.cwd).is_dir():
+            raise CLIConnectionError(f"Working directory does not exist: {options.cwd}")
         cli = _cli.find_cli(options.cli_path)
         transport, version = select_transport(options, cli)
         args = _cli.build_args(options)

@@ -144,7 +144,6 @@ def test_a_session_store_takes_stdio_on_any_cli(tmp_path: Path) -> None:
         (ClaudeAgentOptions(session_store=InMemorySessionStore(), load_timeout_ms=0), ValueError),
         (ClaudeAgentOptions(transport="carrier-pigeon"), ValueError),  # type: ignore[arg-type]
         (ClaudeAgentOptions(control_timeout=0), ValueError),
-        (ClaudeAgentOptions(continue_conversation=True, resume="x"), ValueError),
         (ClaudeAgentOptions(env={"A": 1}), TypeError),  # type: ignore[dict-item]
         (ClaudeAgentOptions(skills=["a*"]), ValueError),
         (ClaudeAgentOptions(plugins=[{"type": "remote", "path": "x"}]), ValueError),  # type: ignore[list-item]
@@ -156,11 +155,33 @@ def test_bad_options_fail_before_any_process(options: ClaudeAgentOptions, error:
         list(query("hi", dataclasses.replace(options, cli_path=str(tmp_path / "never-run"))))
 
 
-def test_check_options_cwd(tmp_path: Path) -> None:
-    from claude_sdkurl import CLIConnectionError
+def test_a_missing_cwd_is_refused_only_where_the_cli_runs_here(tmp_path: Path) -> None:
+    """As the official SDK, which checks the directory when it spawns the CLI: a custom
+    transport or a spawner may run the CLI where that directory exists."""
+    from claude_sdkurl import CLIConnectionError, query
+    from claude_sdkurl._launch import plan_launch
+    from claude_sdkurl.testing import MockTransport
 
-    with pytest.raises(CLIConnectionError, match="Working directory"):
-        check_options(ClaudeAgentOptions(cwd=tmp_path / "missing"))
+    missing = tmp_path / "missing"
+    check_options(ClaudeAgentOptions(cwd=missing))  # no longer an option check
+    with pytest.raises(CLIConnectionError, match="Working directory does not exist"):
+        plan_launch(ClaudeAgentOptions(cwd=missing))
+    plan = plan_launch(ClaudeAgentOptions(cwd=missing, spawn_claude_code_process=["ssh", "box", "--"]))
+    assert plan.cwd == str(missing)
+    replies = list(query("hi", ClaudeAgentOptions(cwd=missing), transport=MockTransport(lambda m, cli: cli.turn("ok") if m["type"] == "user" else None)))
+    assert replies[-1].result == "ok"  # type: ignore[union-attr]
+
+
+def test_options_the_official_sdk_accepts(tmp_path: Path) -> None:
+    """``continue_conversation`` with ``resume`` (both flags go to the CLI) and a small
+    ``max_buffer_size`` are accepted, as there."""
+    both = ClaudeAgentOptions(continue_conversation=True, resume="session-123", max_buffer_size=10)
+    check_options(both)
+    args = build_args(both)
+    assert "--continue" in args and "--resume=session-123" in args
+    for bad in (0, -1, 1.5):
+        with pytest.raises(ValueError, match="max_buffer_size"):
+            check_options(ClaudeAgentOptions(max_buffer_size=bad))  # type: ignore[arg-type]
 
 
 def test_query_rejects_bad_prompt_types_at_once() -> None:
