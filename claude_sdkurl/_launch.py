@@ -287,11 +287,11 @@ def initialize_request(options: ClaudeAgentOptions, hooks: dict[str, Any] | None
             name: {k: v for k, v in _agent_dict(agent).items() if v is not None} for name, agent in options.agents.items()
         }
     sp = options.system_prompt
-    if isinstance(sp, dict):
-        if isinstance(sp.get("exclude_dynamic_sections"), bool):
-            request["excludeDynamicSections"] = sp.get("exclude_dynamic_sections")
-        if isinstance(sp.get("snapshot"), bool):
-            request["systemPromptSnapshot"] = sp.get("snapshot")
+    kind = sp.get("type") if isinstance(sp, dict) else None
+    if kind == "preset" and isinstance(sp.get("exclude_dynamic_sections"), bool):  # type: ignore[union-attr]
+        request["excludeDynamicSections"] = sp.get("exclude_dynamic_sections")  # type: ignore[union-attr]
+    if kind in ("preset", "custom") and isinstance(sp.get("snapshot"), bool):  # type: ignore[union-attr]
+        request["systemPromptSnapshot"] = sp.get("snapshot")  # type: ignore[union-attr]
     if isinstance(options.skills, list):
         request["skills"] = options.skills
     if options.forward_subagent_text:

@@ -1306,9 +1306,15 @@ def shadowed_can_use_tool_message(options: "ClaudeAgentOptions") -> str | None:
 
 
 def warn_if_can_use_tool_shadowed(options: "ClaudeAgentOptions") -> None:
+    """Warn (``CanUseToolShadowedWarning``) when ``can_use_tool`` will be skipped for some calls.
+
+    The warning is attributed to this line, whoever calls (``query()``, a client's
+    connect): under Python's default filter each message is then shown once per process,
+    as the official SDK's is, not once per call site of the user's.
+    """
     message = shadowed_can_use_tool_message(options)
     if message is not None:
-        warnings.warn(message, CanUseToolShadowedWarning, stacklevel=3)
+        warnings.warn(message, CanUseToolShadowedWarning, stacklevel=1)
 
 
 # --------------------------------------------------------------------------- options

@@ -260,6 +260,29 @@ def test_can_use_tool_shadowed_warning() -> None:
         list(query("go", options, transport=transport))
     [w] = [w for w in caught if issubclass(w.category, CanUseToolShadowedWarning)]
     assert "Read" in str(w.message) and "Bash" not in str(w.message)
+    # Under the default filter, once per process (per message), whoever calls and from where.
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("default")
+        for _ in range(2):
+            list(query("go", options, transport=MockTransport(lambda m, cli: cli.turn("ok") if m["type"] == "user" else None)))
+        list(query("go", options, transport=MockTransport(lambda m, cli: cli.turn("ok") if m["type"] == "user" else None)))
+    assert len([w for w in caught if issubclass(w.category, CanUseToolShadowedWarning)]) == 1
+
+
+def test_system_prompt_fields_of_initialize_follow_the_prompt_type() -> None:
+    """``excludeDynamicSections`` only for a preset, ``systemPromptSnapshot`` for a preset or
+    a custom prompt, never for a file prompt (as the official initialize)."""
+    from claude_sdkurl._launch import initialize_request
+
+    def fields(sp: Any) -> dict[str, Any]:
+        request = initialize_request(ClaudeAgentOptions(system_prompt=sp), None)
+        return {k: v for k, v in request.items() if k in ("excludeDynamicSections", "systemPromptSnapshot")}
+
+    flags = {"exclude_dynamic_sections": True, "snapshot": True}
+    assert fields({"type": "preset", "preset": "claude_code", **flags}) == {"excludeDynamicSections": True, "systemPromptSnapshot": True}
+    assert fields({"type": "custom", "text": "x", **flags}) == {"systemPromptSnapshot": True}
+    assert fields({"type": "file", "path": "p.md", **flags}) == {}
+    assert fields("plain text") == {}
 
 
 # ---------------------------------------------------------------------- SDK MCP tools
