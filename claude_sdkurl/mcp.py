@@ -343,8 +343,9 @@ class SdkMcpServer:
             jsonschema.validate(instance=arguments, schema=self._schemas[t.name])
         except jsonschema.ValidationError as e:
             return _tool_error(f"Input validation error: {e.message}")
-        except jsonschema.SchemaError as e:
-            logger.warning("tool %s has an invalid input schema (%s); not validating", name, e.message)
+        except jsonschema.SchemaError as e:  # the tool's own schema is broken: as the official, an error result
+            logger.warning("tool %s has an invalid input schema: %s", name, e.message)
+            return _tool_error(str(e))
         try:
             out = call.run(t.handler, arguments)
         except _Cancelled:
@@ -354,8 +355,11 @@ class SdkMcpServer:
             return _tool_error(str(e))
         if not isinstance(out, dict):
             return _tool_error(f"Tool '{name}' returned {type(out).__name__}, not a dict with 'content'")
-        result: dict[str, Any] = {"content": convert_tool_content(out.get("content", [])), "isError": bool(out.get("is_error", out.get("isError", False)))}
-        return result
+        try:  # a malformed block (a text block without "text") is an error result the model reads
+            content = convert_tool_content(out.get("content", []))
+        except Exception as e:
+            return _tool_error(str(e))
+        return {"content": content, "isError": bool(out.get("is_error", out.get("isError", False)))}
 
 
 def _error(msg_id: Any, code: int, message: str) -> dict[str, Any]:

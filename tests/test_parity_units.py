@@ -426,3 +426,42 @@ def test_client_query_of_an_iterable_returns_once_every_message_is_written() -> 
         while len(seen) < 5 and time.monotonic() < deadline:
             time.sleep(0.01)
     assert seen == ["part 0", "part 1", "part 2", "after", "before the failure"]
+
+
+def test_a_malformed_result_or_a_broken_schema_is_an_error_result_as_in_the_official() -> None:
+    """A text block without ``text`` and an input schema jsonschema rejects both come back as
+    ``isError`` results with the official's text, read by both SDKs' in-process servers."""
+    import asyncio
+
+    import claude_agent_sdk as official
+
+    def no_text(args: dict[str, Any]) -> dict[str, Any]:
+        return {"content": [{"type": "text"}]}
+
+    broken = {"type": "object", "properties": {"a": {"type": "no-such-type"}}}
+    mine = create_sdk_mcp_server("s", tools=[tool("no_text", "d", {})(no_text), tool("broken", "d", broken)(no_text)])["instance"]
+
+    runners: list[Any] = []  # the official server's run_tool, caught as it is built
+
+    def catch(name: str, version: str, tools: Any, run_tool: Any) -> Any:
+        runners.append(run_tool)
+        return None
+
+    async def handler(args: dict[str, Any]) -> dict[str, Any]:
+        return no_text(args)
+
+    original = official.build_tool_server  # type: ignore[attr-defined]
+    official.build_tool_server = catch  # type: ignore[attr-defined]
+    try:
+        official.create_sdk_mcp_server("s", tools=[official.tool("no_text", "d", {})(handler), official.tool("broken", "d", broken)(handler)])
+    finally:
+        official.build_tool_server = original  # type: ignore[attr-defined]
+
+    def theirs_call(name: str) -> Any:
+        return asyncio.run(runners[0](name, {"a": 1})).model_dump(exclude_none=True, by_alias=True)
+
+    for name in ("no_text", "broken"):
+        ours_ = call(mine, name, {"a": 1})["result"]
+        theirs = theirs_call(name)
+        assert ours_["isError"] is True and theirs["isError"] is True
+        assert ours_["content"] == theirs["content"], name
