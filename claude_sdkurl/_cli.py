@@ -304,3 +304,29 @@ def unknown_flag(stderr_tail: str) -> str | None:
     """The flag a CLI refused as unknown (``error: unknown option '--x'``), if it did."""
     found = _UNKNOWN_FLAG.search(stderr_tail)
     return found.group(1) if found else None
+
+
+MINIMUM_VERSION = (2, 0, 0)
+VERBATIM_PROMPTS_VERSION = (2, 1, 248)  # the first CLI that honours client_composed
+
+
+def init_version_warnings(init: dict[str, Any], cli: str | None, verbatim: bool) -> list[str]:
+    """What to warn about the CLI, from its first ``system/init`` message (as the official SDK
+    does, in its words): a CLI too old to report its version, and ``verbatim_prompts`` on a
+    CLI that ignores it."""
+    reported = init.get("claude_code_version")
+    found = re.match(r"(\d{1,9})\.(\d{1,9})\.(\d{1,9})", str(reported))
+    version = tuple(int(part) for part in found.groups()) if found else None
+    warnings = []
+    if version is None:
+        warnings.append(
+            f"Claude Code at {cli} is too old to report its version, and may be unsupported in the Agent SDK. "
+            f"Minimum required version is {format_version(MINIMUM_VERSION)}. Some features may not work correctly."
+        )
+    if verbatim and (version is None or version < VERBATIM_PROMPTS_VERSION):
+        warnings.append(
+            f"verbatim_prompts is enabled, but Claude Code version {reported or 'unknown'} at {cli} ignores it: "
+            "prompts will still have @path mentions expanded and slash commands dispatched. "
+            f"Claude Code {format_version(VERBATIM_PROMPTS_VERSION)} or later is required."
+        )
+    return warnings

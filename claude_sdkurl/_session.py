@@ -62,7 +62,7 @@ from ._transport import Transport, TransportCallbacks
 from ._workers import CALLBACK_WORKERS, Workers
 from .sessions._mirror import MirrorBatcher
 from .sessions._resume import Materialized
-from .types import ClaudeAgentOptions, Message, ResultMessage, SessionKey
+from .types import ClaudeAgentOptions, Message, ResultMessage, SessionKey, SystemMessage
 
 logger = logging.getLogger("claude_sdkurl.session")
 
@@ -146,6 +146,10 @@ class Session:
         self._abort = False
         self._close_done = threading.Event()
         self.server_info: dict[str, Any] | None = None
+        # verbatim_prompts as it was when the session started: toggling the option later must
+        # not split one session's prompts between marked and unmarked (as the official).
+        self._verbatim = bool(self.options.verbatim_prompts)
+        self._version_checked = False  # the CLI's version, read from its first init message
         # With options.session_store: the store's copy of a resumed session, laid out in a
         # temporary config dir (removed at close), and the mirror into the store.
         self._materialized: Materialized | None = None
@@ -274,6 +278,8 @@ class Session:
                         self._put_batch(batch)
                         batch = []
                     self._mirror.flush()
+                if not self._version_checked:
+                    self._check_version(event.message)
                 batch.append(event.message)
             else:
                 if batch:
@@ -283,11 +289,21 @@ class Session:
         if batch:
             self._put_batch(batch)
 
+    def _check_version(self, message: Message) -> None:
+        """Warn, once, about a CLI too old for us or for ``verbatim_prompts``, from its first
+        ``system/init`` message (the running CLI's own word, as the official SDK reads it)."""
+        if isinstance(message, SystemMessage) and message.subtype == "init":
+            self._version_checked = True
+            for warning in _cli.init_version_warnings(message.data, self.cli_path, self._verbatim):
+                logger.warning(warning)
+
     def _put_batch(self, batch: list[Message]) -> None:
         self._messages.put(batch if len(batch) > 1 else batch[0])
 
     def _dispatch(self, event: Event) -> None:
         if isinstance(event, MessageReceived):
+            if not self._version_checked:
+                self._check_version(event.message)
             self._messages.put(event.message)
         elif isinstance(event, ControlResponseReceived):
             waiter = event.request.waiter if event.request is not None else None
@@ -548,7 +564,7 @@ class Session:
         line = self._protocol.user_message(
             content,
             session_id=session_id,
-            client_composed=self.options.verbatim_prompts,
+            client_composed=self._verbatim,
             uuid=str(uuid.uuid4()) if reconnects else None,
         )
         self._send_prompt(line, reconnects)
@@ -558,7 +574,7 @@ class Session:
         reconnects = self.transport_name == "websocket"
         is_prompt = message.get("type", "user") == "user"
         if is_prompt:
-            if self.options.verbatim_prompts:
+            if self._verbatim:
                 message = {**message, "client_composed": True}
             if reconnects and "uuid" not in message:
                 message = {**message, "uuid": str(uuid.uuid4())}

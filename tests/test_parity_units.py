@@ -465,3 +465,44 @@ def test_a_malformed_result_or_a_broken_schema_is_an_error_result_as_in_the_offi
         theirs = theirs_call(name)
         assert ours_["isError"] is True and theirs["isError"] is True
         assert ours_["content"] == theirs["content"], name
+
+
+def test_verbatim_prompts_is_read_once_per_session() -> None:
+    """Toggling the option after connect must not split one session's prompts between
+    marked and unmarked (the official test_option_is_captured_at_connect)."""
+    transport = MockTransport(lambda m, cli: cli.turn("ok") if m["type"] == "user" else None)
+    options = ClaudeAgentOptions(verbatim_prompts=False)
+    with ClaudeClient(options, transport=transport) as client:
+        client.query("first")
+        list(client.receive_response())
+        options.verbatim_prompts = True
+        client.query("later")
+        client.query([{"type": "user", "message": {"role": "user", "content": "later streamed"}}])
+    users = [m for m in transport.cli.sent if m["type"] == "user"]
+    assert len(users) == 3 and all("client_composed" not in m for m in users)
+
+
+@pytest.mark.parametrize(
+    ("version", "verbatim", "expected"),
+    [
+        ("2.1.247", True, ["verbatim_prompts is enabled, but Claude Code version 2.1.247"]),
+        ("2.0.5", True, ["2.1.248 or later is required"]),
+        ("2.1.248", True, []),
+        ("3.0.0", True, []),
+        ("2.1.100", False, []),
+        (None, False, ["too old to report its version", "Minimum required version is 2.0.0"]),
+    ],
+)
+def test_warnings_about_the_cli_version(version: str | None, verbatim: bool, expected: list[str], caplog: pytest.LogCaptureFixture) -> None:
+    def handler(message: dict[str, Any], cli: FakeCLI) -> None:
+        if message["type"] == "user":
+            cli.version = version  # type: ignore[assignment]
+            cli.turn("ok")
+
+    with caplog.at_level(logging.WARNING, "claude_sdkurl"):
+        list(query("hi", ClaudeAgentOptions(verbatim_prompts=verbatim), transport=MockTransport(handler)))
+    text_ = caplog.text
+    for piece in expected:
+        assert piece in text_
+    if not expected:
+        assert "Claude Code" not in text_

@@ -34,6 +34,7 @@ class FakeCLI:
     def __init__(self, transport: MockTransport) -> None:
         self._t = transport
         self.session_id = str(uuid.uuid4())
+        self.version = "2.1.330"  # what the init message reports as claude_code_version
         self.sent: list[dict[str, Any]] = []
         self._answers: dict[str, queue.SimpleQueue[dict[str, Any]]] = {}
 
@@ -46,7 +47,9 @@ class FakeCLI:
     def turn(self, text: str, *, model: str = "mock-model") -> None:
         """Emit a whole successful turn: system/init, an assistant text message, a result."""
         sid = self.session_id
-        self.emit({"type": "system", "subtype": "init", "session_id": sid, "uuid": str(uuid.uuid4())})
+        self.emit(
+            {"type": "system", "subtype": "init", "session_id": sid, "uuid": str(uuid.uuid4()), "claude_code_version": self.version}
+        )
         self.emit(
             {
                 "type": "assistant",
