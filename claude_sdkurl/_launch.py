@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -112,15 +113,51 @@ def check_options(options: ClaudeAgentOptions) -> None:
     for key, value in options.env.items():
         if not isinstance(key, str) or not isinstance(value, str):
             raise TypeError(f"options.env must map str to str, got {key!r}: {value!r}")
-    if options.skills is not None and options.skills != "all":
-        if not isinstance(options.skills, list) or not all(isinstance(s, str) for s in options.skills):
-            raise TypeError("skills must be 'all' or a list of skill names")
-        for s in options.skills:
-            if not s or s != s.strip() or any(c in s for c in "*?,()[]"):
-                raise ValueError(f"invalid skill name {s!r}")
+    _check_skills(options.skills)
     for plugin in options.plugins:
         if plugin.get("type") != "local":
             raise ValueError(f"Unsupported plugin type: {plugin.get('type')!r}")
+
+
+# In a Skill(name) rule of --allowedTools: the CLI splits that value on commas and spaces
+# outside parentheses and knows no escapes, so these characters cannot ride in a name.
+_SKILL_FORBIDDEN = re.compile(r"[(),\x00-\x1f\x7f-\x9f\ufeff]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _check_skills(skills: Any) -> None:
+    """``skills``: ``"all"`` or a list of names that make a ``Skill(name)`` rule the CLI reads
+    as that one skill (the official SDK's rules and texts: a name that could never match is
+    refused here rather than silently granting nothing)."""
+    if skills is None or skills == "all":
+        return
+    if not isinstance(skills, list):
+        hint = f" Did you mean [{skills!r}]?" if isinstance(skills, str) else ""
+        raise TypeError(f'ClaudeAgentOptions.skills must be a list of skill names or "all", got {skills!r}.{hint}')
+    for name in skills:
+        if not isinstance(name, str):
+            raise TypeError(f"Skill names must be strings, got {type(name).__name__}: {name!r}")
+        if not name.strip():
+            raise ValueError("Skill names must be non-empty strings")
+        why = (
+            "contains a surrogate code point, which can never match a skill the CLI discovered." if _SURROGATE.search(name)
+            else "leading or trailing whitespace can never match — the Skill tool trims the invoked name." if name != name.strip()
+            else "parentheses, commas, control characters, and byte-order marks are not allowed. Names match the "
+            "skill's directory name, or 'plugin:skill' for plugin-qualified skills." if _SKILL_FORBIDDEN.search(name)
+            else None
+        )  # fmt: skip
+        if name == "*":
+            raise ValueError("Invalid skill name '*': use skills=\"all\" to enable every skill.")
+        if why is None and name.endswith((":*", " *")):
+            why = "wildcard-suffix names are not allowed; list each skill by its exact name."
+        if why is None and name.startswith("/"):
+            why = "skill names may not start with '/'. The skills option takes the canonical name, not the slash-command form."
+        if why is None and "\\\\" in name:
+            why = "consecutive backslashes are not allowed — the per-rule parser collapses them, so the rule would name a different skill."
+        if why is None and name.endswith("\\"):
+            why = "names may not end with an unpaired backslash."
+        if why is not None:
+            raise ValueError(f"Invalid skill name {name!r}: {why}")
 
 
 def _check_store_options(options: ClaudeAgentOptions) -> None:

@@ -106,6 +106,29 @@ class _Inflight:
     timer: threading.Timer | None = None
 
 
+def _check_blocking_hooks(plan: LaunchPlan, answer: dict[str, Any]) -> None:
+    """A hook set to fail closed (``on_failure`` other than ``"continue"``) must not fail open:
+    refuse a CLI whose ``initialize`` answer does not say it honours ``onFailure``, or says it
+    did not register our hooks (the official SDK's rule and words)."""
+    blocking = any(
+        entry.get("onFailure") not in (None, "continue")
+        for matchers in (plan.initialize.get("hooks") or {}).values()
+        for entry in matchers
+    )
+    if not blocking:
+        return
+    if not answer.get("hook_on_failure_supported"):
+        raise CLIConnectionError(
+            "The process answering initialize does not honor on_failure on hook matchers, so a hook that "
+            'fails would not block. Update Claude Code if it is old, or remove on_failure="block" from your hooks.'
+        )
+    if answer.get("hooks_applied") is False:
+        raise CLIConnectionError(
+            "This session was already running and did not register your hooks, so a hook set to "
+            'on_failure="block" would never run. Start a new session, or remove on_failure="block" from your hooks.'
+        )
+
+
 class Session:
     """A live conversation with one Claude Code CLI.
 
@@ -209,6 +232,7 @@ class Session:
             )
             self._transport.wait_ready(CONNECT_TIMEOUT)
             self.server_info = self.control(plan.initialize, timeout=plan.initialize_timeout)
+            _check_blocking_hooks(plan, self.server_info)
             return self.server_info
         except BaseException:
             self.close()

@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 import dataclasses
+from typing import Any
 import pytest
 
 from claude_sdkurl import (
@@ -145,7 +146,7 @@ def test_a_session_store_takes_stdio_on_any_cli(tmp_path: Path) -> None:
         (ClaudeAgentOptions(transport="carrier-pigeon"), ValueError),  # type: ignore[arg-type]
         (ClaudeAgentOptions(control_timeout=0), ValueError),
         (ClaudeAgentOptions(env={"A": 1}), TypeError),  # type: ignore[dict-item]
-        (ClaudeAgentOptions(skills=["a*"]), ValueError),
+        (ClaudeAgentOptions(skills=["a(b)"]), ValueError),
         (ClaudeAgentOptions(plugins=[{"type": "remote", "path": "x"}]), ValueError),  # type: ignore[list-item]
         (ClaudeAgentOptions(hooks={"PreToolUse": [HookMatcher(hooks=["nope"])]}), TypeError),  # type: ignore[list-item]
     ],
@@ -238,3 +239,31 @@ def test_warm_turn_is_skipped_where_another_hook_could_see_it(overrides: dict[st
     # hooks for other events do not stand in the way
     other = ClaudeAgentOptions(hooks={"PreToolUse": [HookMatcher(hooks=[lambda *a: {}])]})
     assert prewarm_module.warm_turn_obstacle(other) is None
+
+
+SKILL_NAMES = ["ok", "plugin:skill", "a*b", "x[v2]", "a?", " lead", "trail ", "a,b", "a(b)", "\x01x", "\ufeffx", "*",
+               "p:*", "p *", "/cmd", "a\\\\b", "a\\", "a\\b", "\ud800x", "", "  ", 5]  # fmt: skip
+
+
+@pytest.mark.parametrize("name", SKILL_NAMES, ids=repr)
+def test_skill_names_are_checked_as_the_official_checks_them(name: object) -> None:
+    """Same names accepted, same refused with the same error class and text."""
+    from claude_agent_sdk._internal.transport import subprocess_cli as official
+
+    def outcome(check: Any) -> Any:
+        try:
+            check()
+        except Exception as error:
+            return type(error).__name__, str(error)
+        return None
+
+    ours_ = outcome(lambda: check_options(ClaudeAgentOptions(skills=[name])))  # type: ignore[list-item]
+    assert ours_ == outcome(lambda: official._validate_skill_name(name))
+    if ours_ is None:
+        args = build_args(ClaudeAgentOptions(skills=[name]))  # type: ignore[list-item]
+        assert f"Skill({name})" in args[args.index("--allowedTools") + 1]
+
+
+def test_skills_must_be_a_list_or_all() -> None:
+    with pytest.raises(TypeError, match=r"Did you mean \['pdf'\]"):
+        check_options(ClaudeAgentOptions(skills="pdf"))  # type: ignore[arg-type]

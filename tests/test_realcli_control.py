@@ -258,3 +258,20 @@ def test_50_sequential_turns_no_growth(make_options: OptionsFactory, api: MockMe
         assert threading.active_count() == threads
         assert len(os.listdir("/proc/self/fd")) == fds
     assert len(api.message_requests()) == 51
+
+
+def test_a_hook_that_must_block_is_refused_by_a_cli_that_would_let_it_fail_open(
+    make_options: OptionsFactory, api: MockMessagesAPI, transport: str
+) -> None:
+    """``on_failure="block"`` on a CLI whose initialize answer does not say it honours
+    ``onFailure`` (2.1.120) is a typed error before any turn, as in the official SDK; the
+    current CLI says it does (2.1.330), and the hook runs."""
+    from claude_sdkurl import CLIConnectionError
+
+    options = make_options(hooks={"UserPromptSubmit": [HookMatcher(hooks=[lambda i, t, c: {}], on_failure="block")]})
+    if transport == "websocket":  # 2.1.120
+        with pytest.raises(CLIConnectionError, match="does not honor on_failure"):
+            list(query("hi", options))
+        assert not [r for r in api.requests if r.method == "POST"]  # no prompt reached the model
+    else:
+        assert isinstance(list(query("hi", options))[-1], ResultMessage)

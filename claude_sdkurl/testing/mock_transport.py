@@ -138,7 +138,8 @@ class MockTransport(Transport):
                 and (msg.get("request") or {}).get("subtype") == "initialize"
                 and msg["request_id"] not in self._answered
             ):
-                self.cli.respond(msg, {"commands": [], "models": [], "pid": 0})
+                # as the pinned current CLI answers (it honours onFailure on hook matchers)
+                self.cli.respond(msg, {"commands": [], "models": [], "pid": 0, "hook_on_failure_supported": True, "hooks_applied": True})
 
     def _deliver(self, data: str | bytes) -> None:
         with self._lock:
