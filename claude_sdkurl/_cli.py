@@ -290,9 +290,36 @@ def build_env(options: ClaudeAgentOptions, extra: dict[str, str] | None = None) 
         env["CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING"] = "true"
     if options.cwd is not None:
         env["PWD"] = str(options.cwd)
+    _add_trace_context(env, options.env)
     if extra:
         env.update(extra)
     return env
+
+
+def _add_trace_context(env: dict[str, str], chosen: dict[str, str]) -> None:
+    """With an OpenTelemetry span active here (``opentelemetry-api`` installed, optional), hand
+    the CLI its W3C context (``TRACEPARENT``, ``TRACESTATE``) so the CLI's own spans join the
+    caller's trace, as the official SDK does. A context inherited from our environment is
+    dropped first (an old ``TRACESTATE`` must not pair with a new ``TRACEPARENT``); what
+    ``options.env`` sets is left alone. Without a span, or without the package, nothing."""
+    try:
+        from opentelemetry import propagate
+    except ImportError:
+        return
+    carrier: dict[str, str] = {}
+    try:
+        propagate.inject(carrier)
+    except Exception as error:  # tracing is best effort: it never stops a launch
+        logger.debug("could not read the OpenTelemetry context: %s", error)
+        return
+    if "traceparent" not in carrier:  # no span (a baggage-only carrier keeps what is inherited)
+        return
+    for key in ("TRACEPARENT", "TRACESTATE"):
+        if key not in chosen:
+            env.pop(key, None)
+    for key, value in carrier.items():
+        if key.upper() not in chosen:
+            env[key.upper()] = value
 
 
 # Flags the SDK adds for an option; named when a CLI too old for them refuses them.

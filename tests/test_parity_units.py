@@ -506,3 +506,44 @@ def test_warnings_about_the_cli_version(version: str | None, verbatim: bool, exp
         assert piece in text_
     if not expected:
         assert "Claude Code" not in text_
+
+
+def test_an_active_opentelemetry_span_reaches_the_cli_as_its_trace_context(monkeypatch: pytest.MonkeyPatch) -> None:
+    """As the official SDK: TRACEPARENT (and TRACESTATE) in the CLI's environment, an inherited
+    context replaced, what options.env sets kept; nothing without an active span."""
+    from opentelemetry import trace
+    from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags, TraceState
+
+    from claude_agent_sdk._internal.transport.subprocess_cli import SubprocessCLITransport
+
+    monkeypatch.setenv("TRACEPARENT", "00-inherited-0000000000000001-01")
+    monkeypatch.setenv("TRACESTATE", "old=1")
+    span = NonRecordingSpan(
+        SpanContext(trace_id=0x1234, span_id=0x5678, is_remote=False, trace_flags=TraceFlags(1), trace_state=TraceState([("k", "v")]))
+    )
+    assert "TRACEPARENT" in build_env(ClaudeAgentOptions()) and build_env(ClaudeAgentOptions())["TRACEPARENT"].startswith("00-inherited")
+    with trace.use_span(span):
+        mine = build_env(ClaudeAgentOptions())
+        kept = build_env(ClaudeAgentOptions(env={"TRACESTATE": "mine=1"}))
+
+        async def official_env() -> dict[str, str]:
+            transport = SubprocessCLITransport(prompt="x", options=ClaudeAgentOptions(cli_path="/bin/true"))  # type: ignore[arg-type]
+            captured: dict[str, str] = {}
+
+            async def fake_open_process(*args: Any, **kwargs: Any) -> Any:
+                captured.update(kwargs["env"])
+                raise OSError("stop here")
+
+            monkeypatch.setattr("anyio.open_process", fake_open_process)
+            try:
+                await transport.connect()
+            except Exception:
+                pass
+            return captured
+
+        import asyncio
+
+        theirs = asyncio.run(official_env())
+    assert mine["TRACEPARENT"] == "00-00000000000000000000000000001234-0000000000005678-01"
+    assert mine["TRACEPARENT"] == theirs["TRACEPARENT"] and mine["TRACESTATE"] == theirs["TRACESTATE"] == "k=v"
+    assert kept["TRACESTATE"] == "mine=1" and kept["TRACEPARENT"] == mine["TRACEPARENT"]
