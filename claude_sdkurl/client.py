@@ -62,7 +62,15 @@ class ClaudeClient:
         As the official client: a string prompt is sent and input stays open;
         an iterable of message dicts is sent in the background and the CLI's
         input is closed once the run it starts is over (the CLI then exits).
+        Connecting again starts a new CLI, as there; the previous one is stopped
+        first (the official client leaves it running). With a transport given to
+        the client, which serves one connection, a second connect is refused.
         """
+        live = self._session is not None and not self._session.closed
+        if live and self._custom_transport is not None:
+            raise CLIConnectionError("already connected (a transport given to the client serves one connection)")
+        if live:
+            self.disconnect()
         self._connect(warm_turn=False)
         if prompt is None or isinstance(prompt, str):
             if prompt is not None:

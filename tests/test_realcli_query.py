@@ -182,3 +182,21 @@ def test_a_cli_that_exits_at_once_is_a_process_error_on_both_transports(make_opt
     with pytest.raises(ProcessError) as failed:
         list(query("hi", make_options(resume="0f0e0d0c-0000-4000-8000-00000000dead")))
     assert failed.value.exit_code not in (0, None)
+
+
+@pytest.mark.realcli
+@pytest.mark.parametrize("transport", ["stdio"])
+def test_connecting_again_starts_a_new_cli_and_stops_the_old(make_options: OptionsFactory, api: MockMessagesAPI, transport: str) -> None:
+    """As the official client, a second connect() works; unlike it, the first CLI is stopped."""
+    from claude_sdkurl import ClaudeClient
+
+    from .conftest import child_pids
+
+    client = ClaudeClient(make_options())
+    client.connect()
+    first = set(child_pids())
+    client.connect()
+    client.query("again")
+    assert isinstance(list(client.receive_response())[-1], ResultMessage)
+    assert not first & set(child_pids())  # the first CLI is gone
+    client.disconnect()
