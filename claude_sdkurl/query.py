@@ -89,6 +89,7 @@ def _run(
         )
         feeder.start()
         input_done = False
+        failed: BaseException | None = None
         while True:
             try:
                 item = session.next_message(deadline.left())
@@ -101,9 +102,14 @@ def _run(
                     raise CLIConnectionError(
                         f"Claude Code ended the session before the last turn finished (exit code {item.exit_code})"
                     )
+                if failed is not None:
+                    raise failed
                 return
             if isinstance(item, _InputFailed):
-                raise item.error
+                # The prompt iterable raised: the turns it already sent still run to their
+                # results (as in the official SDK); its error comes after them, not lost.
+                failed, input_done = item.error, True
+                continue
             if isinstance(item, _InputDone):
                 input_done = True
             else:
@@ -150,6 +156,7 @@ def _feed(
         session.post(_InputDone())
         # Nothing sent: no result will come to end the run, so close at once.
         session.end_input(stop, wait=counts["sent"] > 0)
-    except BaseException as e:  # the consumer re-raises it
+    except BaseException as e:  # the consumer re-raises it once the turns already sent are over
         if not stop.is_set():
             session.post(_InputFailed(e))
+            session.end_input(stop, wait=counts["sent"] > 0)

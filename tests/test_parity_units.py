@@ -547,3 +547,23 @@ def test_an_active_opentelemetry_span_reaches_the_cli_as_its_trace_context(monke
     assert mine["TRACEPARENT"] == "00-00000000000000000000000000001234-0000000000005678-01"
     assert mine["TRACEPARENT"] == theirs["TRACEPARENT"] and mine["TRACESTATE"] == theirs["TRACESTATE"] == "k=v"
     assert kept["TRACESTATE"] == "mine=1" and kept["TRACEPARENT"] == mine["TRACEPARENT"]
+
+
+def test_a_failing_prompt_iterable_lets_the_turns_it_sent_finish() -> None:
+    """The turn already sent runs to its result (the official SDK does the same); the
+    iterable's exception is raised after it (the official logs it and ends quietly)."""
+
+    def handler(message: dict[str, Any], cli: FakeCLI) -> None:
+        if message["type"] == "user":
+            time.sleep(0.1)  # the failure is raised while this turn is under way
+            cli.turn("answered")
+
+    def prompts() -> Any:
+        yield {"type": "user", "message": {"role": "user", "content": "one"}}
+        raise RuntimeError("the prompt source broke")
+
+    seen: list[Any] = []
+    with pytest.raises(RuntimeError, match="the prompt source broke"):
+        for message in query(prompts(), transport=MockTransport(handler)):
+            seen.append(message)
+    assert isinstance(seen[-1], ResultMessage) and seen[-1].result == "answered"
