@@ -567,3 +567,27 @@ def test_a_failing_prompt_iterable_lets_the_turns_it_sent_finish() -> None:
         for message in query(prompts(), transport=MockTransport(handler)):
             seen.append(message)
     assert isinstance(seen[-1], ResultMessage) and seen[-1].result == "answered"
+
+
+def test_tool_schema_conversion_differs_only_where_the_readme_says() -> None:
+    """Same JSON Schema as the official for Python types; for per-property schema dicts and
+    pydantic model classes ours keeps what the tool declared (README migration table)."""
+    import claude_agent_sdk as official
+    import pydantic
+
+    class Model(pydantic.BaseModel):
+        n: int
+
+    same: list[Any] = [{"a": int, "b": Optional[str], "c": list[float], "d": Annotated[bool, "flag"]}, Point, {"type": "object", "properties": {}}]
+    for schema in same:
+        mine = create_sdk_mcp_server("s", tools=[tool("t", "d", schema)(lambda a: a)])["instance"]
+        ours_ = mine.handle({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})["result"]["tools"][0]["inputSchema"]
+        theirs = official._build_input_schema(official.tool("t", "d", schema)(lambda a: a))  # type: ignore[attr-defined]
+        assert ours_ == theirs
+    differs = {"n": {"type": "integer", "minimum": 0}}
+    assert official._build_input_schema(official.tool("t", "d", differs)(lambda a: a))["properties"]["n"] == {"type": "string"}  # type: ignore[attr-defined]
+    assert official._build_input_schema(official.tool("t", "d", Model)(lambda a: a)) == {"type": "object", "properties": {}}  # type: ignore[attr-defined]
+    mine = create_sdk_mcp_server("s", tools=[tool("x", "d", differs)(lambda a: a), tool("m", "d", Model)(lambda a: a)])["instance"]
+    listed = {t["name"]: t["inputSchema"] for t in mine.handle({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})["result"]["tools"]}
+    assert listed["x"]["properties"]["n"] == {"type": "integer", "minimum": 0}
+    assert listed["m"]["properties"]["n"]["type"] == "integer"
