@@ -197,6 +197,11 @@ class Session:
         return self.plan.cli_version if self.plan is not None else None
 
     @property
+    def input_ended(self) -> bool:
+        """The CLI's input is closed (the run is over): it should exit by itself now."""
+        return self._input_ended
+
+    @property
     def transport_name(self) -> str | None:
         return self._transport.name if self._transport is not None else None
 

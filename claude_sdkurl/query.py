@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import queue
 import threading
 from collections.abc import Iterable, Iterator
@@ -13,6 +14,10 @@ from ._session import Ended, Session
 from ._transport import Transport
 from .prewarm import take_warm
 from .types import ClaudeAgentOptions, Message, ResultMessage, warn_if_can_use_tool_shadowed
+
+logger = logging.getLogger("claude_sdkurl.query")
+
+EXIT_GRACE = 5.0  # seconds a CLI may stay, silent, after its input is closed and every turn is done
 
 
 class _InputDone:
@@ -91,9 +96,17 @@ def _run(
         input_done = False
         failed: BaseException | None = None
         while True:
+            # Once every turn has its result and the CLI's input is closed, the CLI should
+            # exit; one that neither exits nor writes gets the official 5 s, then is stopped
+            # (in finally) and the iteration ends as if it had exited.
+            lingering = input_done and counts["results"] >= counts["sent"] and session.input_ended
             try:
-                item = session.next_message(deadline.left())
+                item = session.next_message(deadline.bound(EXIT_GRACE) if lingering else deadline.left())
             except queue.Empty:
+                if lingering and not deadline.passed():
+                    logger.warning("Claude Code did not exit within %g s after its last message; stopping it", EXIT_GRACE)
+                    stuck = True  # its grace is spent: stopped at once, not waited for again
+                    return
                 raise ReceiveTimeoutError(timeout or 0.0) from None
             if isinstance(item, Ended):
                 if item.error is not None:

@@ -72,6 +72,8 @@ for line in sys.stdin:
     if mode == "silent":
         time.sleep(600)
     turn("pong")
+if mode == "linger":  # input closed, the turn done: stays alive and says nothing
+    time.sleep(600)
 '''
 
 
@@ -136,6 +138,16 @@ def test_query_timeout_stops_a_silent_cli(fake: Any) -> None:
     with pytest.raises(ReceiveTimeoutError):
         list(query("anyone?", fake("silent"), timeout=0.5))
     assert time.monotonic() - t0 < 3.0  # the timeout, a bounded interrupt, the stop
+    assert not any(alive(p) for p in fake.pids())
+
+
+def test_a_cli_that_lingers_after_its_last_message_is_stopped_after_the_grace(fake: Any) -> None:
+    """Input closed, every result in, and the CLI neither exits nor writes: after the
+    official 5 s grace it is stopped and the iteration ends normally (it waited forever)."""
+    t0 = time.monotonic()
+    messages = list(query("hi", fake("linger")))
+    assert isinstance(messages[-1], ResultMessage) and messages[-1].result == "pong"
+    assert 4.5 < time.monotonic() - t0 < 9
     assert not any(alive(p) for p in fake.pids())
 
 
