@@ -252,3 +252,45 @@ def test_a_cli_that_does_not_know_a_flag_names_the_option(tmp_path: Path) -> Non
     # The official text, which programs match on (the stderr part is the CLI's real tail here).
     assert str(failed.value).startswith("Command failed with exit code 3 (exit code: 3)")
     assert failed.value.exit_code == 3
+
+
+FAKE_WS_CLI = r'''#!{python}
+import json, os, signal, sys, time
+if "--version" in sys.argv:
+    print("2.1.120 (Claude Code)")
+    sys.exit(0)
+from websockets.sync.client import connect
+with open(os.environ["FAKE_PIDFILE"], "a") as f:
+    f.write(f"{{os.getpid()}}\n")
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+url = sys.argv[sys.argv.index("--sdk-url") + 1]
+token = os.read(int(os.environ["CLAUDE_CODE_WEBSOCKET_AUTH_FILE_DESCRIPTOR"]), 4096).decode()
+ws = connect(url, additional_headers={{"Authorization": f"Bearer {{token}}"}})
+for raw in ws:
+    for line in raw.splitlines():
+        msg = json.loads(line)
+        if msg["type"] == "control_request" and msg["request"]["subtype"] == "initialize":
+            ws.send(json.dumps({{"type": "control_response", "response": {{"subtype": "success", "request_id": msg["request_id"], "response": {{}}}}}}) + "\n")
+        elif msg["type"] == "user":
+            ws.close(1000, "bye")  # a normal close mid-turn, and never a reconnect
+            time.sleep(600)
+'''
+
+
+def test_a_websocket_cli_that_goes_away_alive_is_a_typed_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The CLI closes its WebSocket normally mid-turn, stays alive and never reconnects: after
+    the reconnect wait a CLIConnectionError, and the CLI stopped (it waited forever)."""
+    from claude_sdkurl import CLIConnectionError
+    from claude_sdkurl._transport import websocket
+
+    monkeypatch.setattr(websocket, "RECONNECT_WAIT", 2.0)  # the real 10 s, shortened for the test
+    script = tmp_path / "claude"
+    script.write_text(FAKE_WS_CLI.format(python=sys.executable))
+    script.chmod(0o755)
+    pidfile = tmp_path / "pids"
+    options = ClaudeAgentOptions(cli_path=str(script), env={"FAKE_PIDFILE": str(pidfile)}, transport="websocket")
+    t0 = time.monotonic()
+    with pytest.raises(CLIConnectionError, match="did not reconnect within 2 s"):
+        list(query("hi", options))
+    assert 1.9 < time.monotonic() - t0 < 6
+    assert not any(alive(int(p)) for p in pidfile.read_text().split())
