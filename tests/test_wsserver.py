@@ -169,6 +169,22 @@ def test_pending_handshakes_are_bounded(server: Server) -> None:
             time.sleep(0.1)
 
 
+def test_a_real_peer_gets_through_a_flood_of_silent_sockets(server: Server) -> None:
+    """Hundreds of silent sockets held open must not lock a reconnecting CLI out for the
+    handshake timeout: the oldest pending handshakes are dropped for newcomers."""
+    silent = [socket.create_connection(("127.0.0.1", server.listener.port)) for _ in range(300)]
+    try:
+        time.sleep(0.3)
+        started = time.monotonic()
+        with client(server) as ws:
+            ws.send('{"through": "the flood"}\n')
+            server.wait(lambda: server.received)
+        assert time.monotonic() - started < 2.0
+    finally:
+        for s in silent:
+            s.close()
+
+
 def test_silent_handshake_times_out(monkeypatch: pytest.MonkeyPatch, server: Server) -> None:
     import claude_sdkurl._transport._wsserver as wsserver
 

@@ -36,7 +36,7 @@ logger = logging.getLogger("claude_sdkurl.transport.websocket")
 
 RECV_SIZE = 256 * 1024
 HANDSHAKE_TIMEOUT = 10.0  # seconds a peer may take to send its upgrade request
-MAX_PENDING_HANDSHAKES = 16  # connections still in their handshake; more are closed at once
+MAX_PENDING_HANDSHAKES = 16  # connections still in their handshake; past it the oldest is dropped
 ACCEPT_BACKOFF = 0.1  # seconds to wait after accept() failed (e.g. out of descriptors)
 
 
@@ -73,6 +73,7 @@ class Connection:
         self.done = threading.Event()
         self.too_big: PayloadTooBig | None = None  # the peer sent a message over max_size
         self.handshake_done = False
+        self.dropped = False  # abort() was called: its thread is on its way out
 
     # ------------------------------------------------------------------ writing
 
@@ -150,6 +151,7 @@ class Connection:
 
     def abort(self) -> None:
         """Drop the TCP connection without a closing handshake."""
+        self.dropped = True
         try:
             self._sock.shutdown(socket.SHUT_RDWR)  # wakes the reader's recv()
         except OSError:
@@ -307,11 +309,14 @@ class Listener:
                         return
                     continue
                 with self._lock:
-                    pending = sum(1 for c in self._conns if not c.handshake_done)
-                if pending >= MAX_PENDING_HANDSHAKES:
-                    logger.warning("closing a connection: %d handshakes are already pending", pending)
-                    sock.close()
-                    continue
+                    waiting = [c for c in self._conns if not c.handshake_done and not c.dropped]  # oldest first
+                if len(waiting) >= MAX_PENDING_HANDSHAKES:
+                    # Full: drop the oldest pending handshake, not the newcomer. A CLI completes
+                    # its handshake in milliseconds; what has waited longest is a silent (or slow)
+                    # peer, and refusing newcomers would let a flood of them lock the CLI's
+                    # reconnect out for the whole handshake timeout.
+                    logger.warning("%d handshakes pending: dropping the oldest", len(waiting))
+                    waiting[0].abort()
                 sock.setblocking(True)
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
                 conn = Connection(sock, self._max_size, self._close_timeout)
