@@ -149,6 +149,8 @@ def _dotted(cst: Any, node: Any) -> str:
 
 
 def _make_transformer(cst: Any, positions: Any, local_async: set[str]) -> Any:
+    statements = (cst.SimpleStatementLine, cst.If, cst.For, cst.While, cst.With, cst.Try, cst.FunctionDef, cst.ClassDef)
+
     class Porter(cst.CSTTransformer):  # type: ignore[misc]
         def __init__(self) -> None:
             super().__init__()
@@ -174,9 +176,6 @@ def _make_transformer(cst: Any, positions: Any, local_async: set[str]) -> Any:
             if above and self.notes:
                 self.notes[-1].append(text)
 
-        def _open(self, node: Any) -> None:
-            self.notes.append([])
-
         def _close(self, updated: Any) -> Any:
             notes = self.notes.pop()
             if not notes:
@@ -184,54 +183,26 @@ def _make_transformer(cst: Any, positions: Any, local_async: set[str]) -> Any:
             lines = [cst.EmptyLine(comment=cst.Comment(f"{MARK} {text}")) for text in dict.fromkeys(notes)]
             return updated.with_changes(leading_lines=[*updated.leading_lines, *lines])
 
-        def visit_SimpleStatementLine(self, node: Any) -> None:
-            self._open(node)
+        # Notes go above the statement being left: every statement kind opens a list on the
+        # way in and writes its notes as comments on the way out, before its own leave_*.
+        def on_visit(self, node: Any) -> bool:
+            if isinstance(node, statements):
+                self.notes.append([])
+            return bool(super().on_visit(node))
 
-        def leave_SimpleStatementLine(self, original: Any, updated: Any) -> Any:
-            return self._close(updated)
-
-        # One visit/leave pair per compound statement: notes go above the statement.
-        def visit_If(self, node: Any) -> None:
-            self._open(node)
-
-        def leave_If(self, original: Any, updated: Any) -> Any:
-            return self._close(updated)
-
-        def visit_While(self, node: Any) -> None:
-            self._open(node)
-
-        def leave_While(self, original: Any, updated: Any) -> Any:
-            return self._close(updated)
-
-        def visit_Try(self, node: Any) -> None:
-            self._open(node)
-
-        def leave_Try(self, original: Any, updated: Any) -> Any:
-            return self._close(updated)
-
-        def visit_ClassDef(self, node: Any) -> None:
-            self._open(node)
-
-        def leave_ClassDef(self, original: Any, updated: Any) -> Any:
-            return self._close(updated)
-
-        def visit_FunctionDef(self, node: Any) -> None:
-            self._open(node)
+        def on_leave(self, original: Any, updated: Any) -> Any:
+            if isinstance(original, statements):
+                updated = self._close(updated)
+            return super().on_leave(original, updated)
 
         def leave_FunctionDef(self, original: Any, updated: Any) -> Any:
-            return self._synchronous(self._close(updated))
-
-        def visit_For(self, node: Any) -> None:
-            self._open(node)
+            return self._synchronous(updated)
 
         def leave_For(self, original: Any, updated: Any) -> Any:
-            return self._synchronous(self._close(updated))
-
-        def visit_With(self, node: Any) -> None:
-            self._open(node)
+            return self._synchronous(updated)
 
         def leave_With(self, original: Any, updated: Any) -> Any:
-            return self._unwrap_timeout(original, self._synchronous(self._close(updated)))
+            return self._unwrap_timeout(original, self._synchronous(updated))
 
         # ---------------------------------------------------------- imports
 
