@@ -23,6 +23,10 @@ a)``, ``trio.run(main)``
 one ``async for`` over ``query(...)`` or   that call (a ``ReceiveTimeoutError``, a
 ``receive_messages/receive_response()``    ``TimeoutError``, when time is up)
 ``asyncio.Queue/Event/Lock/Semaphore()``   ``queue.Queue`` / ``threading.*``
+``contextlib.asynccontextmanager``,        ``contextmanager``, ``ExitStack``,
+``AsyncExitStack``, ``enter_async_context`` ``enter_context``
+``__aenter__/__aexit__/__aiter__/__anext__`` ``__enter__/__exit__/__iter__/__next__``
+``StopAsyncIteration``                     ``StopIteration``
 =========================================  ==========================================
 
 What is not rewritten, because no rewrite is safe without reading the program:
@@ -57,6 +61,19 @@ _SDK_METHODS = _RECEIVERS | {
 }  # fmt: skip
 _PRIMITIVES = {"Queue": ("queue", "Queue"), "Event": ("threading", "Event"), "Lock": ("threading", "Lock"),
                "Semaphore": ("threading", "Semaphore"), "BoundedSemaphore": ("threading", "BoundedSemaphore")}  # fmt: skip
+# Names whose synchronous twin is a rename: the SDK package, async context managers and
+# iterators (their protocol methods too), and the stop of an async iteration.
+_RENAMES = {
+    "claude_agent_sdk": "claude_sdkurl",
+    "asynccontextmanager": "contextmanager",
+    "AsyncExitStack": "ExitStack",
+    "enter_async_context": "enter_context",
+    "__aenter__": "__enter__",
+    "__aexit__": "__exit__",
+    "__aiter__": "__iter__",
+    "__anext__": "__next__",
+    "StopAsyncIteration": "StopIteration",
+}
 _ADVICE = {
     "create_task": "a task: run it on a thread (threading.Thread(target=..., daemon=True)); to stop a "
     "reader, call client.interrupt() or leave the client, as in the README's reader-thread recipe",
@@ -218,9 +235,8 @@ def _make_transformer(cst: Any, positions: Any, local_async: set[str]) -> Any:
             return updated
 
         def leave_Name(self, original: Any, updated: Any) -> Any:
-            if updated.value == "claude_agent_sdk":
-                return updated.with_changes(value="claude_sdkurl")
-            return updated
+            renamed = _RENAMES.get(updated.value)
+            return updated.with_changes(value=renamed) if renamed else updated
 
         # ---------------------------------------------------------- async syntax
 

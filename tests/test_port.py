@@ -89,6 +89,42 @@ def test_a_timeout_around_one_receiver_becomes_its_timeout() -> None:
     compile(out, "ported", "exec")
 
 
+def test_async_context_managers_and_iterators_become_plain_ones() -> None:
+    out = port(
+        """
+        import contextlib
+        from contextlib import asynccontextmanager, AsyncExitStack
+        from claude_agent_sdk import ClaudeSDKClient
+
+        @asynccontextmanager
+        async def session():
+            async with ClaudeSDKClient() as client:
+                yield client
+
+        class Wrapper:
+            async def __aenter__(self):
+                return self
+            async def __aexit__(self, *exc):
+                return None
+            def __aiter__(self):
+                return self
+            async def __anext__(self):
+                raise StopAsyncIteration
+
+        async def main():
+            async with AsyncExitStack() as stack:
+                client = await stack.enter_async_context(session())
+            async with contextlib.asynccontextmanager(lambda: None)():
+                pass
+        """
+    )
+    assert "async" not in out.replace("asynccontextmanager", "X") and "asynccontextmanager" not in out
+    assert "from contextlib import contextmanager, ExitStack" in out and "@contextmanager" in out
+    for name in ("__enter__", "__exit__", "__iter__", "__next__", "raise StopIteration", "stack.enter_context(session())"):
+        assert name in out
+    compile(out, "ported", "exec")
+
+
 def test_primitives_become_queue_and_threading() -> None:
     out = port(
         """
