@@ -23,6 +23,8 @@ a)``, ``trio.run(main)``
 one ``async for`` over ``query(...)`` or   that call (a ``ReceiveTimeoutError``, a
 ``receive_messages/receive_response()``    ``TimeoutError``, when time is up)
 ``asyncio.Queue/Event/Lock/Semaphore()``   ``queue.Queue`` / ``threading.*``
+``await asyncio.gather(f(a), *[g(x) for     ``claude_sdkurl.threads.gather(partial(f, a),
+x in xs])``                                ``*[partial(g, x) for x in xs])``: at once, on threads
 ``contextlib.asynccontextmanager``,        ``contextmanager``, ``ExitStack``,
 ``AsyncExitStack``, ``enter_async_context`` ``enter_context``
 ``__aenter__/__aexit__/__aiter__/__anext__`` ``__enter__/__exit__/__iter__/__next__``
@@ -30,7 +32,7 @@ one ``async for`` over ``query(...)`` or   that call (a ``ReceiveTimeoutError``,
 =========================================  ==========================================
 
 What is not rewritten, because no rewrite is safe without reading the program:
-tasks (``create_task``, ``gather``, ``TaskGroup``, anyio task groups,
+tasks (``create_task``, ``gather`` of coroutines made earlier, ``TaskGroup``, anyio task groups,
 ``wait_for``, ``CancelledError``), other ``asyncio``/``anyio``/``trio`` calls,
 ``claude_agent_sdk._internal``, and an ``asyncio.timeout`` around anything else.
 Each such place keeps its code and gets a ``# claude_sdkurl.port:`` comment that
@@ -77,7 +79,8 @@ _RENAMES = {
 _ADVICE = {
     "create_task": "a task: run it on a thread (threading.Thread(target=..., daemon=True)); to stop a "
     "reader, call client.interrupt() or leave the client, as in the README's reader-thread recipe",
-    "gather": "run the calls on a concurrent.futures.ThreadPoolExecutor (pool.map) as in the README's gather recipe",
+    "gather": "gathered coroutines made before this line have already run one by one: build the calls here "
+    "(claude_sdkurl.threads.gather(functools.partial(f, x), ...)) to run them at once",
     "TaskGroup": "a task group: use a concurrent.futures.ThreadPoolExecutor as a context manager",
     "create_task_group": "a task group: use a concurrent.futures.ThreadPoolExecutor as a context manager",
     "open_nursery": "a nursery: use a concurrent.futures.ThreadPoolExecutor as a context manager",
@@ -262,7 +265,7 @@ def _make_transformer(cst: Any, positions: Any, local_async: set[str]) -> Any:
                 name in local_async
                 or name in self.sdk_names
                 or (isinstance(call, cst.Attribute) and last in _SDK_METHODS)
-                or name.startswith(("time.", "queue.", "threading.", "asyncio.", "anyio.", "trio."))  # rewritten or marked
+                or name.startswith(("time.", "queue.", "threading.", "asyncio.", "anyio.", "trio.", "claude_sdkurl."))  # rewritten or marked
                 or isinstance(call, cst.Attribute) and last in ("get", "put", "wait", "acquire", "join")
             )
 
@@ -282,6 +285,11 @@ def _make_transformer(cst: Any, positions: Any, local_async: set[str]) -> Any:
             if attr == "sleep":
                 self.need.add("time")
                 return updated.with_changes(func=cst.parse_expression("time.sleep"))
+            if attr == "gather" and loop == "asyncio":
+                calls = self._as_calls(updated.args)
+                if calls is not None:
+                    self.need.update(("functools", "claude_sdkurl.threads"))
+                    return updated.with_changes(func=cst.parse_expression("claude_sdkurl.threads.gather"), args=calls)
             if attr in _PRIMITIVES:
                 module, cls = _PRIMITIVES[attr]
                 self.need.add(module)
@@ -293,6 +301,32 @@ def _make_transformer(cst: Any, positions: Any, local_async: set[str]) -> Any:
                 if self.notes:
                     self.notes[-1].append(f"{name}() has no rewrite: replace it with its thread form")
             return updated
+
+        def _as_calls(self, args: Sequence[Any]) -> list[Any] | None:
+            """The arguments of ``asyncio.gather`` as calls not yet made: each ``f(a, k=b)`` (a
+            coroutine being created) becomes ``functools.partial(f, a, k=b)``, its arguments
+            evaluated now as the coroutine's were; ``*[f(x) for x in xs]`` likewise inside the
+            comprehension. ``None`` (no rewrite) for anything else: a coroutine made earlier
+            has already run by the time the ported program gets here."""
+            out = []
+            for arg in args:
+                if arg.keyword is not None:
+                    if arg.keyword.value != "return_exceptions":
+                        return None
+                    out.append(arg)
+                    continue
+                value = arg.value
+                if arg.star == "" and isinstance(value, cst.Call):
+                    out.append(arg.with_changes(value=self._partial(value)))
+                elif arg.star == "*" and isinstance(value, (cst.ListComp, cst.GeneratorExp)) and isinstance(value.elt, cst.Call):
+                    out.append(arg.with_changes(value=value.with_changes(elt=self._partial(value.elt))))
+                else:
+                    return None
+            return out
+
+        def _partial(self, call: Any) -> Any:
+            first = cst.Arg(value=call.func, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")) if call.args else cst.MaybeSentinel.DEFAULT)
+            return cst.Call(func=cst.parse_expression("functools.partial"), args=[first, *call.args])
 
         def leave_Attribute(self, original: Any, updated: Any) -> Any:
             name = _dotted(cst, updated)

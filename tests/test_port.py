@@ -125,6 +125,48 @@ def test_async_context_managers_and_iterators_become_plain_ones() -> None:
     compile(out, "ported", "exec")
 
 
+def test_gather_runs_the_calls_at_once_on_threads() -> None:
+    out = port(
+        """
+        import asyncio
+        from claude_agent_sdk import query
+
+        async def ask(p, n=1):
+            return [m async for m in query(prompt=p)]
+
+        async def main(prompts):
+            one, two = await asyncio.gather(ask("a"), ask("b", n=2))
+            many = await asyncio.gather(*[ask(p) for p in prompts], return_exceptions=True)
+            made = [ask(p) for p in prompts]
+            left = await asyncio.gather(*made)
+        """
+    )
+    assert "claude_sdkurl.threads.gather(functools.partial(ask, \"a\"), functools.partial(ask, \"b\", n=2))" in out
+    assert "claude_sdkurl.threads.gather(*[functools.partial(ask, p) for p in prompts], return_exceptions=True)" in out
+    assert "asyncio.gather(*made)" in out and MARK in out  # coroutines made earlier: marked
+    assert "import functools" in out and "import claude_sdkurl.threads" in out
+    compile(out, "ported", "exec")
+
+
+def test_threads_gather_is_asyncio_gather_for_calls() -> None:
+    import time as time_
+
+    from claude_sdkurl.threads import gather
+
+    started = time_.monotonic()
+    assert gather(lambda: time_.sleep(0.3) or 1, lambda: time_.sleep(0.3) or 2) == [1, 2]
+    assert time_.monotonic() - started < 0.55  # at once, not one by one
+    boom = ValueError("boom")
+
+    def fail() -> None:
+        raise boom
+
+    assert gather(lambda: 1, fail, return_exceptions=True) == [1, boom]
+    with pytest.raises(ValueError, match="boom"):
+        gather(lambda: time_.sleep(0.2), fail)
+    assert gather() == []
+
+
 def test_primitives_become_queue_and_threading() -> None:
     out = port(
         """
@@ -150,7 +192,7 @@ def test_what_has_no_safe_rewrite_is_marked_and_listed() -> None:
             from claude_agent_sdk._internal.query import Query
             async def f(client, other):
                 task = asyncio.create_task(client.query("x"))
-                results = await asyncio.gather(a(), b())
+                results = await asyncio.gather(*pending)
                 async with asyncio.timeout(2):
                     await other.fetch()
                     await other.fetch()
@@ -160,7 +202,7 @@ def test_what_has_no_safe_rewrite_is_marked_and_listed() -> None:
     )
     out = result.after
     assert out.count(MARK) == 4, out  # _internal, create_task, gather, the timeout around other calls
-    assert "asyncio.create_task" in out and "asyncio.gather" in out  # left as they were
+    assert "asyncio.create_task" in out and "asyncio.gather(*pending)" in out  # left as they were
     assert [line for line, _ in result.todo] == [3, 5, 6, 7]
     assert {t for _, t in result.unsure} == {"other.fetch()", "other.thing()"}
 
@@ -265,3 +307,39 @@ def test_a_ported_example_behaves_like_the_original(name: str, argv: list[str], 
     assert outputs[1][1].strip()
     if name in ("quick_start.py", "system_prompt.py", "streaming_mode.py"):
         assert "answer to:" in outputs[1][1]
+
+
+GATHERING = '''
+import asyncio
+from claude_agent_sdk import ResultMessage, query
+
+
+async def answer(prompt):
+    async for message in query(prompt=prompt):
+        if isinstance(message, ResultMessage):
+            return message.result
+
+
+async def main():
+    print(await asyncio.gather(*[answer(p) for p in ["one", "two", "three"]]))
+
+
+asyncio.run(main())
+'''
+
+
+@pytest.mark.realcli
+def test_a_ported_gather_runs_like_the_original(tmp_path: Path) -> None:
+    (tmp_path / "original.py").write_text(GATHERING)
+    (tmp_path / "ported.py").write_text(port_source(GATHERING).after)
+    assert "claude_sdkurl.threads.gather" in (tmp_path / "ported.py").read_text()
+    cli = install_cli(STDIO_CLI_VERSION)
+    outputs = []
+    with MockMessagesAPI(_answer) as api:
+        for name in ("original.py", "ported.py"):
+            home = tmp_path / f"home-{name}"
+            (home / "work").mkdir(parents=True)
+            env = {**os.environ, **offline_env(api.url, home), "CLAUDE_SDKURL_CLI": str(cli)}
+            outputs.append(_run(tmp_path / name, [], env, home / "work"))
+    assert outputs[0] == outputs[1] and outputs[1][0] == 0
+    assert "['answer to: one', 'answer to: two', 'answer to: three']" in outputs[1][1]
