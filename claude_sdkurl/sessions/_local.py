@@ -289,11 +289,7 @@ def delete_session(session_id: str, directory: str | None = None) -> None:
 def source_title_of_bytes(data: bytes) -> str | None:
     """The title a fork derives from its source file: its title, else its first prompt."""
     ends = _text.Ends.of_bytes(data, 0)
-    for name in ("customTitle", "aiTitle"):
-        found = _text.last_field(ends.tail, name) or _text.last_field(ends.head, name)
-        if found:
-            return found
-    return _text.first_prompt(ends.head) or None
+    return _text.title_of(ends) or _text.first_prompt(ends.head) or None
 
 
 def fork_session(

@@ -63,7 +63,7 @@ def _rows_by_loading(
             return SDKSessionInfo(session_id=sid, summary="", last_modified=mtime)
         if not entries:
             return None
-        return _text.info_from_ends(sid, _text.Ends.of_bytes(_text.as_jsonl(entries).encode("utf-8"), mtime), project_path)
+        return _text.info_from_ends(sid, _text.ends_of_entries(entries, mtime), project_path)
 
     if len(listed) <= 1:
         found = [row(*pair) for pair in listed]
@@ -155,9 +155,8 @@ def get_session_info_from_store(
     entries = _load(session_store, _key(directory, session_id))
     if not entries:
         return None
-    jsonl = _text.as_jsonl(entries)
-    ends = _text.Ends.of_bytes(jsonl.encode("utf-8"), _text.mtime_of_jsonl(jsonl))
-    return _text.info_from_ends(session_id, ends, _paths.real_path(str(directory) if directory is not None else "."))
+    project_path = _paths.real_path(str(directory) if directory is not None else ".")
+    return _text.info_from_ends(session_id, _text.ends_of_entries(entries), project_path)
 
 
 # ---------------------------------------------------------------- reading

@@ -219,6 +219,13 @@ def as_jsonl(entries: list[Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def ends_of_entries(entries: list[Any], mtime: int | None = None) -> Ends:
+    """The head and tail stored entries would have in a file (:func:`as_jsonl`); ``mtime``
+    defaults to the last entry's timestamp (else now)."""
+    jsonl = as_jsonl(entries)
+    return Ends.of_bytes(jsonl.encode("utf-8"), mtime_of_jsonl(jsonl) if mtime is None else mtime)
+
+
 def epoch_ms(stamp: Any) -> int | None:
     """An ISO-8601 timestamp (a trailing ``Z`` allowed) in epoch milliseconds."""
     if not isinstance(stamp, str):
@@ -240,17 +247,23 @@ def mtime_of_jsonl(jsonl: str) -> int:
     return stamp if stamp is not None else int(time.time() * 1000)
 
 
+def title_of(ends: Ends) -> str | None:
+    """The title rule of the module doc: the last ``customTitle`` (tail, then head), else the
+    last ``aiTitle``; ``None`` without one. Used by the listing and by a fork of a file."""
+    for name in ("customTitle", "aiTitle"):
+        title = last_field(ends.tail, name) or last_field(ends.head, name)
+        if title:
+            return title
+    return None
+
+
 def info_from_ends(session_id: str, ends: Ends, project_path: str | None = None) -> SDKSessionInfo | None:
     """The listing row of one transcript (see the module doc), ``None`` when it is not listed."""
     head, tail = ends.head, ends.tail
     opening = head.partition("\n")[0]
     if '"isSidechain":true' in opening or '"isSidechain": true' in opening:
         return None
-    title = None
-    for name in ("customTitle", "aiTitle"):
-        title = last_field(tail, name) or last_field(head, name)
-        if title:
-            break
+    title = title_of(ends)
     prompt = first_prompt(head) or None
     summary = title or last_field(tail, "lastPrompt") or last_field(tail, "summary") or prompt
     if not summary:
