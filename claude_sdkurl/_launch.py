@@ -7,9 +7,10 @@ request, the hook-callback table (:func:`hooks_config`), the in-process MCP
 servers, and, with a session store, the resumed session written out from the
 store (``sessions._resume``) and where the CLI's transcripts are for the mirror.
 The session gets a :class:`LaunchPlan` and does not look at those fields again;
-the control handlers get the plan too. What the session itself still reads from
-``plan.options``: the per-call knobs (``control_timeout``, ``callback_timeout``,
-``verbatim_prompts``, ``session_store_flush``) and the callbacks themselves.
+the control handlers get the plan too (the callbacks are read from
+``plan.options``). What the session itself still reads from its options: the
+per-call knobs ``control_timeout``, ``callback_timeout`` and ``verbatim_prompts``
+(once, when it is made), and ``session_store_flush`` for the mirror.
 :func:`make_transport` builds the transport from the plan.
 """
 
@@ -125,6 +126,22 @@ _SKILL_FORBIDDEN = re.compile(r"[(),\x00-\x1f\x7f-\x9f\ufeff]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
+# What makes a skill name refused, in the order the official SDK tests it, with its words.
+_SKILL_RULES: list[tuple[Callable[[str], object], str]] = [
+    (_SURROGATE.search, "contains a surrogate code point, which can never match a skill the CLI discovered."),
+    (lambda n: n != n.strip(), "leading or trailing whitespace can never match — the Skill tool trims the invoked name."),
+    (_SKILL_FORBIDDEN.search, "parentheses, commas, control characters, and byte-order marks are not allowed. Names "
+     "match the skill's directory name, or 'plugin:skill' for plugin-qualified skills."),
+    (lambda n: n == "*", "use skills=\"all\" to enable every skill."),
+    (lambda n: n.endswith((":*", " *")), "wildcard-suffix names are not allowed; list each skill by its exact name."),
+    (lambda n: n.startswith("/"), "skill names may not start with '/'. The skills option takes the canonical name, not "
+     "the slash-command form."),
+    (lambda n: "\\\\" in n, "consecutive backslashes are not allowed — the per-rule parser collapses them, so the rule "
+     "would name a different skill."),
+    (lambda n: n.endswith("\\"), "names may not end with an unpaired backslash."),
+]  # fmt: skip
+
+
 def _check_skills(skills: Any) -> None:
     """``skills``: ``"all"`` or a list of names that make a ``Skill(name)`` rule the CLI reads
     as that one skill (the official SDK's rules and texts: a name that could never match is
@@ -139,23 +156,7 @@ def _check_skills(skills: Any) -> None:
             raise TypeError(f"Skill names must be strings, got {type(name).__name__}: {name!r}")
         if not name.strip():
             raise ValueError("Skill names must be non-empty strings")
-        why = (
-            "contains a surrogate code point, which can never match a skill the CLI discovered." if _SURROGATE.search(name)
-            else "leading or trailing whitespace can never match — the Skill tool trims the invoked name." if name != name.strip()
-            else "parentheses, commas, control characters, and byte-order marks are not allowed. Names match the "
-            "skill's directory name, or 'plugin:skill' for plugin-qualified skills." if _SKILL_FORBIDDEN.search(name)
-            else None
-        )  # fmt: skip
-        if name == "*":
-            raise ValueError("Invalid skill name '*': use skills=\"all\" to enable every skill.")
-        if why is None and name.endswith((":*", " *")):
-            why = "wildcard-suffix names are not allowed; list each skill by its exact name."
-        if why is None and name.startswith("/"):
-            why = "skill names may not start with '/'. The skills option takes the canonical name, not the slash-command form."
-        if why is None and "\\\\" in name:
-            why = "consecutive backslashes are not allowed — the per-rule parser collapses them, so the rule would name a different skill."
-        if why is None and name.endswith("\\"):
-            why = "names may not end with an unpaired backslash."
+        why = next((text for refused, text in _SKILL_RULES if refused(name)), None)
         if why is not None:
             raise ValueError(f"Invalid skill name {name!r}: {why}")
 
