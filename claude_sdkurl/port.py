@@ -179,6 +179,7 @@ def _make_transformer(cst: Any, positions: Any, local_async: set[str]) -> Any:
             self.notes: list[list[str]] = []
             self.need: set[str] = set()  # stdlib modules the rewrites call
             self.sdk_names: set[str] = set()  # names imported from the SDK
+            self.primitives: set[str] = set()  # names bound to an asyncio Queue/Event/Lock/... here
 
         # ---------------------------------------------------------- notes on statements
 
@@ -255,6 +256,11 @@ def _make_transformer(cst: Any, positions: Any, local_async: set[str]) -> Any:
                 self.unsure.append((self._line(original), cst.Module([]).code_for_node(original.expression)))
             return updated.expression
 
+        def visit_Assign(self, node: Any) -> None:
+            value = node.value
+            if isinstance(value, cst.Call) and _dotted(cst, value.func).partition(".")[2] in _PRIMITIVES:
+                self.primitives.update(_dotted(cst, t.target) for t in node.targets)
+
         def _known_awaitable(self, expression: Any) -> bool:
             call = expression.func if isinstance(expression, cst.Call) else None
             if call is None:
@@ -266,7 +272,7 @@ def _make_transformer(cst: Any, positions: Any, local_async: set[str]) -> Any:
                 or name in self.sdk_names
                 or (isinstance(call, cst.Attribute) and last in _SDK_METHODS)
                 or name.startswith(("time.", "queue.", "threading.", "asyncio.", "anyio.", "trio.", "claude_sdkurl."))  # rewritten or marked
-                or isinstance(call, cst.Attribute) and last in ("get", "put", "wait", "acquire", "join")
+                or name.rpartition(".")[0] in self.primitives  # q.get() of a queue made here
             )
 
         # ---------------------------------------------------------- loop libraries
