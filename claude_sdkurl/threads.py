@@ -27,16 +27,11 @@ def gather(*calls: Callable[[], Any], return_exceptions: bool = False) -> list[A
     try:
         futures = [pool.submit(call) for call in calls]
         if not return_exceptions:
-            done, _ = wait(futures, return_when=FIRST_EXCEPTION)
+            done, _ = wait(futures, return_when=FIRST_EXCEPTION)  # all done, or one failed
             failed = [f for f in futures if f in done and f.exception() is not None]
             if failed:
                 raise failed[0].exception()  # type: ignore[misc]
-        results = []
-        for f in futures:
-            error = f.exception()
-            if error is not None and not return_exceptions:
-                raise error
-            results.append(error if error is not None else f.result())
-        return results
+        # Here every call has ended (exception() waits), without an error unless they are wanted.
+        return [f.exception() if f.exception() is not None else f.result() for f in futures]
     finally:
         pool.shutdown(wait=False)
