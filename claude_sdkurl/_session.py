@@ -146,6 +146,8 @@ class Session:
         self._protocol = Protocol(run=self._run)
         # Set while the run is over (see _run.py); cleared when work reopens it.
         self._run_ended = threading.Event()
+        # Set once a result arrives after the last prompt: that turn can no longer be interrupted.
+        self._turn_answered = threading.Event()
         self._ceiling_timer: threading.Timer | None = None
         self._input_ended = False
         self._rx_lock = threading.Lock()
@@ -299,8 +301,11 @@ class Session:
         # Messages completed by one chunk travel to the consumer as one batch: one queue
         # handoff (and thread wake-up) per chunk instead of one per message.
         batch: list[Message] = []
+        answered = False
         for event in events:
             if type(event) is MessageReceived:
+                if type(event.message) is ResultMessage:
+                    answered = True
                 if self._mirror is not None and type(event.message) is ResultMessage:
                     # As the official SDK: the turn is in the store before its result is seen.
                     if batch:
@@ -317,6 +322,8 @@ class Session:
                 self._dispatch(event)
         if batch:
             self._put_batch(batch)
+        if answered:
+            self._turn_answered.set()
 
     def _check_version(self, message: Message) -> None:
         """Warn, once, about a CLI too old for us or for ``verbatim_prompts``, from its first
@@ -467,6 +474,7 @@ class Session:
 
     def prompt_sent(self) -> None:
         """A prompt went out: it owes a run of its own."""
+        self._turn_answered.clear()
         with self._rx_lock:
             self._run.prompt_sent()
             effects = self._run.take_effects()
@@ -476,14 +484,20 @@ class Session:
         """No more prompts: once the run is over, close the CLI's input (it then
         finishes and exits; the stream ends with its exit).
 
-        As the official SDK, waits for the end of the run only when callbacks
-        may still be asked (or the transport cannot close input alone, as
-        WebSocket); otherwise closes at once and the CLI finishes the run.
-        Returns early, doing nothing, if ``stop`` is set meanwhile.
+        As the official SDK, waits for the end of the run when callbacks may
+        still be asked (or the transport cannot close input alone, as
+        WebSocket). Otherwise the official SDK closes at once; we wait for the
+        last prompt's first result, then close and let the CLI finish the run
+        (background subagents included) by itself: until that result, the
+        input stays open for an ``interrupt`` after Ctrl-C or a ``break``, which
+        a closed input would lose (the CLI was then stopped with a signal and
+        its transcript missed the partial answer and the interruption; measured
+        on 2.1.330). Returns early, doing nothing, if ``stop`` is set meanwhile.
         """
         run = self._run
-        if wait and (run.bidirectional or not self._transport_ends_input()):
-            while not self._run_ended.wait(0.5):
+        if wait:
+            waited = self._run_ended if run.bidirectional or not self._transport_ends_input() else self._turn_answered
+            while not waited.wait(0.5):
                 if (stop is not None and stop.is_set()) or self._ended is not None:
                     break
         if (stop is not None and stop.is_set()) or self._ended is not None or self._closing:

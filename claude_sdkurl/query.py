@@ -24,6 +24,10 @@ class _InputDone:
     """Marker: the prompt iterable is exhausted."""
 
 
+class _InputClosed:
+    """Marker: the CLI's input is now closed (the consumer may start the exit grace)."""
+
+
 class _InputFailed:
     def __init__(self, error: BaseException) -> None:
         self.error = error
@@ -125,6 +129,8 @@ def _run(
                 continue
             if isinstance(item, _InputDone):
                 input_done = True
+            elif isinstance(item, _InputClosed):
+                pass  # only wakes the loop: a silent CLI may now be lingering
             else:
                 yield item
                 if isinstance(item, ResultMessage):
@@ -169,7 +175,9 @@ def _feed(
         session.post(_InputDone())
         # Nothing sent: no result will come to end the run, so close at once.
         session.end_input(stop, wait=counts["sent"] > 0)
+        session.post(_InputClosed())
     except BaseException as e:  # the consumer re-raises it once the turns already sent are over
         if not stop.is_set():
             session.post(_InputFailed(e))
             session.end_input(stop, wait=counts["sent"] > 0)
+            session.post(_InputClosed())

@@ -199,14 +199,42 @@ def control_subtypes(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return subtypes
 
 
+def _transcript(home: Path, session_id: str) -> list[tuple[str, str]]:
+    """(type, text) of each user/assistant entry the CLI wrote to the session's transcript."""
+    import json
+
+    (path,) = (home / ".claude" / "projects").glob(f"*/{session_id}.jsonl")
+    entries = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    out = []
+    for e in entries:
+        if e.get("type") in ("user", "assistant"):
+            content = e["message"]["content"]
+            out.append((e["type"], content if isinstance(content, str) else " ".join(b.get("text", "") for b in content)))
+    return out
+
+
+def _assert_stopped_politely(home: Path, seen: list[Any]) -> None:
+    """The interrupt reached the CLI, which ended the turn itself before it was stopped: its
+    transcript (what a later ``resume`` sees) keeps the partial answer and the interruption.
+    A CLI stopped by a signal instead (stdio used to close the input after the prompt, so the
+    interrupt could not be sent) left only the prompt there."""
+    session_id = next(m.data["session_id"] for m in seen if getattr(m, "subtype", None) == "init")
+    entries = _transcript(home, session_id)
+    assert entries[0] == ("user", "talk")
+    assert entries[1][0] == "assistant" and entries[1][1].startswith("tick"), entries
+    assert entries[2] == ("user", "[Request interrupted by user]"), entries
+
+
 def test_keyboard_interrupt_in_query_sends_interrupt_then_stops(
-    make_options: OptionsFactory, api: MockMessagesAPI, control_subtypes: list[str]
+    make_options: OptionsFactory, api: MockMessagesAPI, home: Path, control_subtypes: list[str]
 ) -> None:
     api.enqueue(SLOW)
     started = time.monotonic()
     timer = threading.Timer(0.2, _thread.interrupt_main)  # what Ctrl-C does
+    seen: list[Any] = []
     with pytest.raises(KeyboardInterrupt):
         for message in query("talk", make_options(include_partial_messages=True)):
+            seen.append(message)
             if isinstance(message, StreamEvent) and message.event["type"] == "content_block_delta":
                 if not timer.is_alive() and not timer.finished.is_set():
                     timer.start()
@@ -214,18 +242,23 @@ def test_keyboard_interrupt_in_query_sends_interrupt_then_stops(
     assert time.monotonic() - started < 5
     assert control_subtypes == ["initialize", "interrupt"]
     _wait(lambda: not child_pids(), 3)
+    _assert_stopped_politely(home, seen)
 
 
 def test_breaking_out_mid_turn_interrupts_then_stops(
-    make_options: OptionsFactory, api: MockMessagesAPI, control_subtypes: list[str]
+    make_options: OptionsFactory, api: MockMessagesAPI, home: Path, control_subtypes: list[str]
 ) -> None:
     api.enqueue(SLOW)
     started = time.monotonic()
+    seen: list[Any] = []
     for message in query("talk", make_options(include_partial_messages=True)):
+        seen.append(message)
         if isinstance(message, StreamEvent) and message.event["type"] == "content_block_delta":
             break
     assert time.monotonic() - started < 5
     assert control_subtypes == ["initialize", "interrupt"]
+    assert child_pids() == []  # stopped by the time the loop is left
+    _assert_stopped_politely(home, seen)
 
 
 def test_keyboard_interrupt_leaves_client_usable(make_options: OptionsFactory, api: MockMessagesAPI) -> None:
