@@ -222,9 +222,9 @@ class Protocol:
 
     def _too_long(self, size: int) -> ProtocolErrorReceived:
         return ProtocolErrorReceived(
-            CLIJSONDecodeError(
-                f"<line of {size} bytes>",
-                ValueError(f"a line from the CLI exceeded the maximum of {self.max_line} bytes (max_buffer_size)"),
+            CLIJSONDecodeError(  # the official SDK's texts, which users match on
+                f"JSON message exceeded maximum buffer size of {self.max_line} bytes",
+                ValueError(f"Buffer size {size} exceeds limit {self.max_line}"),
             )
         )
 

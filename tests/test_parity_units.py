@@ -57,6 +57,32 @@ def test_rate_limit_event_reads_the_camel_case_wire() -> None:
     assert r.raw == info
 
 
+@pytest.mark.parametrize("error", ["rate_limit", "authentication_failed", "unknown", None])
+def test_assistant_fields_come_from_the_levels_the_official_parser_reads(error: str | None) -> None:
+    """``error`` (and ``parent_tool_use_id``, ``session_id``, ``uuid``) sit on the frame; ``model``,
+    ``usage``, ``id`` and ``stop_reason`` inside its ``message``. A decoy of each at the other
+    level must not be read."""
+    from claude_agent_sdk._internal.message_parser import parse_message as official_parse
+
+    frame: dict[str, Any] = {
+        "type": "assistant",
+        "message": {
+            "id": "msg_1", "model": "m", "role": "assistant", "stop_reason": "end_turn",
+            "content": [{"type": "text", "text": "API Error"}], "usage": {"output_tokens": 3},
+            "error": "decoy-inner", "session_id": "decoy", "uuid": "decoy",
+        },
+        "parent_tool_use_id": "toolu_9", "session_id": "s", "uuid": "u",
+        "model": "decoy", "usage": {"output_tokens": 99}, "stop_reason": "decoy",
+    }  # fmt: skip
+    if error is not None:
+        frame["error"] = error
+    ours, theirs = parse_message(frame), official_parse(frame)
+    assert ours.error == theirs.error == error  # type: ignore[union-attr]
+    for name in ("model", "usage", "message_id", "stop_reason", "parent_tool_use_id", "session_id", "uuid"):
+        assert getattr(ours, name) == getattr(theirs, name), name
+    assert (ours.model, ours.message_id, ours.session_id) == ("m", "msg_1", "s")  # type: ignore[union-attr]
+
+
 def test_deferred_tool_use_is_a_dataclass() -> None:
     result = parse_message(
         {

@@ -56,13 +56,16 @@ def test_threads_with_a_failure_progress_and_resume(batch_options: Any, tmp_path
     assert failed.prompt == "fail-1" and failed.error is not None and failed.error.startswith("ResultError: ")
     assert [p.done for p in seen] == [1, 2, 3, 4, 5, 6] and seen[-1].failed == 1
     assert len(checkpoint.read_text().splitlines()) == 6
-    # resume: only the failed item and the new ones run again
+    # resume: only the failed item, the one whose prompt changed and the new ones run again
     calls = len(api.message_requests())
     more = prompts + ["p6", "p7"]
+    more[2] = "p2 edited"
     again = run_batch(more, options, resume=checkpoint, checkpoint=checkpoint)
     assert [i.prompt for i in again.items] == more and len(again.failed) == 1
     ran = [r.last_user_text() for r in api.message_requests()[calls:]]
-    assert sorted(set(ran)) == ["fail-1", "p6", "p7"] and ran.count("p6") == ran.count("p7") == 1  # the CLI retries a 400 itself
+    assert sorted(set(ran)) == ["fail-1", "p2 edited", "p6", "p7"]
+    assert ran.count("p6") == ran.count("p7") == ran.count("p2 edited") == 1  # the CLI retries a 400 itself
+    assert again.items[2].text == "answer to p2 edited"
     assert BatchResult.load(checkpoint).items[6].text == "answer to p6"
 
 

@@ -14,6 +14,8 @@ from claude_sdkurl import (
     HookMatcher,
     PermissionResultAllow,
     PermissionResultDeny,
+    PermissionRuleValue,
+    PermissionUpdate,
     ResultMessage,
     StreamEvent,
     ToolPermissionContext,
@@ -77,6 +79,28 @@ def test_permission_deny(make_options: OptionsFactory, api: MockMessagesAPI, hom
     result = messages[-1]
     assert isinstance(result, ResultMessage) and result.subtype == "success"
     assert result.permission_denials and result.permission_denials[0]["tool_name"] == "Bash"
+
+
+def test_always_allow_rules_from_the_callback_reach_the_cli(make_options: OptionsFactory, api: MockMessagesAPI, home: Path) -> None:
+    """An allow carrying ``updated_permissions`` ("always allow"): the CLI takes the rule, so
+    the second command of the same kind runs without asking again; the other tool still asks."""
+    api.enqueue(
+        tool_use("Bash", {"command": "touch first.txt && echo one", "description": "first"}),
+        tool_use("Bash", {"command": "touch second.txt && echo two", "description": "second"}),
+        tool_use("Write", {"file_path": str(home / "work" / "w.txt"), "content": "x"}),
+        text("all done"),
+    )
+    asked: list[str] = []
+
+    def always(name: str, tool_input: dict[str, Any], ctx: ToolPermissionContext) -> PermissionResultAllow:
+        asked.append(name)
+        rule = PermissionUpdate(type="addRules", rules=[PermissionRuleValue("Bash")], behavior="allow", destination="session")
+        return PermissionResultAllow(updated_permissions=[rule] if name == "Bash" else None)
+
+    messages = list(query("touch both", make_options(can_use_tool=always)))
+    assert isinstance(messages[-1], ResultMessage) and messages[-1].result == "all done"
+    assert asked == ["Bash", "Write"]  # the second Bash call was allowed by the rule
+    assert (home / "work" / "first.txt").exists() and (home / "work" / "second.txt").exists()
 
 
 def test_permission_callback_raising(make_options: OptionsFactory, api: MockMessagesAPI, home: Path) -> None:

@@ -300,5 +300,5 @@ def test_message_over_the_limit_ends_the_session(make_options: OptionsFactory, a
     message, again and again; query() never ended."""
     api.enqueue(text("x" * 300_000))
     options = make_options(max_buffer_size=64 * 1024)
-    with pytest.raises(CLIJSONDecodeError, match="more than 65536 bytes"):
+    with pytest.raises(CLIJSONDecodeError, match="exceeded maximum buffer size of 65536 bytes"):
         list(query("big", options, timeout=30))

@@ -62,6 +62,9 @@ def test_result_error_after_api_error(make_options: OptionsFactory, api: MockMes
     api.enqueue(*[error(400, "invalid_request_error", "bad thing")] * 12)
     seen, e = _run_to_error(make_options())
     assert isinstance(seen[-1], ResultMessage) and seen[-1].is_error
+    # the CLI's kind of API failure, from the top level of its assistant frame
+    [failed] = [m for m in seen if isinstance(m, AssistantMessage)]
+    assert failed.error == "unknown" and failed.raw["error"] == "unknown" and "bad thing" in str(failed.content)
     assert e.api_error_status == 400 and e.result is not None and "bad thing" in e.result
     assert "bad thing" in str(e)
 

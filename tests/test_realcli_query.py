@@ -136,6 +136,27 @@ def test_cli_crash_mid_turn(make_options: OptionsFactory, api: MockMessagesAPI) 
     assert any(isinstance(m, SystemMessage) for m in seen)  # what came before the crash was delivered
 
 
+@pytest.mark.parametrize("with_callback", [True, False])
+def test_process_error_carries_the_cli_stderr_with_or_without_a_callback(
+    make_options: OptionsFactory, with_callback: bool, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """The CLI refuses a settings file that does not exist and exits 1: ``ProcessError.stderr``
+    holds its words either way; a ``stderr`` callback gets them too, and then they are not
+    passed on to our standard error (without one they are, as an inherited stderr would)."""
+    lines: list[str] = []
+    options = make_options(settings="/nonexistent/settings.json", **({"stderr": lines.append} if with_callback else {}))
+    with pytest.raises(ProcessError) as info:
+        list(query("hi", options))
+    assert info.value.exit_code == 1
+    assert "Settings file not found: /nonexistent/settings.json" in (info.value.stderr or "")
+    passed_on = capfd.readouterr().err
+    if with_callback:
+        assert any("Settings file not found" in line for line in lines)
+        assert "Settings file not found" not in passed_on
+    else:
+        assert "Settings file not found" in passed_on
+
+
 def test_large_assistant_message(make_options: OptionsFactory, api: MockMessagesAPI) -> None:
     size = 20 * 1024 * 1024
     big = ("0123456789abcdef" * (size // 16))[:size]
@@ -153,6 +174,16 @@ def _wrapper(tmp_path: Path, body: str) -> str:
     script.write_text("#!/bin/sh\n" + body)
     script.chmod(script.stat().st_mode | stat.S_IEXEC)
     return str(script)
+
+
+def test_max_buffer_size_bounds_what_the_cli_sends(make_options: OptionsFactory, api: MockMessagesAPI) -> None:
+    """A message larger than ``max_buffer_size`` is a typed error, at once; the same message
+    under a larger bound goes through."""
+    api.enqueue(text("x" * 300_000), text("x" * 300_000))
+    with pytest.raises(CLIJSONDecodeError, match="exceeded maximum buffer size of 65536 bytes"):  # as the official SDK says
+        list(query("big", make_options(max_buffer_size=64 * 1024), timeout=30))
+    messages = list(query("big", make_options(max_buffer_size=1024 * 1024), timeout=30))
+    assert isinstance(messages[-1], ResultMessage) and len(messages[-1].result or "") == 300_000
 
 
 @pytest.mark.parametrize("transport", ["stdio"])

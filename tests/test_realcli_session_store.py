@@ -149,13 +149,18 @@ def test_two_machines_share_a_conversation_through_postgres(
 ) -> None:
     """Machine A talks, mirrored to PostgreSQL; machine B (another HOME, no transcript)
     resumes it from the store, and the model sees the whole history; machine C continues
-    the latest session from the store; machine D forks it from the store."""
+    the latest session from the store (not an older one of the same project); machine D forks
+    it from the store."""
     from claude_sdkurl.stores.postgres import PostgresSessionStore
 
     table = f"two_machines_{version.replace('.', '_')}"
     with PostgresSessionStore(postgres_url, table=table) as store_a:
+        older = machine(version, api, work, tmp_path, session_store=store_a)
+        _, sid_older = run(older, "an older session about OSTRICHES")
+        time.sleep(0.05)  # distinct modification times
         a = machine(version, api, work, tmp_path, session_store=store_a)
         _, sid = run(a, "remember the word PELICAN")
+        assert sid != sid_older
     api.enqueue("it was PELICAN")
     with PostgresSessionStore(postgres_url, table=table) as store_b:  # another connection, as another machine
         b = machine(version, api, work, tmp_path, session_store=store_b, resume=sid)
@@ -171,7 +176,8 @@ def test_two_machines_share_a_conversation_through_postgres(
         c = machine(version, api, work, tmp_path, session_store=store_c, continue_conversation=True)
         _, sid_c = run(c, "and now?")
         assert sid_c == sid
-        assert "which word?" in json.dumps(api.message_requests()[-1].body["messages"])
+        history = json.dumps(api.message_requests()[-1].body["messages"])
+        assert "which word?" in history and "OSTRICHES" not in history
         # machine D forks it from the store: a new session, in the store, with the whole history
         d = machine(version, api, work, tmp_path, session_store=store_c, resume=sid, fork_session=True)
         _, sid_d = run(d, "a branch")
@@ -223,7 +229,10 @@ def test_eager_flush_appends_as_frames_arrive(api: MockMessagesAPI, work: Path, 
         )  # fmt: skip
         _, sid = run(options)
         counts[mode] = store.appends
-        assert store.get_entries({"project_key": project_key_for_directory(work), "session_id": sid})
+        stored = store.get_entries({"project_key": project_key_for_directory(work), "session_id": sid})
+        # every entry the CLI wrote, in its order, once: however the appends were cut
+        assert stored == [e for e in local_entries(options, sid) if e.get("type") not in NOT_MIRRORED]
+        assert [e["type"] for e in stored if e.get("type") in ("user", "assistant")] == ["user", "assistant", "user", "assistant"]
     assert counts["eager"] > counts["batched"] >= 1
 
 

@@ -72,9 +72,11 @@ def remote_options(
 
 @pytest.mark.parametrize("version", VERSIONS)
 def test_remote_cli_with_local_permissions_hooks_and_tools(
-    version: str, api: MockMessagesAPI, home: Path, sshd: SSHServer
+    version: str, api: MockMessagesAPI, home: Path, sshd: SSHServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     marker = f"marker-{os.urandom(6).hex()}"
+    # set here too, to another value: what options.env changes must travel, not only what it adds
+    monkeypatch.setenv("CLAUDE_SDKURL_TEST_CHANGED", "local-value")
     asked: list[str] = []
     hooked: list[str] = []
     on_command_lines: list[list[int]] = []
@@ -94,7 +96,7 @@ def test_remote_cli_with_local_permissions_hooks_and_tools(
         return {"content": [{"type": "text", "text": f"sum={args['a'] + args['b']} pid={os.getpid()}"}]}
 
     api.enqueue(
-        tool_use("Bash", {"command": "pwd; echo marker=$CLAUDE_SDKURL_TEST_MARKER"}),
+        tool_use("Bash", {"command": "pwd; echo marker=$CLAUDE_SDKURL_TEST_MARKER changed=$CLAUDE_SDKURL_TEST_CHANGED"}),
         tool_use("mcp__calc__add", {"a": 2, "b": 3}),
         text("all done"),
     )
@@ -105,11 +107,13 @@ def test_remote_cli_with_local_permissions_hooks_and_tools(
         mcp_servers={"calc": create_sdk_mcp_server("calc", tools=[add])},
         allowed_tools=["mcp__calc__add"],
     )  # fmt: skip
+    options.env["CLAUDE_SDKURL_TEST_CHANGED"] = "remote-value"
     with pytest.warns(CanUseToolShadowedWarning):  # allowed_tools lets the MCP tool through unasked, as meant here
         messages = list(query("use the tools", options))
     assert isinstance(messages[-1], ResultMessage) and messages[-1].result == "all done"
     results = [str(r.get("content")) for r in api.message_requests()[1].tool_results()]
     assert f"{home / 'work'}" in results[0] and f"marker={marker}" in results[0]  # cwd and environment arrived
+    assert "changed=remote-value" in results[0]
     tool_result = str(api.message_requests()[2].tool_results()[0].get("content"))
     assert f"sum=5 pid={os.getpid()}" in tool_result  # the SDK MCP tool ran in this process
     assert asked == ["Bash"] and "Bash" in hooked and "mcp__calc__add" in hooked

@@ -183,6 +183,35 @@ def test_control_request_timeout_and_error() -> None:
             client.set_model("nope")
 
 
+def test_per_call_bounds_win_over_control_timeout() -> None:
+    """``initialize`` has its own bound (at least 60 s) and the interrupt after a ``break`` its
+    own (1 s): a short ``control_timeout`` does not fail a slow start, a long one does not make
+    leaving the loop wait for a CLI that never answers the interrupt."""
+
+    def slow_start(message: dict[str, Any], cli: FakeCLI) -> None:
+        if message.get("request", {}).get("subtype") == "initialize":
+            time.sleep(1.0)  # answered after this returns, 1 s late for control_timeout=0.3
+        elif message["type"] == "user":
+            cli.turn("pong")
+
+    messages = list(query("hi", ClaudeAgentOptions(control_timeout=0.3), transport=MockTransport(slow_start)))
+    assert isinstance(messages[-1], ResultMessage) and messages[-1].result == "pong"
+
+    interrupts: list[float] = []
+
+    def deaf(message: dict[str, Any], cli: FakeCLI) -> None:
+        if message["type"] == "user":
+            cli.emit({"type": "assistant", "message": {"model": "m", "content": [{"type": "text", "text": "part"}]}, "session_id": "s"})
+        elif message.get("request", {}).get("subtype") == "interrupt":
+            interrupts.append(time.monotonic())  # and never answered
+
+    started = time.monotonic()
+    for _ in query("hi", ClaudeAgentOptions(control_timeout=30), transport=MockTransport(deaf)):
+        break
+    assert len(interrupts) == 1  # it was sent, and waited for at most its own bound, not 30 s
+    assert time.monotonic() - started < 10
+
+
 def test_dead_cli_fails_pending_requests_at_once() -> None:
     def handler(message: dict[str, Any], cli: FakeCLI) -> None:
         if message.get("request", {}).get("subtype") == "interrupt":

@@ -160,9 +160,9 @@ class WebSocketTransport(Transport):
         if conn.too_big is not None and callbacks.on_error is not None and not self._closed:
             # The CLI would reconnect and replay the same message forever: end the session.
             callbacks.on_error(
-                CLIJSONDecodeError(
-                    f"<message of more than {self._max_size} bytes>",
-                    ValueError(f"a message from the CLI exceeded the maximum of {self._max_size} bytes (max_buffer_size)"),
+                CLIJSONDecodeError(  # the official SDK's texts (the size itself is not known here)
+                    f"JSON message exceeded maximum buffer size of {self._max_size} bytes",
+                    ValueError(f"Buffer size over {self._max_size} exceeds limit {self._max_size}"),
                 )
             )
 
