@@ -146,7 +146,7 @@ class Session:
         self._protocol = Protocol(run=self._run)
         # Set while the run is over (see _run.py); cleared when work reopens it.
         self._run_ended = threading.Event()
-        # Set once a result arrives after the last prompt: that turn can no longer be interrupted.
+        # Set by a result, cleared by prompt_sent(): the last prompt has its answer (see end_input).
         self._turn_answered = threading.Event()
         self._ceiling_timer: threading.Timer | None = None
         self._input_ended = False
@@ -301,17 +301,18 @@ class Session:
         # Messages completed by one chunk travel to the consumer as one batch: one queue
         # handoff (and thread wake-up) per chunk instead of one per message.
         batch: list[Message] = []
-        answered = False
         for event in events:
             if type(event) is MessageReceived:
                 if type(event.message) is ResultMessage:
-                    answered = True
-                if self._mirror is not None and type(event.message) is ResultMessage:
-                    # As the official SDK: the turn is in the store before its result is seen.
-                    if batch:
-                        self._put_batch(batch)
-                        batch = []
-                    self._mirror.flush()
+                    # Set before the consumer can see the result: once it has, query() may send
+                    # the next prompt, whose prompt_sent() must not be undone by a late set.
+                    self._turn_answered.set()
+                    if self._mirror is not None:
+                        # As the official SDK: the turn is in the store before its result is seen.
+                        if batch:
+                            self._put_batch(batch)
+                            batch = []
+                        self._mirror.flush()
                 if not self._version_checked:
                     self._check_version(event.message)
                 batch.append(event.message)
@@ -322,8 +323,6 @@ class Session:
                 self._dispatch(event)
         if batch:
             self._put_batch(batch)
-        if answered:
-            self._turn_answered.set()
 
     def _check_version(self, message: Message) -> None:
         """Warn, once, about a CLI too old for us or for ``verbatim_prompts``, from its first

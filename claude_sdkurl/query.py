@@ -48,10 +48,13 @@ def query(
     :class:`ResultMessage`, so every prompt gets its own turn and result.
 
     As the official SDK, the iterator runs until the CLI is done, not only
-    through the last prompt's result: after the last prompt the CLI's input is
-    closed once the run is over (background subagents and the turns they wake
-    included) and the CLI exits. Closing the iterator early (``break``,
-    ``.close()``, dropping it) stops the CLI. Nothing starts until the first
+    through the last prompt's result (background subagents and the turns they
+    wake included), then the CLI exits. Its input is closed once that run is
+    over when callbacks may still be asked; otherwise at the last prompt's
+    first result (the official SDK closes it right after the prompt), so that
+    until then Ctrl-C or a ``break`` can still send ``interrupt``. Closing the
+    iterator early (``break``, ``.close()``, dropping it) interrupts a turn
+    under way (at most 1 s) and stops the CLI. Nothing starts until the first
     ``next()``. ``timeout`` (ours) bounds the whole iteration in seconds:
     :class:`ReceiveTimeoutError`, and the CLI is stopped.
 

@@ -7,6 +7,7 @@ Real-CLI tests never skip: if npm cannot install the pinned CLI, they fail.
 from __future__ import annotations
 
 import gc
+import json
 import os
 import signal
 import tempfile
@@ -75,6 +76,34 @@ def make_options(cli_paths: dict[str, Path], api: MockMessagesAPI, home: Path, t
         return ClaudeAgentOptions(**kw)
 
     return make
+
+
+def local_entries(options: ClaudeAgentOptions, session_id: str) -> list[dict[str, Any]]:
+    """The entries of the transcript the CLI wrote for ``session_id`` under the HOME of ``options.env``."""
+    (path,) = Path(options.env["HOME"], ".claude", "projects").glob(f"*/{session_id}.jsonl")
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+@pytest.fixture
+def control_calls(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
+    """The control requests the SDK sends, in order, each with how it ended: ``"answered"``
+    or the name of the exception it raised."""
+    from claude_sdkurl._session import Session
+
+    calls: list[tuple[str, str]] = []
+    original = Session.control
+
+    def spy(self: Session, request: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
+        try:
+            answer = original(self, request, timeout)
+        except Exception as e:
+            calls.append((request["subtype"], type(e).__name__))
+            raise
+        calls.append((request["subtype"], "answered"))
+        return answer
+
+    monkeypatch.setattr(Session, "control", spy)
+    return calls
 
 
 # ---------------------------------------------------------------------- processes and leaks

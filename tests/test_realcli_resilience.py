@@ -34,11 +34,10 @@ from claude_sdkurl import (
     query,
     tool,
 )
-from claude_sdkurl._session import Session
 from claude_sdkurl._transport.websocket import WebSocketTransport
 from claude_sdkurl.testing import MockMessagesAPI, Reply, text, tool_use
 
-from .conftest import OptionsFactory, child_pids
+from .conftest import OptionsFactory, child_pids, local_entries
 
 pytestmark = pytest.mark.realcli
 
@@ -185,80 +184,64 @@ def test_hanging_callback_times_out(make_options: OptionsFactory, api: MockMessa
 # ---------------------------------------------------------------------- Ctrl-C
 
 
-@pytest.fixture
-def control_subtypes(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Subtypes of the control requests the SDK sends, in order."""
-    subtypes: list[str] = []
-    original = Session.control
-
-    def spy(self: Session, request: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
-        subtypes.append(request["subtype"])
-        return original(self, request, timeout)
-
-    monkeypatch.setattr(Session, "control", spy)
-    return subtypes
-
-
-def _transcript(home: Path, session_id: str) -> list[tuple[str, str]]:
-    """(type, text) of each user/assistant entry the CLI wrote to the session's transcript."""
-    import json
-
-    (path,) = (home / ".claude" / "projects").glob(f"*/{session_id}.jsonl")
-    entries = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+def _conversation(options: Any, session_id: str) -> list[tuple[str, str]]:
+    """(type, text) of each user/assistant entry of the session's transcript."""
     out = []
-    for e in entries:
+    for e in local_entries(options, session_id):
         if e.get("type") in ("user", "assistant"):
             content = e["message"]["content"]
             out.append((e["type"], content if isinstance(content, str) else " ".join(b.get("text", "") for b in content)))
     return out
 
 
-def _assert_stopped_politely(home: Path, seen: list[Any]) -> None:
+def _assert_stopped_politely(options: Any, seen: list[Any]) -> None:
     """The interrupt reached the CLI, which ended the turn itself before it was stopped: its
     transcript (what a later ``resume`` sees) keeps the partial answer and the interruption.
     A CLI stopped by a signal instead (stdio used to close the input after the prompt, so the
     interrupt could not be sent) left only the prompt there."""
     session_id = next(m.data["session_id"] for m in seen if getattr(m, "subtype", None) == "init")
-    entries = _transcript(home, session_id)
+    entries = _conversation(options, session_id)
     assert entries[0] == ("user", "talk")
     assert entries[1][0] == "assistant" and entries[1][1].startswith("tick"), entries
     assert entries[2] == ("user", "[Request interrupted by user]"), entries
 
 
 def test_keyboard_interrupt_in_query_sends_interrupt_then_stops(
-    make_options: OptionsFactory, api: MockMessagesAPI, home: Path, control_subtypes: list[str]
+    make_options: OptionsFactory, api: MockMessagesAPI, control_calls: list[tuple[str, str]]
 ) -> None:
     api.enqueue(SLOW)
     started = time.monotonic()
     timer = threading.Timer(0.2, _thread.interrupt_main)  # what Ctrl-C does
+    options = make_options(include_partial_messages=True)
     seen: list[Any] = []
     with pytest.raises(KeyboardInterrupt):
-        for message in query("talk", make_options(include_partial_messages=True)):
+        for message in query("talk", options):
             seen.append(message)
             if isinstance(message, StreamEvent) and message.event["type"] == "content_block_delta":
                 if not timer.is_alive() and not timer.finished.is_set():
                     timer.start()
     timer.join()
     assert time.monotonic() - started < 5
-    assert control_subtypes == ["initialize", "interrupt"]
+    assert control_calls == [("initialize", "answered"), ("interrupt", "answered")]
     _wait(lambda: not child_pids(), 3)
-    _assert_stopped_politely(home, seen)
+    _assert_stopped_politely(options, seen)
 
 
 def test_breaking_out_mid_turn_interrupts_then_stops(
-    make_options: OptionsFactory, api: MockMessagesAPI, home: Path, control_subtypes: list[str]
+    make_options: OptionsFactory, api: MockMessagesAPI, control_calls: list[tuple[str, str]]
 ) -> None:
     api.enqueue(SLOW)
     started = time.monotonic()
+    options = make_options(include_partial_messages=True)
     seen: list[Any] = []
-    for message in query("talk", make_options(include_partial_messages=True)):
+    for message in query("talk", options):
         seen.append(message)
         if isinstance(message, StreamEvent) and message.event["type"] == "content_block_delta":
             break
     assert time.monotonic() - started < 5
-    assert control_subtypes == ["initialize", "interrupt"]
+    assert control_calls == [("initialize", "answered"), ("interrupt", "answered")]
     assert child_pids() == []  # stopped by the time the loop is left
-    _assert_stopped_politely(home, seen)
+    _assert_stopped_politely(options, seen)
 
 
 def test_keyboard_interrupt_leaves_client_usable(make_options: OptionsFactory, api: MockMessagesAPI) -> None:

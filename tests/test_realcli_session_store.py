@@ -39,7 +39,7 @@ from claude_sdkurl.stores import SQLiteSessionStore
 from claude_sdkurl.testing import MockMessagesAPI, install_cli, offline_env, text, tool_use
 from claude_sdkurl.types import SessionKey
 
-from .conftest import child_pids
+from .conftest import child_pids, local_entries
 
 pytestmark = pytest.mark.realcli
 
@@ -63,11 +63,6 @@ def machine(version: str, api: MockMessagesAPI, work: Path, root: Path, **kw: An
     """Options for the real CLI with a HOME of its own: another machine, as far as transcripts go."""
     home = Path(tempfile.mkdtemp(dir=root))
     return ClaudeAgentOptions(cli_path=str(install_cli(version)), env=offline_env(api.url, home), cwd=str(work), **kw)
-
-
-def local_entries(options: ClaudeAgentOptions, session_id: str) -> list[dict[str, Any]]:
-    (path,) = Path(options.env["HOME"], ".claude", "projects").glob(f"*/{session_id}.jsonl")
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
 def run(options: ClaudeAgentOptions, prompt: str = "hello") -> tuple[list[Any], str]:

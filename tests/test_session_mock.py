@@ -197,13 +197,13 @@ def test_per_call_bounds_win_over_control_timeout() -> None:
     messages = list(query("hi", ClaudeAgentOptions(control_timeout=0.3), transport=MockTransport(slow_start)))
     assert isinstance(messages[-1], ResultMessage) and messages[-1].result == "pong"
 
-    interrupts: list[float] = []
+    interrupts: list[str] = []
 
     def deaf(message: dict[str, Any], cli: FakeCLI) -> None:
         if message["type"] == "user":
             cli.emit({"type": "assistant", "message": {"model": "m", "content": [{"type": "text", "text": "part"}]}, "session_id": "s"})
         elif message.get("request", {}).get("subtype") == "interrupt":
-            interrupts.append(time.monotonic())  # and never answered
+            interrupts.append(message["request_id"])  # and never answered
 
     started = time.monotonic()
     for _ in query("hi", ClaudeAgentOptions(control_timeout=30), transport=MockTransport(deaf)):
