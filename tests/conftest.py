@@ -85,6 +85,18 @@ def local_entries(options: ClaudeAgentOptions, session_id: str) -> list[dict[str
 
 
 @pytest.fixture
+def ctrl_c() -> Iterator[None]:
+    """Ctrl-C raises KeyboardInterrupt in the main thread, however the test run was started:
+    a run started in the background from a shell inherits SIGINT ignored, and a library
+    (Ray) may have installed a handler of its own; either would make a Ctrl-C test hang."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+@pytest.fixture
 def control_calls(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
     """The control requests the SDK sends, in order, each with how it ended: ``"answered"``
     or the name of the exception it raised."""

@@ -28,6 +28,8 @@ from claude_sdkurl import (
     query,
 )
 
+from claude_sdkurl.testing import MockTransport
+
 from .conftest import child_pids
 
 FAKE_CLI = r'''#!{python}
@@ -201,11 +203,33 @@ def test_no_orphan_when_the_program_exits_right_after_the_error(fake: Any, tmp_p
     assert fake.pids() and not any(alive(p) for p in fake.pids())
 
 
-def test_errors_are_claude_sdk_errors(fake: Any) -> None:
-    assert issubclass(ReceiveTimeoutError, ClaudeSDKError) and issubclass(ReceiveTimeoutError, TimeoutError)
+def test_errors_are_claude_sdk_errors() -> None:
+    """``except`` clauses written for the official hierarchy catch ours, every error of ours is
+    a ClaudeSDKError, and a timeout really raised is caught both ways."""
+    import claude_agent_sdk as official
+
+    import claude_sdkurl
+
+    compared = []
+    for name in official.__all__:
+        theirs = getattr(official, name)
+        if isinstance(theirs, type) and issubclass(theirs, BaseException):
+            ours = [c.__name__ for c in getattr(claude_sdkurl, name).__mro__]
+            assert [c for c in ours if c in {k.__name__ for k in theirs.__mro__}] == [k.__name__ for k in theirs.__mro__], name
+            compared.append(name)
+    assert {"ClaudeSDKError", "CLIConnectionError", "CLINotFoundError", "ProcessError", "ResultError", "CLIJSONDecodeError"} <= set(compared)
+    for name in claude_sdkurl.__all__:
+        cls = getattr(claude_sdkurl, name)
+        if isinstance(cls, type) and issubclass(cls, Exception) and not issubclass(cls, Warning):
+            assert issubclass(cls, ClaudeSDKError), name
+
+    silent = MockTransport(lambda message, cli: None)
+    with pytest.raises(TimeoutError) as raised:
+        list(query("hi", ClaudeAgentOptions(), transport=silent, timeout=0.3))
+    assert isinstance(raised.value, ReceiveTimeoutError) and isinstance(raised.value, ClaudeSDKError)
 
 
-def test_ctrl_c_with_a_stopped_cli_returns_quickly(fake: Any, control_calls: list[tuple[str, str]]) -> None:
+def test_ctrl_c_with_a_stopped_cli_returns_quickly(fake: Any, control_calls: list[tuple[str, str]], ctrl_c: None) -> None:
     """Regression: Ctrl-C took 7-9 s on a stopped CLI (SIGTERM ignored, 5 s + 3 s before SIGKILL).
     The interrupt is sent (the input is still open mid-turn) and given up at its own bound."""
     import threading

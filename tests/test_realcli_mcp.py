@@ -29,9 +29,14 @@ async def explode(args: dict[str, Any]) -> dict[str, Any]:
     raise ValueError("kaboom")
 
 
+slow_started, slow_ended = threading.Event(), threading.Event()
+
+
 @tool("slow", "Takes a while", {"seconds": float})
 def slow(args: dict[str, Any]) -> dict[str, Any]:
+    slow_started.set()
     time.sleep(args["seconds"])
+    slow_ended.set()
     return {"content": [{"type": "text", "text": "finally"}]}
 
 
@@ -67,22 +72,24 @@ def test_raising_tool_is_an_error_result(make_options: OptionsFactory, api: Mock
 
 
 def test_slow_tool_does_not_block_the_session(make_options: OptionsFactory, api: MockMessagesAPI) -> None:
-    api.enqueue(tool_use("mcp__calc__slow", {"seconds": 1.5}))
+    slow_started.clear()
+    slow_ended.clear()
+    api.enqueue(tool_use("mcp__calc__slow", {"seconds": 2}))
     options = _options(make_options, calc=create_sdk_mcp_server("calc", tools=[slow]))
     with ClaudeClient(options) as client:
         client.query("be slow")
         # while the tool sleeps on a worker, control requests still get through
-        time.sleep(0.8)
-        started = time.monotonic()
-        assert "mcpServers" in client.get_mcp_status()
-        assert time.monotonic() - started < 1.0
+        assert slow_started.wait(30)
+        status = client.get_mcp_status()
+        assert not slow_ended.is_set()  # answered while the tool was still running
+        assert [s["name"] for s in status["mcpServers"]] == ["calc"]
         messages = list(client.receive_response())
     assert api.message_requests()[-1].tool_results()[0]["content"] == [{"type": "text", "text": "finally"}]
     assert messages[-1].subtype == "success"
 
 
 def test_two_servers(make_options: OptionsFactory, api: MockMessagesAPI) -> None:
-    api.enqueue(tool_use("mcp__calc__add", {"a": 1, "b": 1}), tool_use("mcp__text__shout", {"s": "hey"}), text("both done"))
+    api.enqueue(tool_use("mcp__calc__add", {"a": 1.5, "b": 2}), tool_use("mcp__text__shout", {"s": "hey"}), text("both done"))
     options = _options(
         make_options,
         calc=create_sdk_mcp_server("calc", tools=[add]),
@@ -90,7 +97,7 @@ def test_two_servers(make_options: OptionsFactory, api: MockMessagesAPI) -> None
     )
     messages = list(query("use both", options))
     first, second = api.message_requests()[1:3]
-    assert "2" in str(first.tool_results()[0]["content"])
+    assert first.tool_results()[0]["content"] == [{"type": "text", "text": "3.5"}]
     assert second.tool_results()[0]["content"] == [{"type": "text", "text": "HEY"}]
     assert messages[-1].result == "both done"
 

@@ -216,6 +216,7 @@ def test_sdk_tools_as_the_official_ones(make_options: OptionsFactory, api: MockM
     assert isinstance(messages[-1], ResultMessage) and not messages[-1].is_error
     assert calls == [{"values": [1, 2, 3]}]  # the invalid call never reached the handler
     results = [r for req in api.message_requests() for r in req.tool_results()]
-    texts = [str(r.get("content")) for r in results]
-    assert any("6" in t for t in texts)
-    assert any("Input validation error" in t for t in texts)
+    assert len(results) == 2
+    assert results[0]["content"] == [{"type": "text", "text": "6"}] and not results[0].get("is_error")
+    assert results[1].get("is_error") is True
+    assert "Input validation error" in str(results[1]["content"])

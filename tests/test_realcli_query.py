@@ -51,16 +51,18 @@ def test_text_turn(make_options: OptionsFactory, api: MockMessagesAPI, transport
 
 
 def test_result_fields(make_options: OptionsFactory, api: MockMessagesAPI) -> None:
-    api.enqueue(text("forty-two"))
+    api.enqueue(text("forty-two", delay=0.4, chunk=5))  # two deltas: the model call takes >= 0.8 s
+    started = time.monotonic()
     result = list(query("what is the answer?", make_options()))[-1]
+    wall_ms = (time.monotonic() - started) * 1000
     assert isinstance(result, ResultMessage)
     assert result.subtype == "success"
     assert result.is_error is False
     assert result.num_turns == 1
     assert result.result == "forty-two"
     assert result.stop_reason == "end_turn"
-    assert isinstance(result.duration_ms, int) and result.duration_ms >= 0
-    assert isinstance(result.duration_api_ms, int)
+    assert isinstance(result.duration_ms, int) and isinstance(result.duration_api_ms, int)
+    assert 800 <= result.duration_api_ms <= result.duration_ms <= wall_ms
     assert isinstance(result.total_cost_usd, float) and result.total_cost_usd > 0
     assert result.usage is not None and result.usage["input_tokens"] == 10
     assert result.model_usage and all("costUSD" in v for v in result.model_usage.values())

@@ -207,7 +207,7 @@ def _assert_stopped_politely(options: Any, seen: list[Any]) -> None:
 
 
 def test_keyboard_interrupt_in_query_sends_interrupt_then_stops(
-    make_options: OptionsFactory, api: MockMessagesAPI, control_calls: list[tuple[str, str]]
+    make_options: OptionsFactory, api: MockMessagesAPI, control_calls: list[tuple[str, str]], ctrl_c: None
 ) -> None:
     api.enqueue(SLOW)
     started = time.monotonic()
@@ -244,7 +244,7 @@ def test_breaking_out_mid_turn_interrupts_then_stops(
     _assert_stopped_politely(options, seen)
 
 
-def test_keyboard_interrupt_leaves_client_usable(make_options: OptionsFactory, api: MockMessagesAPI) -> None:
+def test_keyboard_interrupt_leaves_client_usable(make_options: OptionsFactory, api: MockMessagesAPI, ctrl_c: None) -> None:
     api.enqueue(SLOW, text("fresh turn"))
     with ClaudeClient(make_options(include_partial_messages=True)) as client:
         client.query("talk")

@@ -146,25 +146,34 @@ def test_unknown_control_subtype_gets_an_error() -> None:
 
 
 def test_cancelled_callback_is_not_answered() -> None:
-    release = threading.Event()
-    sent_after_cancel: list[Any] = []
+    """The CLI cancels a permission request while the callback is running: when the callback
+    returns, its answer is not sent (the CLI has forgotten the request)."""
+    started, release, returned = threading.Event(), threading.Event(), threading.Event()
+    saw_start: list[bool] = []
 
     def slow(*args: Any) -> PermissionResultAllow:
+        started.set()
         release.wait(5)
+        returned.set()
         return PermissionResultAllow()
 
     def handler(message: dict[str, Any], cli: FakeCLI) -> None:
         if message["type"] == "user":
             cli.emit({"type": "control_request", "request_id": "perm1", "request": {"subtype": "can_use_tool", "tool_name": "X", "input": {}}})
+            saw_start.append(started.wait(5))  # the callback is running before the cancel
             cli.emit({"type": "control_cancel_request", "request_id": "perm1"})
             time.sleep(0.1)
             release.set()
-            time.sleep(0.3)
-            sent_after_cancel.extend(m for m in cli.sent if m["type"] == "control_response")
+            saw_start.append(returned.wait(5))
+            time.sleep(0.3)  # an answer would be written right after the return
             cli.turn("ok")
 
-    list(query("go", ClaudeAgentOptions(can_use_tool=slow), transport=MockTransport(handler)))
-    assert sent_after_cancel == []
+    transport = MockTransport(handler)
+    list(query("go", ClaudeAgentOptions(can_use_tool=slow), transport=transport))
+    assert saw_start == [True, True]
+    # everything the SDK wrote, in order (the fake CLI reads it after each handler call)
+    answers = [m for m in transport.cli.sent if m["type"] == "control_response"]
+    assert answers == []
 
 
 def test_control_request_timeout_and_error() -> None:
