@@ -314,9 +314,8 @@ def _add_trace_context(env: dict[str, str], chosen: dict[str, str]) -> None:
         return
     if "traceparent" not in carrier:  # no span (a baggage-only carrier keeps what is inherited)
         return
-    for key in ("TRACEPARENT", "TRACESTATE"):
-        if key not in chosen:
-            env.pop(key, None)
+    if "TRACESTATE" not in chosen:  # (an inherited TRACEPARENT is overwritten just below)
+        env.pop("TRACESTATE", None)
     for key, value in carrier.items():
         if key.upper() not in chosen:
             env[key.upper()] = value

@@ -288,7 +288,11 @@ def select_transport(options: ClaudeAgentOptions, cli: str) -> tuple[str, tuple[
         ws = _cli.supports_websocket(version) and options.session_store is None
         return ("websocket" if ws else "stdio"), version
     if choice == "websocket" and version is not None and not _cli.supports_websocket(version):
-        logger.info("transport='websocket' forced on CLI %s; trying anyway", _cli.format_version(version))
+        logger.warning(
+            "transport='websocket' forced on Claude Code %s, which refuses --sdk-url to 127.0.0.1 after %s; trying anyway",
+            _cli.format_version(version),
+            _cli.format_version(_cli.LAST_WEBSOCKET_VERSION),
+        )
     return choice, version
 
 
@@ -340,10 +344,10 @@ def initialize_request(options: ClaudeAgentOptions, hooks: dict[str, Any] | None
 def initialize_timeout() -> float:
     """Seconds to wait for ``initialize``: ``CLAUDE_CODE_STREAM_CLOSE_TIMEOUT`` (ms), at least 60."""
     try:
-        ms = int(os.environ.get("CLAUDE_CODE_STREAM_CLOSE_TIMEOUT", "60000"))
-    except ValueError:
-        ms = 60000
-    return max(ms / 1000.0, INITIALIZE_TIMEOUT)
+        seconds = int(os.environ["CLAUDE_CODE_STREAM_CLOSE_TIMEOUT"]) / 1000.0
+    except (KeyError, ValueError):
+        return INITIALIZE_TIMEOUT
+    return max(seconds, INITIALIZE_TIMEOUT)
 
 
 def sdk_servers(options: ClaudeAgentOptions) -> dict[str, Any]:

@@ -200,7 +200,7 @@ class Protocol:
         return events
 
     def _hold(self, piece: bytes | str) -> None:
-        self._pending.append(piece.encode("utf-8") if isinstance(piece, str) else piece)
+        self._pending.append(piece.encode() if isinstance(piece, str) else piece)
         self._pending_len += len(piece)
 
     def _take(self) -> bytes:

@@ -112,6 +112,28 @@ def test_env() -> None:
     assert env["CLAUDE_CODE_ENTRYPOINT"] == "sdk-py"
 
 
+def test_env_what_is_dropped_added_and_overridden(monkeypatch: pytest.MonkeyPatch) -> None:
+    from claude_sdkurl._version import OFFICIAL_SDK_VERSION
+
+    monkeypatch.setenv("CLAUDE_CODE_SESSION_ACCESS_TOKEN", "secret")
+    monkeypatch.setenv("CLAUDE_AGENT_SDK_DERIVED_CLIENT_APP", "parent")
+    monkeypatch.setenv("CLAUDE_CODE_ENTRYPOINT", "cli")
+    monkeypatch.setenv("KEEP_ME", "1")
+    monkeypatch.delenv("CLAUDE_CODE_SDK_READS_SESSION_STATE", raising=False)
+    env = build_env(ClaudeAgentOptions(env={"CLAUDE_AGENT_SDK_VERSION": "9", "A": "options"}), {"A": "extra", "B": "extra"})
+    assert "CLAUDE_CODE_SESSION_ACCESS_TOKEN" not in env and "CLAUDE_AGENT_SDK_DERIVED_CLIENT_APP" not in env
+    assert env["KEEP_ME"] == "1" and env["CLAUDE_CODE_ENTRYPOINT"] == "sdk-py"
+    assert env["CLAUDE_AGENT_SDK_VERSION"] == OFFICIAL_SDK_VERSION  # the SDK's own, over options.env
+    assert env["A"] == "extra" and env["B"] == "extra"  # extra comes last
+    assert env["CLAUDE_CODE_SDK_READS_SESSION_STATE"] == "1"
+    assert "CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING" not in env
+    assert env.get("PWD") == os.environ.get("PWD")  # without cwd, inherited as is
+    assert "CLAUDE_AGENT_SDK_CLIENT_APP" not in env
+    user_set = build_env(ClaudeAgentOptions(env={"claude_code_sdk_reads_session_state": "0"}, enable_file_checkpointing=True))
+    assert "CLAUDE_CODE_SDK_READS_SESSION_STATE" not in user_set  # any spelling the user chose is left alone
+    assert user_set["CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING"] == "true"
+
+
 class _AppendLoadOnly:
     """The two required SessionStore methods and nothing else."""
 
@@ -134,26 +156,45 @@ def test_a_session_store_takes_stdio_on_any_cli(tmp_path: Path) -> None:
     assert projects_dir({"HOME": "/h"}) == "/h/.claude/projects"
 
 
+class _NoLoad:
+    def append(self, key: Any, entries: Any) -> None: ...
+
+
 @pytest.mark.parametrize(
-    ("options", "error"),
+    ("options", "error", "text"),
     [
-        (ClaudeAgentOptions(session_store=object()), TypeError),  # type: ignore[arg-type]
-        (ClaudeAgentOptions(session_store=InMemorySessionStore(), transport="websocket"), UnsupportedOptionError),
-        (ClaudeAgentOptions(session_store=InMemorySessionStore(), enable_file_checkpointing=True), ValueError),
-        (ClaudeAgentOptions(session_store=_AppendLoadOnly(), continue_conversation=True), ValueError),
-        (ClaudeAgentOptions(session_store=InMemorySessionStore(), session_store_flush="often"), ValueError),  # type: ignore[arg-type]
-        (ClaudeAgentOptions(session_store=InMemorySessionStore(), load_timeout_ms=0), ValueError),
-        (ClaudeAgentOptions(transport="carrier-pigeon"), ValueError),  # type: ignore[arg-type]
-        (ClaudeAgentOptions(control_timeout=0), ValueError),
-        (ClaudeAgentOptions(env={"A": 1}), TypeError),  # type: ignore[dict-item]
-        (ClaudeAgentOptions(skills=["a(b)"]), ValueError),
-        (ClaudeAgentOptions(plugins=[{"type": "remote", "path": "x"}]), ValueError),  # type: ignore[list-item]
-        (ClaudeAgentOptions(hooks={"PreToolUse": [HookMatcher(hooks=["nope"])]}), TypeError),  # type: ignore[list-item]
+        (ClaudeAgentOptions(session_store=object()), TypeError, "session_store has no append() method; see the SessionStore protocol"),  # type: ignore[arg-type]
+        (ClaudeAgentOptions(session_store=_NoLoad()), TypeError, "session_store has no load() method"),  # type: ignore[arg-type]
+        (ClaudeAgentOptions(session_store=InMemorySessionStore(), transport="websocket"), UnsupportedOptionError, "session_store needs transport='stdio' (or 'auto'): Claude Code does not send transcript_mirror frames over --sdk-url (measured on 2.1.120)"),
+        (ClaudeAgentOptions(session_store=InMemorySessionStore(), enable_file_checkpointing=True), ValueError, "session_store cannot be combined with enable_file_checkpointing (checkpoints are local-disk only and would diverge from the mirrored transcript)"),
+        (ClaudeAgentOptions(session_store=_AppendLoadOnly(), continue_conversation=True), ValueError, "continue_conversation with session_store requires the store to implement list_sessions()"),
+        (ClaudeAgentOptions(session_store=InMemorySessionStore(), session_store_flush="often"), ValueError, "session_store_flush must be 'batched' or 'eager', not 'often'"),  # type: ignore[arg-type]
+        (ClaudeAgentOptions(session_store=InMemorySessionStore(), load_timeout_ms=0), ValueError, "load_timeout_ms must be a positive number of milliseconds"),
+        (ClaudeAgentOptions(session_store=InMemorySessionStore(), load_timeout_ms="5"), ValueError, "load_timeout_ms must be"),  # type: ignore[arg-type]
+        (ClaudeAgentOptions(spawn_claude_code_process=["ssh", "h"], transport="websocket"), UnsupportedOptionError, "spawn_claude_code_process runs the CLI over stdio: transport='websocket' would need it to reach our 127.0.0.1"),
+        (ClaudeAgentOptions(transport="carrier-pigeon"), ValueError, "transport must be 'auto', 'websocket' or 'stdio', not 'carrier-pigeon'"),  # type: ignore[arg-type]
+        (ClaudeAgentOptions(control_timeout=0), ValueError, "control_timeout must be a positive number of seconds"),
+        (ClaudeAgentOptions(control_timeout="1"), ValueError, "control_timeout must be"),  # type: ignore[arg-type]
+        (ClaudeAgentOptions(callback_timeout=0), ValueError, "callback_timeout must be None or a positive number of seconds"),
+        (ClaudeAgentOptions(callback_timeout="1"), ValueError, "callback_timeout must be"),  # type: ignore[arg-type]
+        (ClaudeAgentOptions(max_buffer_size=0), ValueError, "max_buffer_size must be a positive number of bytes"),
+        (ClaudeAgentOptions(can_use_tool=lambda *a: None, permission_prompt_tool_name="stdio"), ValueError, "can_use_tool and permission_prompt_tool_name are mutually exclusive"),
+        (ClaudeAgentOptions(env={"A": 1}), TypeError, "options.env must map str to str, got 'A': 1"),  # type: ignore[dict-item]
+        (ClaudeAgentOptions(env={2: "x"}), TypeError, "options.env must map str to str, got 2: 'x'"),  # type: ignore[dict-item]
+        (ClaudeAgentOptions(skills=["a(b)"]), ValueError, "Invalid skill name 'a(b)': parentheses, commas"),
+        (ClaudeAgentOptions(skills="pdf"), TypeError, 'ClaudeAgentOptions.skills must be a list of skill names or "all", got \'pdf\'. Did you mean [\'pdf\']?'),  # type: ignore[arg-type]
+        (ClaudeAgentOptions(skills=("pdf",)), TypeError, "ClaudeAgentOptions.skills must be a list of skill names or \"all\", got ('pdf',)."),  # type: ignore[arg-type]
+        (ClaudeAgentOptions(skills=[3]), TypeError, "Skill names must be strings, got int: 3"),  # type: ignore[list-item]
+        (ClaudeAgentOptions(skills=[" "]), ValueError, "Skill names must be non-empty strings"),
+        (ClaudeAgentOptions(plugins=[{"type": "remote", "path": "x"}]), ValueError, "Unsupported plugin type: 'remote'"),  # type: ignore[list-item]
+        (ClaudeAgentOptions(hooks={"PreToolUse": [HookMatcher(hooks=["nope"])]}), TypeError, "hook for PreToolUse is not callable: 'nope'"),  # type: ignore[list-item]
     ],
-)
-def test_bad_options_fail_before_any_process(options: ClaudeAgentOptions, error: type, tmp_path: Path) -> None:
-    with pytest.raises(error):
+)  # fmt: skip
+def test_bad_options_fail_before_any_process(options: ClaudeAgentOptions, error: type, text: str, tmp_path: Path) -> None:
+    with pytest.raises(error) as raised:
         list(query("hi", dataclasses.replace(options, cli_path=str(tmp_path / "never-run"))))
+    assert str(raised.value).startswith(text)
+    assert type(raised.value) is error
 
 
 def test_a_missing_cwd_is_refused_only_where_the_cli_runs_here(tmp_path: Path) -> None:
@@ -267,3 +308,255 @@ def test_skill_names_are_checked_as_the_official_checks_them(name: object) -> No
 def test_skills_must_be_a_list_or_all() -> None:
     with pytest.raises(TypeError, match=r"Did you mean \['pdf'\]"):
         check_options(ClaudeAgentOptions(skills="pdf"))  # type: ignore[arg-type]
+
+
+def test_find_cli_order_and_its_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """cli_path, then $CLAUDE_SDKURL_CLI, then PATH, then the usual install places (in order),
+    then the official package's bundled binary; each miss says what was looked for."""
+    from claude_sdkurl import _cli
+
+    monkeypatch.delenv("CLAUDE_SDKURL_CLI", raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setattr(_cli, "_official_bundled_cli", lambda: None)
+    with pytest.raises(CLINotFoundError) as missing:
+        find_cli()
+    assert "npm install -g @anthropic-ai/claude-code" in str(missing.value)
+    assert "$CLAUDE_SDKURL_CLI" in str(missing.value)
+    order = [tmp_path / ".npm-global/bin/claude", Path("/usr/local/bin/claude"), tmp_path / ".local/bin/claude"]
+    order += [tmp_path / "node_modules/.bin/claude", tmp_path / ".yarn/bin/claude", tmp_path / ".claude/local/claude"]
+    places = [".claude/local/claude", ".yarn/bin/claude", "node_modules/.bin/claude", ".local/bin/claude", ".npm-global/bin/claude"]
+    for place in places:  # from the last choice to the first: each new one wins
+        (tmp_path / place).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / place).write_text("")
+        assert find_cli() == str(next(p for p in order if p.is_file()))
+    monkeypatch.setattr(_cli, "_official_bundled_cli", lambda: "/bundled/claude")
+    for place in places:
+        (tmp_path / place).unlink()
+    assert find_cli() == "/bundled/claude"
+    monkeypatch.setenv("CLAUDE_SDKURL_CLI", str(tmp_path / "nowhere"))
+    with pytest.raises(CLINotFoundError, match=r"^Claude Code not found at \$CLAUDE_SDKURL_CLI") as env_missing:
+        find_cli()
+    assert env_missing.value.cli_path == str(tmp_path / "nowhere")  # type: ignore[attr-defined]
+    with pytest.raises(CLINotFoundError, match="^Claude Code not found at cli_path"):
+        find_cli(str(tmp_path / "absent"))
+
+
+def test_the_official_packages_bundled_cli_is_found() -> None:
+    import claude_agent_sdk
+
+    from claude_sdkurl._cli import _official_bundled_cli
+
+    bundled = Path(claude_agent_sdk.__file__).parent / "_bundled" / "claude"
+    assert _official_bundled_cli() == (str(bundled) if bundled.is_file() else None)
+    assert bundled.is_file()  # the pinned wheel ships one
+
+
+def test_cli_version_runs_the_binary_once_per_file(tmp_path: Path) -> None:
+    from claude_sdkurl import CLIConnectionError
+    from claude_sdkurl._cli import cli_version, format_version
+
+    runs = tmp_path / "runs"
+    cli = tmp_path / "claude"
+    cli.write_text(f"#!/bin/sh\necho x >> {runs}\necho '2.1.120 (Claude Code)'\n")
+    cli.chmod(0o755)
+    assert cli_version(str(cli)) == (2, 1, 120)
+    assert cli_version(str(cli)) == (2, 1, 120)
+    assert runs.read_text().count("x") == 1  # cached
+    cli.write_text(f"#!/bin/sh\necho x >> {runs}\necho 'no version here'\n")  # a new file: asked again
+    assert cli_version(str(cli)) is None
+    assert runs.read_text().count("x") == 2
+    with pytest.raises(CLINotFoundError, match="^Claude Code not found"):
+        cli_version(str(tmp_path / "absent"))
+    slow = tmp_path / "slow"
+    slow.write_text("#!/bin/sh\nsleep 5\n")
+    slow.chmod(0o755)
+    with pytest.raises(CLIConnectionError, match=f"^Could not run {slow} --version"):
+        cli_version(str(slow), timeout=0.2)
+    assert format_version((2, 1, 120)) == "2.1.120" and format_version(None) == "unknown"
+
+
+def test_unknown_flag_is_read_from_the_cli_stderr() -> None:
+    from claude_sdkurl._cli import unknown_flag
+
+    assert unknown_flag("boot\nerror: unknown option '--session-mirror'\nbye") == "--session-mirror"
+    assert unknown_flag("error: unknown option '--x_y-2' (did you mean...)") == "--x_y-2"
+    assert unknown_flag("error: something else") is None
+
+
+def test_sdk_env_is_what_the_cli_needs_on_top_of_ours(monkeypatch: pytest.MonkeyPatch) -> None:
+    from claude_sdkurl._launch import sdk_env
+
+    monkeypatch.setenv("SAME", "1")
+    monkeypatch.setenv("CHANGED", "old")
+    monkeypatch.delenv("NEW", raising=False)
+    assert sdk_env({"SAME": "1", "CHANGED": "new", "NEW": "n"}) == {"CHANGED": "new", "NEW": "n"}
+
+
+def test_hooks_become_callback_ids_in_order() -> None:
+    from claude_sdkurl._launch import hooks_config
+
+    def a(*args: Any) -> dict[str, Any]:
+        return {}
+
+    def b(*args: Any) -> dict[str, Any]:
+        return {}
+
+    def warm(*args: Any) -> dict[str, Any]:
+        return {}
+
+    assert hooks_config(ClaudeAgentOptions()) == (None, {})
+    assert hooks_config(ClaudeAgentOptions(hooks={"Stop": []})) == (None, {})
+    options = ClaudeAgentOptions(
+        hooks={
+            "PreToolUse": [HookMatcher(matcher="Bash", hooks=[a, b], timeout=5), HookMatcher(hooks=[b], on_failure="block")],
+            "Stop": [],
+            "PostToolUse": [HookMatcher(matcher="Write", hooks=[a])],
+        }
+    )
+    config, registry = hooks_config(options, {"PreToolUse": ("warm_0", warm), "SessionStart": ("warm_1", warm)})
+    assert config == {
+        "PreToolUse": [
+            {"matcher": "Bash", "hookCallbackIds": ["hook_0", "hook_1"], "timeout": 5},
+            {"matcher": None, "hookCallbackIds": ["hook_2"], "onFailure": "block"},
+            {"matcher": None, "hookCallbackIds": ["warm_0"]},
+        ],
+        "PostToolUse": [{"matcher": "Write", "hookCallbackIds": ["hook_3"]}],
+        "SessionStart": [{"matcher": None, "hookCallbackIds": ["warm_1"]}],
+    }
+    assert registry == {"hook_0": a, "hook_1": b, "hook_2": b, "hook_3": a, "warm_0": warm, "warm_1": warm}
+
+
+def test_initialize_request_fields() -> None:
+    from claude_sdkurl import AgentDefinition
+    from claude_sdkurl._launch import initialize_request
+
+    assert initialize_request(ClaudeAgentOptions(), None) == {"subtype": "initialize", "hooks": None}
+    options = ClaudeAgentOptions(
+        agents={
+            "typed": AgentDefinition(description="d", prompt="p", tools=["Read"]),
+            "plain": {"description": "d2", "prompt": "p2", "model": None},  # type: ignore[dict-item]
+        },
+        skills=["pdf"],
+        forward_subagent_text=True,
+        system_prompt={"type": "custom", "text": "x", "snapshot": True},  # type: ignore[typeddict-unknown-key]
+    )
+    request = initialize_request(options, {"Stop": []})
+    assert request["hooks"] == {"Stop": []}
+    assert request["agents"]["typed"]["tools"] == ["Read"] and "model" not in request["agents"]["typed"]
+    assert request["agents"]["plain"] == {"description": "d2", "prompt": "p2"}  # None values left out
+    assert request["skills"] == ["pdf"] and request["forwardSubagentText"] is True
+    assert request["systemPromptSnapshot"] is True and "excludeDynamicSections" not in request
+    assert "skills" not in initialize_request(ClaudeAgentOptions(skills="all"), None)
+    assert "forwardSubagentText" not in initialize_request(ClaudeAgentOptions(forward_subagent_text=False), None)
+    preset = {"type": "preset", "preset": "claude_code", "snapshot": "yes", "exclude_dynamic_sections": "no"}
+    assert initialize_request(ClaudeAgentOptions(system_prompt=preset), None) == {"subtype": "initialize", "hooks": None}  # type: ignore[arg-type]
+    assert initialize_request(ClaudeAgentOptions(system_prompt={"type": "file", "path": "p", "snapshot": True}), None) == {  # type: ignore[typeddict-unknown-key]
+        "subtype": "initialize", "hooks": None
+    }  # fmt: skip
+
+
+def test_the_launch_plan(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from claude_sdkurl._launch import plan_launch
+    from claude_sdkurl._protocol import DEFAULT_MAX_LINE
+
+    monkeypatch.setenv("CLAUDE_CODE_STREAM_CLOSE_TIMEOUT", "90000")
+    monkeypatch.delenv("CLAUDE_CODE_PRINT_BG_WAIT_CEILING_MS", raising=False)
+    custom = plan_launch(ClaudeAgentOptions(cwd=tmp_path, control_timeout=120), custom_transport=True)
+    assert (custom.transport, custom.cli, custom.cli_version, custom.args, custom.env) == ("custom", None, None, [], {})
+    assert custom.cwd == str(tmp_path) and custom.initialize_timeout == 120
+    assert custom.max_line == DEFAULT_MAX_LINE and custom.ceiling_ms == 600_000 and not custom.bidirectional
+    quick = plan_launch(ClaudeAgentOptions(control_timeout=5, max_buffer_size=1000, env={"CLAUDE_CODE_PRINT_BG_WAIT_CEILING_MS": "9"}), custom_transport=True)
+    assert quick.initialize_timeout == 90 and quick.max_line == 1000 and quick.ceiling_ms == 9 and quick.cwd is None
+
+    def callback(*args: Any) -> Any:
+        return None
+
+    server = create_sdk_mcp_server("s", tools=[])
+    for bidirectional in (
+        {"hooks": {"Stop": [HookMatcher(hooks=[callback])]}},
+        {"can_use_tool": callback},
+        {"on_elicitation": callback},
+        {"mcp_servers": {"s": server}},
+    ):
+        plan = plan_launch(ClaudeAgentOptions(**bidirectional), custom_transport=True)
+        assert plan.bidirectional, bidirectional
+    assert plan.sdk_mcp_servers == {"s": server["instance"]}
+
+    spawned = plan_launch(ClaudeAgentOptions(spawn_claude_code_process=["ssh", "box", "--"], env={"K": "v"}))
+    assert (spawned.transport, spawned.cli, spawned.cli_version) == ("stdio", "claude", None)
+    assert spawned.args == build_args(spawned.options) and spawned.env["K"] == "v" and spawned.spawner is not None
+    named = plan_launch(ClaudeAgentOptions(spawn_claude_code_process=["ssh", "box", "--"], cli_path="/opt/claude"))
+    assert named.cli == "/opt/claude"
+
+    fake = tmp_path / "claude"
+    fake.write_text("#!/bin/sh\necho '2.1.330 (Claude Code)'\n")
+    fake.chmod(0o755)
+    local = plan_launch(ClaudeAgentOptions(cli_path=fake, env={"CLAUDE_CONFIG_DIR": str(tmp_path / "cfg")}))
+    assert (local.transport, local.cli, local.cli_version) == ("stdio", str(fake), (2, 1, 330))
+    assert local.projects_dir == str(tmp_path / "cfg" / "projects") and local.spawner is None
+    assert local.args == build_args(local.options) and local.env == build_env(local.options)
+    # the CLI's config dir as the CLI will see it: inherited here, or from options.env with a custom transport
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "inherited"))
+    assert plan_launch(ClaudeAgentOptions(cli_path=fake)).projects_dir == str(tmp_path / "inherited" / "projects")
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR")
+    chosen = plan_launch(ClaudeAgentOptions(env={"CLAUDE_CONFIG_DIR": "/c"}), custom_transport=True)
+    assert chosen.projects_dir == "/c/projects"
+
+    # the SDK's own hooks (prewarm) join the user's, and make the session bidirectional
+    warm = plan_launch(ClaudeAgentOptions(), custom_transport=True, extra_hooks={"UserPromptSubmit": ("warm_0", callback)})
+    assert warm.initialize["hooks"] == {"UserPromptSubmit": [{"matcher": None, "hookCallbackIds": ["warm_0"]}]}
+    assert warm.hook_callbacks == {"warm_0": callback} and warm.bidirectional
+
+    # resuming from a store: the stored session is written out for the CLI, which is pointed at it
+    store = InMemorySessionStore()
+    sid = "11111111-1111-4111-8111-111111111111"
+    entry = {"type": "user", "uuid": "22222222-2222-4222-8222-222222222222", "sessionId": sid, "message": {"role": "user", "content": "hi"}}
+    from claude_sdkurl.sessions._paths import project_key_for_directory
+
+    store.append({"project_key": project_key_for_directory(str(tmp_path)), "session_id": sid}, [entry])
+    resumed = plan_launch(ClaudeAgentOptions(cli_path=fake, cwd=tmp_path, session_store=store, resume=sid))
+    try:
+        assert resumed.materialized is not None and resumed.materialized.resume_session_id == sid
+        assert resumed.env["CLAUDE_CONFIG_DIR"] == str(resumed.materialized.config_dir)
+        assert f"--resume={sid}" in resumed.args
+    finally:
+        if resumed.materialized is not None:
+            resumed.materialized.cleanup()
+    # a custom transport resumes nothing from the store (as the official SDK)
+    custom_store = plan_launch(ClaudeAgentOptions(cwd=tmp_path, session_store=store, resume=sid), custom_transport=True)
+    assert custom_store.materialized is None and custom_store.options.resume == sid
+
+
+def test_sdk_servers_need_their_instance() -> None:
+    from claude_sdkurl._launch import sdk_servers
+
+    server = create_sdk_mcp_server("s", tools=[])
+    external = {"type": "stdio", "command": "x"}
+    assert sdk_servers(ClaudeAgentOptions(mcp_servers={"s": server, "e": external})) == {"s": server["instance"]}  # type: ignore[dict-item]
+    assert sdk_servers(ClaudeAgentOptions(mcp_servers="/path/to/config.json")) == {}
+    for broken in ({"type": "sdk", "name": "b"}, {"type": "sdk", "name": "b", "instance": object()}):
+        with pytest.raises(TypeError, match=r"^SDK MCP server 'b' has no usable 'instance'; use create_sdk_mcp_server\(\)$"):
+            sdk_servers(ClaudeAgentOptions(mcp_servers={"b": broken}))  # type: ignore[dict-item]
+
+
+def test_a_forced_transport_is_kept(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    from claude_sdkurl._launch import select_transport
+
+    fake = tmp_path / "claude"
+    fake.write_text("#!/bin/sh\necho '2.1.330 (Claude Code)'\n")
+    fake.chmod(0o755)
+    assert select_transport(ClaudeAgentOptions(), str(fake)) == ("stdio", (2, 1, 330))
+    assert select_transport(ClaudeAgentOptions(transport="stdio"), str(fake)) == ("stdio", (2, 1, 330))
+    assert caplog.records == []
+    assert select_transport(ClaudeAgentOptions(transport="websocket"), str(fake)) == ("websocket", (2, 1, 330))
+    assert [r.getMessage() for r in caplog.records] == [
+        "transport='websocket' forced on Claude Code 2.1.330, which refuses --sdk-url to 127.0.0.1 after 2.1.120; trying anyway"
+    ]
+    old = tmp_path / "old"
+    old.write_text("#!/bin/sh\necho '2.1.120 (Claude Code)'\n")
+    old.chmod(0o755)
+    caplog.clear()
+    assert select_transport(ClaudeAgentOptions(transport="websocket"), str(old)) == ("websocket", (2, 1, 120))
+    assert select_transport(ClaudeAgentOptions(transport="stdio"), str(old)) == ("stdio", (2, 1, 120))
+    assert caplog.records == []

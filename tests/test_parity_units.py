@@ -263,6 +263,12 @@ def test_initialize_timeout_from_the_environment(monkeypatch: pytest.MonkeyPatch
     assert initialize_timeout() == 120.0
     monkeypatch.setenv("CLAUDE_CODE_STREAM_CLOSE_TIMEOUT", "1000")
     assert initialize_timeout() == 60.0
+    monkeypatch.setenv("CLAUDE_CODE_STREAM_CLOSE_TIMEOUT", "60001")
+    assert initialize_timeout() == 60.001
+    monkeypatch.setenv("CLAUDE_CODE_STREAM_CLOSE_TIMEOUT", "soon")
+    assert initialize_timeout() == 60.0
+    monkeypatch.delenv("CLAUDE_CODE_STREAM_CLOSE_TIMEOUT")
+    assert initialize_timeout() == 60.0
 
 
 def test_hook_returning_none_is_an_error_answer() -> None:
@@ -517,6 +523,7 @@ def test_verbatim_prompts_is_read_once_per_session() -> None:
         ("3.0.0", True, []),
         ("2.1.100", False, []),
         (None, False, ["too old to report its version", "Minimum required version is 2.0.0"]),
+        (None, True, ["too old to report", "Claude Code version unknown at", "ignores it: prompts will still have @path mentions expanded and slash commands dispatched. Claude Code 2.1.248 or later is required."]),
     ],
 )
 def test_warnings_about_the_cli_version(version: str | None, verbatim: bool, expected: list[str], caplog: pytest.LogCaptureFixture) -> None:
@@ -573,6 +580,14 @@ def test_an_active_opentelemetry_span_reaches_the_cli_as_its_trace_context(monke
     assert mine["TRACEPARENT"] == "00-00000000000000000000000000001234-0000000000005678-01"
     assert mine["TRACEPARENT"] == theirs["TRACEPARENT"] and mine["TRACESTATE"] == theirs["TRACESTATE"] == "k=v"
     assert kept["TRACESTATE"] == "mine=1" and kept["TRACEPARENT"] == mine["TRACEPARENT"]
+    # a span without a trace state: the inherited TRACESTATE goes (it belonged to another parent)
+    bare = NonRecordingSpan(SpanContext(trace_id=0x99, span_id=0x77, is_remote=False, trace_flags=TraceFlags(1)))
+    with trace.use_span(bare):
+        stateless = build_env(ClaudeAgentOptions())
+        chosen = build_env(ClaudeAgentOptions(env={"TRACEPARENT": "00-chosen-01"}))
+    assert stateless["TRACEPARENT"] == "00-00000000000000000000000000000099-0000000000000077-01"
+    assert "TRACESTATE" not in stateless
+    assert chosen["TRACEPARENT"] == "00-chosen-01" and "TRACESTATE" not in chosen
 
 
 def test_a_failing_prompt_iterable_lets_the_turns_it_sent_finish() -> None:

@@ -86,6 +86,65 @@ def test_line_longer_than_limit() -> None:
     assert len(ok.message.result) == 30_000_000
 
 
+@pytest.mark.parametrize("as_bytes", [False, True])
+def test_the_limit_counts_a_line_across_its_pieces(as_bytes: bool) -> None:
+    def feed(p: Protocol, text: str) -> list[str]:
+        events = p.receive_data(text.encode() if as_bytes else text)
+        return [str(e.error.original_error) if isinstance(e, ProtocolErrorReceived) else type(e).__name__ for e in events]
+
+    keep_alive = '{"type":"keep_alive"}'  # 21 bytes, 22 with its newline
+    p = Protocol(max_line=30)
+    assert feed(p, keep_alive) == [] and feed(p, "\n") == []  # a joined line, then nothing held
+    assert feed(p, "x" * 30) == []  # exactly the limit, held
+    assert feed(p, "\n") == ["Buffer size 31 exceeds limit 30"]  # the whole line counts
+    assert feed(p, "x" * 15) == [] and feed(p, "x" * 15) == []
+    assert feed(p, "y") == ["Buffer size 31 exceeds limit 30"]  # too long before its end: refused at once
+    assert feed(p, "\n") == []  # what was held is gone
+    assert feed(p, keep_alive[:5]) == [] and feed(p, keep_alive[5:] + "\n") == []  # joined: 22 bytes
+
+
+def test_blocks_and_types_we_cannot_model_are_kept_whole() -> None:
+    [ev] = Protocol().receive_data(
+        line({"type": "assistant", "message": {"model": "m", "content": [5, {"type": 7, "x": 1}, {"type": "text", "text": "t"}]}})
+    )
+    odd, typeless, text = ev.message.content
+    assert (odd.type, odd.data) == ("int", {"value": 5})
+    assert (typeless.type, typeless.data, typeless.raw) == ("int", {"type": 7, "x": 1}, {"type": 7, "x": 1})
+    assert isinstance(text, TextBlock) and text.raw == {"type": "text", "text": "t"}
+    [ev] = Protocol().receive_data(line({"type": 5, "x": 1}))
+    assert isinstance(ev.message, UnknownMessage) and ev.message.type == "int" and ev.message.data == {"type": 5, "x": 1}
+
+
+def test_an_unusable_frame_is_an_unknown_message_with_a_warning(caplog: pytest.LogCaptureFixture) -> None:
+    frame = {"type": "result", "subtype": "success"}
+    [ev] = Protocol().receive_data(line(frame))
+    assert isinstance(ev.message, UnknownMessage) and ev.message.type == "result"
+    assert ev.message.data == frame and ev.message.raw == frame
+    assert [r.getMessage() for r in caplog.records] == [
+        "Missing or malformed field in result message: KeyError('duration_ms'); delivering it as UnknownMessage"
+    ]
+    caplog.clear()
+    [ev] = Protocol().receive_data(line({"type": [1], "message": 2}))
+    assert isinstance(ev.message, UnknownMessage) and ev.message.type == "list"
+
+
+def test_a_broken_known_message_says_what_is_wrong() -> None:
+    from claude_sdkurl._errors import MessageParseError
+    from claude_sdkurl._parse import parse_message
+
+    frame = {"type": "assistant", "message": {"model": "m", "content": "not a list"}}
+    with pytest.raises(MessageParseError) as raised:
+        parse_message(frame)
+    assert str(raised.value) == "Invalid assistant content (expected list, got str)" and raised.value.data is frame
+    missing = {"type": "result", "subtype": "success"}
+    with pytest.raises(MessageParseError) as raised:
+        parse_message(missing)
+    assert str(raised.value) == "Missing or malformed field in result message: KeyError('duration_ms')"
+    assert raised.value.data is missing
+    with pytest.raises(MessageParseError, match=r"^Invalid message data type \(expected dict, got list\)$"):
+        parse_message([])  # type: ignore[arg-type]
+
+
 def test_truncated_tail_at_eof_is_dropped_but_complete_tail_kept() -> None:
     p = Protocol()
     assert p.receive_data('{"type":"res') == []
@@ -169,20 +228,72 @@ def test_outgoing_lines_are_always_valid_json_with_one_newline() -> None:
         json.loads(out)
 
 
-@pytest.mark.parametrize("bad", [math.nan, math.inf, {1, 2}, object()])
-def test_unencodable_values_are_refused_not_sent(bad: object) -> None:
-    with pytest.raises((TypeError, ValueError)):
+@pytest.mark.parametrize(("bad", "error"), [(math.nan, ValueError), (math.inf, ValueError), ({1, 2}, TypeError), (object(), TypeError)])
+def test_unencodable_values_are_refused_not_sent(bad: object, error: type) -> None:
+    with pytest.raises(error, match="^message cannot be sent to the CLI as JSON: "):
         encode({"type": "user", "x": bad})
+
+
+def test_lines_are_compact_utf8_json() -> None:
+    assert encode({"a": [1, 2], "t": "é ✓"}) == '{"a":[1,2],"t":"é ✓"}\n'
+
+
+def test_a_forgotten_request_takes_no_answer() -> None:
+    p = Protocol()
+    kept, dropped = p.control_request({"subtype": "a"}), p.control_request({"subtype": "b"})
+    p.forget(dropped.request_id)
+    p.forget("never-sent")
+    assert p.pending == {kept.request_id: kept}
+    answer = {"type": "control_response", "response": {"subtype": "success", "request_id": dropped.request_id}}
+    assert p.receive_data(line(answer)) == []
 
 
 def test_user_dict_validation() -> None:
     p = Protocol()
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match="^prompt messages must be dicts, got str$"):
         p.user_dict("not a dict")  # type: ignore[arg-type]
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"^a user message dict needs a 'message' key: \{'role': 'user', 'content': \.\.\.\}$"):
         p.user_dict({"type": "user"})
-    msg = json.loads(p.user_dict({"type": "user", "message": {"role": "user", "content": "x"}}))
-    assert msg["session_id"] == "" and msg["parent_tool_use_id"] is None
+    message = {"role": "user", "content": "x"}
+    assert json.loads(p.user_dict({"type": "user", "message": message})) == {
+        "type": "user", "message": message, "parent_tool_use_id": None, "session_id": ""
+    }  # fmt: skip
+    # no type: a user message; what the caller set is kept
+    given = {"message": message, "session_id": "s9", "parent_tool_use_id": "p1", "uuid": "u1"}
+    assert json.loads(p.user_dict(given)) == {"type": "user", **given}
+    assert given == {"message": message, "session_id": "s9", "parent_tool_use_id": "p1", "uuid": "u1"}  # not changed
+    # another type is sent as given, with nothing added
+    other = {"type": "control_request", "request_id": "r", "request": {"subtype": "interrupt"}}
+    assert json.loads(p.user_dict(other)) == other
+
+
+def test_outgoing_lines_exactly() -> None:
+    p = Protocol()
+    assert json.loads(p.user_message("hi")) == {
+        "type": "user", "message": {"role": "user", "content": "hi"}, "parent_tool_use_id": None, "session_id": "default"
+    }  # fmt: skip
+    blocks = [{"type": "text", "text": "hi"}]
+    assert json.loads(p.user_message(blocks, session_id="s", parent_tool_use_id="p", uuid="u", client_composed=True)) == {
+        "type": "user", "message": {"role": "user", "content": blocks}, "parent_tool_use_id": "p", "session_id": "s",
+        "uuid": "u", "client_composed": True,
+    }  # fmt: skip
+    assert json.loads(Protocol.control_success("r1", None)) == {
+        "type": "control_response", "response": {"subtype": "success", "request_id": "r1"}
+    }  # fmt: skip
+    assert json.loads(Protocol.control_success("r1", {})) == {
+        "type": "control_response", "response": {"subtype": "success", "request_id": "r1", "response": {}}
+    }  # fmt: skip
+    assert json.loads(Protocol.control_error("r2", "no")) == {
+        "type": "control_response", "response": {"subtype": "error", "request_id": "r2", "error": "no"}
+    }  # fmt: skip
+    with pytest.raises(ValueError, match="^a control request needs a 'subtype'$"):
+        p.control_request({"subtype": ""})
+    with pytest.raises(ValueError):
+        p.control_request({"type": "interrupt"})
+    first, second = p.control_request({"subtype": "a"}), Protocol().control_request({"subtype": "a"})
+    assert first.request_id.startswith("req_1_") and second.request_id.startswith("req_1_")
+    assert first.request_id != second.request_id  # each session has its own suffix
+    assert p.control_request({"subtype": "b"}).request_id.startswith("req_2_")
 
 
 def test_transcript_mirror_frames_are_events_never_messages(caplog: pytest.LogCaptureFixture) -> None:
