@@ -51,7 +51,7 @@ def _raw(obj: _T, data: dict[str, Any]) -> _T:
     return obj
 
 
-_BLOCKS: dict[str, Callable[[dict[str, Any]], Any]] = {
+_BLOCKS: dict[str, Callable[[dict[str, Any]], ContentBlock]] = {
     "text": lambda b: TextBlock(b["text"]),
     "thinking": lambda b: ThinkingBlock(b["thinking"], b["signature"]),
     "tool_use": lambda b: ToolUseBlock(b["id"], b["name"], b["input"]),
@@ -73,7 +73,7 @@ def parse_block(block: Any) -> ContentBlock:
     build = _BLOCKS.get(kind) if isinstance(kind, str) else None
     if build is not None:
         try:
-            return typing.cast(ContentBlock, _raw(build(block), block))
+            return _raw(build(block), block)
         except (KeyError, TypeError):
             pass
     return _raw(UnknownBlock(type=kind if isinstance(kind, str) else type(kind).__name__, data=block), block)

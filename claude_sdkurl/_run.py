@@ -165,7 +165,8 @@ class RunTracker:
 
     def _arm_ceiling(self) -> None:
         self._clear_ceiling()
-        if self.ceiling_ms <= 0 or self.ended or self.final or self.turn_in_progress or not self.bidirectional:
+        # (a final run is an ended one: finish() ends it and nothing reopens it)
+        if self.ceiling_ms <= 0 or self.ended or self.turn_in_progress or not self.bidirectional:
             return
         self._armed = True
         self._effects.append(("arm", self.ceiling_generation))

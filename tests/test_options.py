@@ -240,8 +240,10 @@ def test_find_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         find_cli(tmp_path / "absent")
     fake = tmp_path / "claude"
     fake.write_text("#!/bin/sh\necho '2.1.120 (Claude Code)'\n")
-    with pytest.raises(CLINotFoundError, match="not executable"):
+    with pytest.raises(CLINotFoundError) as not_executable:
         find_cli(fake)
+    assert str(not_executable.value) == f"Claude Code at cli_path is not executable: {fake}"
+    assert not_executable.value.cli_path == str(fake)  # type: ignore[attr-defined]
     fake.chmod(0o755)
     assert find_cli(fake) == str(fake)
     monkeypatch.setenv("CLAUDE_SDKURL_CLI", str(fake))
@@ -321,8 +323,10 @@ def test_find_cli_order_and_its_errors(tmp_path: Path, monkeypatch: pytest.Monke
     monkeypatch.setattr(_cli, "_official_bundled_cli", lambda: None)
     with pytest.raises(CLINotFoundError) as missing:
         find_cli()
-    assert "npm install -g @anthropic-ai/claude-code" in str(missing.value)
-    assert "$CLAUDE_SDKURL_CLI" in str(missing.value)
+    assert str(missing.value) == (
+        "Claude Code not found. Install it with:\n  npm install -g @anthropic-ai/claude-code\n"
+        "or pass ClaudeAgentOptions(cli_path='/path/to/claude'), or set $CLAUDE_SDKURL_CLI."
+    )
     order = [tmp_path / ".npm-global/bin/claude", Path("/usr/local/bin/claude"), tmp_path / ".local/bin/claude"]
     order += [tmp_path / "node_modules/.bin/claude", tmp_path / ".yarn/bin/claude", tmp_path / ".claude/local/claude"]
     places = [".claude/local/claude", ".yarn/bin/claude", "node_modules/.bin/claude", ".local/bin/claude", ".npm-global/bin/claude"]
@@ -330,16 +334,25 @@ def test_find_cli_order_and_its_errors(tmp_path: Path, monkeypatch: pytest.Monke
         (tmp_path / place).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / place).write_text("")
         assert find_cli() == str(next(p for p in order if p.is_file()))
+    # /usr/local/bin/claude comes between the first choice and the others
+    is_file = Path.is_file
+    monkeypatch.setattr(Path, "is_file", lambda self: str(self) == "/usr/local/bin/claude" or is_file(self))
+    (tmp_path / ".npm-global/bin/claude").unlink()
+    assert find_cli() == "/usr/local/bin/claude"
+    (tmp_path / ".npm-global/bin/claude").write_text("")
+    monkeypatch.setattr(Path, "is_file", is_file)
     monkeypatch.setattr(_cli, "_official_bundled_cli", lambda: "/bundled/claude")
     for place in places:
-        (tmp_path / place).unlink()
+        (tmp_path / place).unlink(missing_ok=True)
     assert find_cli() == "/bundled/claude"
     monkeypatch.setenv("CLAUDE_SDKURL_CLI", str(tmp_path / "nowhere"))
     with pytest.raises(CLINotFoundError, match=r"^Claude Code not found at \$CLAUDE_SDKURL_CLI") as env_missing:
         find_cli()
     assert env_missing.value.cli_path == str(tmp_path / "nowhere")  # type: ignore[attr-defined]
-    with pytest.raises(CLINotFoundError, match="^Claude Code not found at cli_path"):
+    with pytest.raises(CLINotFoundError) as absent:
         find_cli(str(tmp_path / "absent"))
+    assert str(absent.value) == f"Claude Code not found at cli_path: {tmp_path / 'absent'}"
+    assert absent.value.cli_path == str(tmp_path / "absent")  # type: ignore[attr-defined]
 
 
 def test_the_official_packages_bundled_cli_is_found() -> None:
@@ -350,6 +363,23 @@ def test_the_official_packages_bundled_cli_is_found() -> None:
     bundled = Path(claude_agent_sdk.__file__).parent / "_bundled" / "claude"
     assert _official_bundled_cli() == (str(bundled) if bundled.is_file() else None)
     assert bundled.is_file()  # the pinned wheel ships one
+
+
+def test_no_bundled_cli_without_the_official_package_or_its_binary(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.machinery
+    import importlib.util
+
+    from claude_sdkurl._cli import _official_bundled_cli
+
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
+    assert _official_bundled_cli() is None
+    (tmp_path / "pkg").mkdir()
+    spec = importlib.machinery.ModuleSpec("claude_agent_sdk", None, origin=str(tmp_path / "pkg" / "__init__.py"))
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: spec)
+    assert _official_bundled_cli() is None  # a package without _bundled/claude
+    (tmp_path / "pkg" / "_bundled").mkdir()
+    (tmp_path / "pkg" / "_bundled" / "claude").write_text("")
+    assert _official_bundled_cli() == str(tmp_path / "pkg" / "_bundled" / "claude")
 
 
 def test_cli_version_runs_the_binary_once_per_file(tmp_path: Path) -> None:

@@ -111,6 +111,11 @@ def test_blocks_and_types_we_cannot_model_are_kept_whole() -> None:
     assert (odd.type, odd.data) == ("int", {"value": 5})
     assert (typeless.type, typeless.data, typeless.raw) == ("int", {"type": 7, "x": 1}, {"type": 7, "x": 1})
     assert isinstance(text, TextBlock) and text.raw == {"type": "text", "text": "t"}
+    [ev] = Protocol().receive_data(line({"type": "assistant", "message": {"model": "m", "content": [{"type": [1]}]}}))
+    assert ev.message.content[0].type == "list"  # an unhashable block type is a block we cannot type
+    frame = {"type": "stream_event", "uuid": "u", "session_id": "s", "event": {"type": "ping"}}
+    [ev] = Protocol().receive_data(line(frame))
+    assert ev.message.raw == frame  # the fast path keeps the wire dict too
     [ev] = Protocol().receive_data(line({"type": 5, "x": 1}))
     assert isinstance(ev.message, UnknownMessage) and ev.message.type == "int" and ev.message.data == {"type": 5, "x": 1}
 

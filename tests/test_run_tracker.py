@@ -146,10 +146,24 @@ def test_a_task_settling_between_turns_rearms_the_ceiling() -> None:
 
 
 def test_no_ceiling_when_it_is_zero_or_the_run_is_over() -> None:
+    run = RunTracker(bidirectional=True)
+    feed(run, state("running"), ASSISTANT, result())
+    run.ceiling_fired(run.ceiling_generation)
+    assert run.take_effects() == ["clear", "ended"]
+    assert feed(run, result()) == []  # ended by its ceiling: a late result arms nothing
     run = RunTracker(bidirectional=True, ceiling_ms=0)
     assert feed(run, state("running"), ASSISTANT, result()) == []
     run = RunTracker(bidirectional=True, ceiling_ms=1)
     assert feed(run, state("running"), ASSISTANT, result()) == [("arm", run.ceiling_generation)]
+
+
+@pytest.mark.parametrize("waiting", ["idle", "requires_action"])
+def test_a_task_settling_while_the_cli_waits_arms_no_ceiling(waiting: str) -> None:
+    run = RunTracker(bidirectional=True)
+    feed(run, task("task_started", task_type="local_agent"), state("running"), ASSISTANT, result())
+    run.take_effects()
+    feed(run, state(waiting))
+    assert feed(run, task("task_notification", status="completed")) == []
 
 
 def test_subagent_words_do_not_start_a_turn() -> None:
