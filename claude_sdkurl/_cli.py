@@ -113,7 +113,6 @@ def cli_version(cli: str, timeout: float = 30.0) -> tuple[int, int, int] | None:
             text=True,
             timeout=timeout,
             stdin=subprocess.DEVNULL,
-            check=False,
         )
     except (OSError, subprocess.TimeoutExpired) as e:
         raise CLIConnectionError(f"Could not run {cli} --version: {e}") from e

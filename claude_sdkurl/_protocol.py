@@ -126,11 +126,6 @@ def encode(obj: dict[str, Any]) -> str:
         raise type(e)(f"message cannot be sent to the CLI as JSON: {e}") from e
 
 
-def _kind(data: dict[str, Any]) -> str:
-    kind = data.get("type")
-    return kind if isinstance(kind, str) else type(kind).__name__
-
-
 class Protocol:
     """State of one CLI conversation, independent of how bytes travel.
 
@@ -253,7 +248,7 @@ class Protocol:
         try:
             return self._classify(data)
         except Exception as e:  # a reader thread must survive any input
-            return [self._unknown(data, f"Unusable {_kind(data)!r} frame from the CLI ({type(e).__name__}: {e})")]
+            return [self._unknown(data, f"Unusable {data.get('type')!r} frame from the CLI ({type(e).__name__}: {e})")]
 
     def _classify(self, data: dict[str, Any]) -> list[Event]:
         kind = data.get("type")
@@ -340,7 +335,7 @@ class Protocol:
     @staticmethod
     def _unknown(data: dict[str, Any], why: str) -> MessageReceived:
         logger.warning("%s; delivering it as UnknownMessage", why)
-        message = UnknownMessage(type=_kind(data), data=data)
+        message = UnknownMessage(type=str(data.get("type")), data=data)  # a known kind: a str
         message.raw = data
         return MessageReceived(message)
 

@@ -396,14 +396,41 @@ def test_cli_version_runs_the_binary_once_per_file(tmp_path: Path) -> None:
     cli.write_text(f"#!/bin/sh\necho x >> {runs}\necho 'no version here'\n")  # a new file: asked again
     assert cli_version(str(cli)) is None
     assert runs.read_text().count("x") == 2
-    with pytest.raises(CLINotFoundError, match="^Claude Code not found"):
+    with pytest.raises(CLINotFoundError) as absent:
         cli_version(str(tmp_path / "absent"))
+    assert str(absent.value) == f"Claude Code not found: {tmp_path / 'absent'}"
+    assert absent.value.cli_path == str(tmp_path / "absent")  # type: ignore[attr-defined]
     slow = tmp_path / "slow"
     slow.write_text("#!/bin/sh\nsleep 5\n")
     slow.chmod(0o755)
     with pytest.raises(CLIConnectionError, match=f"^Could not run {slow} --version"):
         cli_version(str(slow), timeout=0.2)
     assert format_version((2, 1, 120)) == "2.1.120" and format_version(None) == "unknown"
+
+
+def test_cli_version_warns_with_what_it_read_and_never_shares_our_stdin(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    from claude_sdkurl._cli import cli_version
+
+    chatty = tmp_path / "chatty"
+    chatty.write_text("#!/bin/sh\nprintf 'v%.0s' $(seq 300)\nexit 1\n")  # 300 "v"s and no version
+    chatty.chmod(0o755)
+    assert cli_version(str(chatty)) is None
+    assert [r.getMessage() for r in caplog.records] == [f"could not read a version from {chatty} --version: {'v' * 200!r}"]
+    # the version run reads nothing of ours: its stdin is empty even when ours holds data
+    reader = tmp_path / "reader"
+    reader.write_text('#!/bin/sh\ndata=$(cat)\necho "2.1.${#data} (Claude Code)"\n')
+    reader.chmod(0o755)
+    read_end, write_end = os.pipe()
+    os.write(write_end, b"ours")
+    os.close(write_end)
+    saved = os.dup(0)
+    try:
+        os.dup2(read_end, 0)
+        assert cli_version(str(reader)) == (2, 1, 0)
+    finally:
+        os.dup2(saved, 0)
+        os.close(saved)
+        os.close(read_end)
 
 
 def test_unknown_flag_is_read_from_the_cli_stderr() -> None:

@@ -588,6 +588,9 @@ def test_an_active_opentelemetry_span_reaches_the_cli_as_its_trace_context(monke
     assert stateless["TRACEPARENT"] == "00-00000000000000000000000000000099-0000000000000077-01"
     assert "TRACESTATE" not in stateless
     assert chosen["TRACEPARENT"] == "00-chosen-01" and "TRACESTATE" not in chosen
+    monkeypatch.delenv("TRACESTATE")
+    with trace.use_span(bare):
+        assert "TRACESTATE" not in build_env(ClaudeAgentOptions())  # nothing inherited to drop
 
 
 def test_a_failing_prompt_iterable_lets_the_turns_it_sent_finish() -> None:
