@@ -250,7 +250,7 @@ def _reset(data: dict[str, Any]) -> ConversationResetMessage:
     return ConversationResetMessage(data["new_conversation_id"], data["uuid"], data["session_id"])
 
 
-_MESSAGES: dict[str, Callable[[dict[str, Any]], Any]] = {
+_MESSAGES: dict[str, Callable[[dict[str, Any]], Message]] = {
     "assistant": _assistant,
     "user": _user,
     "result": _result,
@@ -275,7 +275,7 @@ def parse_message(data: dict[str, Any]) -> Message:
     if build is None:
         return _raw(UnknownMessage(type=kind if isinstance(kind, str) else type(kind).__name__, data=data), data)
     try:
-        return typing.cast(Message, _raw(build(data), data))
+        return _raw(build(data), data)
     except MessageParseError:
         raise
     except (KeyError, TypeError, AttributeError, IndexError) as e:

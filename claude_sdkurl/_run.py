@@ -94,7 +94,7 @@ class RunTracker:
             elif self.session_state != "requires_action":
                 self._arm_ceiling()
             self.last_error_result = data if data.get("is_error") else None
-        elif not (kind == "system" and data.get("subtype") == "session_state_changed"):
+        else:  # (state frames returned above: they leave the last error result alone)
             self.last_error_result = None
             if kind in ("assistant", "stream_event") and data.get("parent_tool_use_id") is None:
                 self.turn_in_progress = True

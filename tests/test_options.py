@@ -189,6 +189,7 @@ class _NoLoad:
         (ClaudeAgentOptions(plugins=[{"type": "remote", "path": "x"}]), ValueError, "Unsupported plugin type: 'remote'"),  # type: ignore[list-item]
         (ClaudeAgentOptions(hooks={"PreToolUse": [HookMatcher(hooks=["nope"])]}), TypeError, "hook for PreToolUse is not callable: 'nope'"),  # type: ignore[list-item]
     ],
+    ids=lambda value: type(value).__name__ if isinstance(value, ClaudeAgentOptions) else value.__name__ if isinstance(value, type) else "text",
 )  # fmt: skip
 def test_bad_options_fail_before_any_process(options: ClaudeAgentOptions, error: type, text: str, tmp_path: Path) -> None:
     with pytest.raises(error) as raised:
@@ -288,7 +289,8 @@ SKILL_NAMES = ["ok", "plugin:skill", "a*b", "x[v2]", "a?", " lead", "trail ", "a
                "p:*", "p *", "/cmd", "a\\\\b", "a\\", "a\\b", "\ud800x", "", "  ", 5]  # fmt: skip
 
 
-@pytest.mark.parametrize("name", SKILL_NAMES, ids=repr)
+# ids a command line can name (mutmut runs tests by id): no quotes, spaces or escapes
+@pytest.mark.parametrize("name", SKILL_NAMES, ids=[f"name{i}" for i in range(len(SKILL_NAMES))])
 def test_skill_names_are_checked_as_the_official_checks_them(name: object) -> None:
     """Same names accepted, same refused with the same error class and text."""
     from claude_agent_sdk._internal.transport import subprocess_cli as official

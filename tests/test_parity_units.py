@@ -19,7 +19,6 @@ from claude_sdkurl import (
     DeferredToolUse,
     HookMatcher,
     PermissionResultAllow,
-    RateLimitEvent,
     ResultError,
     ResultMessage,
     ServerToolResultBlock,
@@ -37,24 +36,6 @@ from claude_sdkurl._run import RunTracker, ceiling_ms
 from claude_sdkurl.testing import FakeCLI, MockTransport
 
 # ---------------------------------------------------------------------- parsing
-
-
-def test_rate_limit_event_reads_the_camel_case_wire() -> None:
-    info = {
-        "status": "allowed_warning",
-        "resetsAt": 1700000000,
-        "rateLimitType": "five_hour",
-        "utilization": 0.9,
-        "overageStatus": "rejected",
-        "overageResetsAt": 1700003600,
-        "overageDisabledReason": "org",
-    }
-    event = parse_message({"type": "rate_limit_event", "rate_limit_info": info, "uuid": "u", "session_id": "s"})
-    assert isinstance(event, RateLimitEvent)
-    r = event.rate_limit_info
-    assert (r.resets_at, r.rate_limit_type, r.utilization) == (1700000000, "five_hour", 0.9)
-    assert (r.overage_status, r.overage_resets_at, r.overage_disabled_reason) == ("rejected", 1700003600, "org")
-    assert r.raw == info
 
 
 @pytest.mark.parametrize("error", ["rate_limit", "authentication_failed", "unknown", None])

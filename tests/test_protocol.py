@@ -103,6 +103,24 @@ def test_the_limit_counts_a_line_across_its_pieces(as_bytes: bool) -> None:
     assert feed(p, keep_alive[:5]) == [] and feed(p, keep_alive[5:] + "\n") == []  # joined: 22 bytes
 
 
+@pytest.mark.parametrize("as_bytes", [False, True])
+def test_the_limit_at_its_edge(as_bytes: bool) -> None:
+    """A line of exactly max_line bytes (newline included) is taken, one byte more is not:
+    whole in one piece (the fast path) or joined from pieces."""
+    whole = '{"type":"keep_alive"}\n'  # 22 bytes
+
+    def feed(p: Protocol, text: str) -> list[str]:
+        events = p.receive_data(text.encode() if as_bytes else text)
+        return [str(e.error.original_error) if isinstance(e, ProtocolErrorReceived) else type(e).__name__ for e in events]
+
+    assert feed(Protocol(max_line=22), whole) == []
+    assert feed(Protocol(max_line=21), whole) == ["Buffer size 22 exceeds limit 21"]
+    joined = Protocol(max_line=22)
+    assert feed(joined, whole[:7]) == [] and feed(joined, whole[7:]) == []
+    refused = Protocol(max_line=21)
+    assert feed(refused, whole[:7]) == [] and feed(refused, whole[7:]) == ["Buffer size 22 exceeds limit 21"]
+
+
 def test_blocks_and_types_we_cannot_model_are_kept_whole() -> None:
     [ev] = Protocol().receive_data(
         line({"type": "assistant", "message": {"model": "m", "content": [5, {"type": 7, "x": 1}, {"type": "text", "text": "t"}]}})
@@ -118,6 +136,7 @@ def test_blocks_and_types_we_cannot_model_are_kept_whole() -> None:
     assert ev.message.raw == frame  # the fast path keeps the wire dict too
     [ev] = Protocol().receive_data(line({"type": 5, "x": 1}))
     assert isinstance(ev.message, UnknownMessage) and ev.message.type == "int" and ev.message.data == {"type": 5, "x": 1}
+    assert ev.message.raw == {"type": 5, "x": 1}
 
 
 def test_an_unusable_frame_is_an_unknown_message_with_a_warning(caplog: pytest.LogCaptureFixture) -> None:
@@ -178,6 +197,7 @@ def test_replays_are_dropped_and_malformed_stream_events_kept() -> None:
     assert len(p.receive_data(line(ev))) == 1
     assert p.receive_data(line(ev)) == [] and p.duplicates == 1
     assert p.receive_data(line({**RESULT, "uuid": "u1"})) == []  # any type: a uuid is delivered once
+    assert p.duplicates == 2
     [bad] = p.receive_data(line({"type": "stream_event", "uuid": "u2"}))  # no event, no session_id
     assert isinstance(bad.message, UnknownMessage) and bad.message.data["uuid"] == "u2"
     for u in ("u3", "u4", "u5"):

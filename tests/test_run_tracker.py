@@ -166,6 +166,13 @@ def test_a_task_settling_while_the_cli_waits_arms_no_ceiling(waiting: str) -> No
     assert feed(run, task("task_notification", status="completed")) == []
 
 
+def test_the_main_agents_first_streamed_words_reopen_an_ended_run() -> None:
+    run = RunTracker(bidirectional=True)
+    assert feed(run, ASSISTANT, result()) == ["ended"]  # no state frames yet: the result ends it
+    assert feed(run, DELTA) == ["reopened"] and run.turn_in_progress
+    assert feed(run, result()) == ["ended"]
+
+
 def test_subagent_words_do_not_start_a_turn() -> None:
     run = RunTracker(bidirectional=True)
     feed(run, state("running"), ASSISTANT, result())
