@@ -230,13 +230,12 @@ class Protocol:
             if not line:
                 return []
             if line[:1] not in ("{", b"{"):
-                text = line.decode("utf-8", "replace") if isinstance(line, bytes) else line
-                logger.debug("skipping non-JSON line from the CLI: %s", text[:200])
+                logger.debug("skipping non-JSON line from the CLI: %r", line[:200])
                 return []
         try:
             data = _loads(line)
         except (ValueError, RecursionError) as e:  # RecursionError: JSON nested too deep to decode
-            text = line.decode("utf-8", "replace") if isinstance(line, bytes) else line
+            text = line.decode(errors="replace") if isinstance(line, bytes) else line
             return [ProtocolErrorReceived(CLIJSONDecodeError(text.strip()[:10_000], e))]
         if type(data) is not dict:
             return []

@@ -119,6 +119,35 @@ def test_the_limit_at_its_edge(as_bytes: bool) -> None:
     assert feed(joined, whole[:7]) == [] and feed(joined, whole[7:]) == []
     refused = Protocol(max_line=21)
     assert feed(refused, whole[:7]) == [] and feed(refused, whole[7:]) == ["Buffer size 22 exceeds limit 21"]
+    # after a line refused before its end, the count starts again from nothing
+    again = Protocol(max_line=22)
+    assert feed(again, "x" * 23) == ["Buffer size 23 exceeds limit 22"]
+    assert feed(again, whole[:-1] + " ") == []  # 22 bytes held: at the limit, not over it
+    assert feed(again, "\n") == ["Buffer size 23 exceeds limit 22"]
+
+
+def test_lines_with_spaces_around_and_broken_lines() -> None:
+    p = Protocol()
+    [ev] = p.receive_data("  \t" + line(RESULT))  # leading whitespace: still a frame
+    assert isinstance(ev.message, ResultMessage)
+    [ev] = p.receive_data(b"  " + line({**RESULT, "result": "b"}).encode())
+    assert isinstance(ev.message, ResultMessage) and ev.message.result == "b"
+    broken = '{"type": "result", "x": "' + "y" * 20_000 + "\n"
+    for data in (broken, broken.encode()):
+        [err] = Protocol().receive_data(data)
+        assert isinstance(err, ProtocolErrorReceived) and isinstance(err.error.original_error, json.JSONDecodeError)
+        assert err.error.line == broken.strip()[:10_000]
+
+
+def test_a_frame_the_run_tracker_cannot_read_is_an_unknown_message(caplog: pytest.LogCaptureFixture) -> None:
+    from claude_sdkurl._run import RunTracker
+
+    frame = {"type": "system", "subtype": "task_started", "task_id": "t", "task_type": {"not": "hashable"}}
+    [ev] = Protocol(run=RunTracker()).receive_data(line(frame))
+    assert isinstance(ev.message, UnknownMessage) and ev.message.data == frame
+    assert [r.getMessage() for r in caplog.records] == [
+        "Unusable 'system' frame from the CLI (TypeError: unhashable type: 'dict'); delivering it as UnknownMessage"
+    ]
 
 
 def test_blocks_and_types_we_cannot_model_are_kept_whole() -> None:
@@ -229,6 +258,49 @@ def test_control_round_trip() -> None:
     assert p.pending == {} and p.take_pending() == []
     answer = {"type": "control_response", "response": {"subtype": "success", "request_id": left[0].request_id}}
     assert p.receive_data(line(answer)) == []
+
+
+def test_control_answers_carry_body_error_and_frame() -> None:
+    p = Protocol()
+    rid = p.control_request({"subtype": "get_mcp_status"}).request_id
+    frame = {"type": "control_response", "response": {"subtype": "success", "request_id": rid, "response": {"k": "v"}}}
+    [ev] = p.receive_data(line(frame))
+    assert (ev.request_id, ev.success, ev.response, ev.error, ev.raw) == (rid, True, {"k": "v"}, None, frame)
+    rid = p.control_request({"subtype": "x"}).request_id
+    [ev] = p.receive_data(line({"type": "control_response", "response": {"subtype": "success", "request_id": rid, "response": "odd"}}))
+    assert ev.response == {} and ev.error is None
+    rid = p.control_request({"subtype": "x"}).request_id
+    [ev] = p.receive_data(line({"type": "control_response", "response": {"subtype": "error", "request_id": rid}}))
+    assert not ev.success and ev.error == "unknown error"
+    # an answer whose id is not a string is to nothing we asked
+    assert p.receive_data(line({"type": "control_response", "response": {"subtype": "success", "request_id": [1]}})) == []
+
+
+def test_broken_stream_events_and_answers_are_unknown_messages_with_a_warning(caplog: pytest.LogCaptureFixture) -> None:
+    for frame, why in (
+        ({"type": "stream_event", "uuid": "u", "session_id": "s"}, "Malformed 'stream_event' message from the CLI: KeyError('event')"),
+        ({"type": "control_response", "response": ["success"]}, "control_response without a response object"),
+    ):
+        caplog.clear()
+        [ev] = Protocol().receive_data(line(frame))
+        assert isinstance(ev.message, UnknownMessage) and ev.message.data == frame and ev.message.raw == frame
+        assert [r.getMessage() for r in caplog.records] == [f"{why}; delivering it as UnknownMessage"]
+
+
+def test_streamed_words_tell_the_run_tracker() -> None:
+    from claude_sdkurl import StreamEvent
+    from claude_sdkurl._protocol import RunChanged
+    from claude_sdkurl._run import RunTracker
+
+    run = RunTracker()
+    p = Protocol(run=run)
+    _, changed, _ = p.receive_data(line({"type": "assistant", "message": {"model": "m", "content": []}, "uuid": "a"}) + line(RESULT))
+    assert changed == RunChanged(["ended"])
+    delta = {"type": "stream_event", "uuid": "d", "session_id": "s", "event": {"type": "ping"}, "parent_tool_use_id": None}
+    changed, ev = p.receive_data(line(delta))
+    assert changed == RunChanged(["reopened"]) and isinstance(ev.message, StreamEvent) and ev.message.uuid == "d"
+    [ev] = p.receive_data(line({**delta, "uuid": "d2"}))  # nothing changed: the message alone
+    assert isinstance(ev.message, StreamEvent) and run.turn_in_progress
 
 
 def test_requests_and_cancels_from_the_cli() -> None:
