@@ -619,3 +619,42 @@ def test_a_forced_transport_is_kept(tmp_path: Path, caplog: pytest.LogCaptureFix
     assert select_transport(ClaudeAgentOptions(transport="websocket"), str(old)) == ("websocket", (2, 1, 120))
     assert select_transport(ClaudeAgentOptions(transport="stdio"), str(old)) == ("stdio", (2, 1, 120))
     assert caplog.records == []
+
+
+def test_system_prompt_flags() -> None:
+    def prompt_flags(system_prompt: Any) -> list[str]:
+        args = build_args(ClaudeAgentOptions(system_prompt=system_prompt))
+        assert args[:3] == ["--output-format", "stream-json", "--verbose"] and args[-2:] == ["--input-format", "stream-json"]
+        return args[3:-2]
+
+    assert prompt_flags(None) == ["--system-prompt", ""]
+    assert prompt_flags("be brief") == ["--system-prompt", "be brief"]
+    assert prompt_flags({"type": "file", "path": "/p.md"}) == ["--system-prompt-file", "/p.md"]
+    assert prompt_flags({"type": "custom", "prompt": "mine"}) == ["--system-prompt", "mine"]
+    assert prompt_flags({"type": "preset", "preset": "claude_code", "append": "more"}) == ["--append-system-prompt", "more"]
+    assert prompt_flags({"type": "preset", "preset": "claude_code"}) == []
+
+
+def test_settings_with_a_sandbox(tmp_path: Path) -> None:
+    """With ``sandbox``, the settings (inline JSON, or a file relative to cwd, BOM or not) are
+    read and the sandbox added; a file that cannot be read is a typed error naming the cause."""
+    from claude_sdkurl import CLIConnectionError
+
+    sandbox = {"enabled": True}
+
+    def settings_flag(**kw: Any) -> Any:
+        args = build_args(ClaudeAgentOptions(sandbox=sandbox, **kw))  # type: ignore[arg-type]
+        return json.loads(flag(args, "--settings"))
+
+    assert settings_flag() == {"sandbox": sandbox}
+    assert settings_flag(settings=' {"model": "m"} ') == {"model": "m", "sandbox": sandbox}
+    (tmp_path / "s.json").write_text('{"theme": "dark"}', encoding="utf-8-sig")  # with a byte-order mark
+    assert settings_flag(settings="s.json", cwd=tmp_path) == {"theme": "dark", "sandbox": sandbox}
+    (tmp_path / "odd}").write_text('{"a": 1}')  # a file name that ends like JSON is still a file
+    assert settings_flag(settings="odd}", cwd=tmp_path) == {"a": 1, "sandbox": sandbox}
+    (tmp_path / "half.json").write_text('{"theme": "dark"')
+    with pytest.raises(CLIConnectionError, match="^Failed to load settings: "):
+        settings_flag(settings="half.json", cwd=tmp_path)
+    with pytest.raises(CLIConnectionError, match=r"^Failed to load settings: \[Errno 2\]"):
+        settings_flag(settings="absent.json", cwd=tmp_path)
+    assert flag(build_args(ClaudeAgentOptions(settings="s.json")), "--settings") == "s.json"  # no sandbox: as given
