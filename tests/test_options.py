@@ -658,3 +658,16 @@ def test_settings_with_a_sandbox(tmp_path: Path) -> None:
     with pytest.raises(CLIConnectionError, match=r"^Failed to load settings: \[Errno 2\]"):
         settings_flag(settings="absent.json", cwd=tmp_path)
     assert flag(build_args(ClaudeAgentOptions(settings="s.json")), "--settings") == "s.json"  # no sandbox: as given
+
+
+def test_values_at_the_edge_of_the_option_checks() -> None:
+    """The smallest values the checks accept, each transport name, and what completes a refused message."""
+    for transport in ("auto", "websocket", "stdio"):
+        check_options(ClaudeAgentOptions(transport=transport))  # type: ignore[arg-type]
+    check_options(ClaudeAgentOptions(control_timeout=0.5, callback_timeout=0.5, max_buffer_size=1))
+    check_options(ClaudeAgentOptions(session_store=InMemorySessionStore(), load_timeout_ms=1))
+    # continue with a store that can list its sessions: fine
+    check_options(ClaudeAgentOptions(session_store=InMemorySessionStore(), continue_conversation=True))
+    with pytest.raises(TypeError) as raised:
+        check_options(ClaudeAgentOptions(skills=("pdf",)))  # type: ignore[arg-type]
+    assert str(raised.value) == "ClaudeAgentOptions.skills must be a list of skill names or \"all\", got ('pdf',)."

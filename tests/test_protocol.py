@@ -232,6 +232,10 @@ def test_replays_are_dropped_and_malformed_stream_events_kept() -> None:
     for u in ("u3", "u4", "u5"):
         p.receive_data(line({**RESULT, "uuid": u}))
     assert len(p.receive_data(line(ev))) == 1  # memory is bounded: u1 was forgotten
+    exact = Protocol(seen_uuids=3)
+    for u in ("a", "b", "c"):
+        exact.receive_data(line({**RESULT, "uuid": u}))
+    assert exact.receive_data(line({**RESULT, "uuid": "a"})) == []  # three remembered: the first too
 
 
 def test_control_round_trip() -> None:
