@@ -284,6 +284,9 @@ def test_broken_stream_events_and_answers_are_unknown_messages_with_a_warning(ca
     for frame, why in (
         ({"type": "stream_event", "uuid": "u", "session_id": "s"}, "Malformed 'stream_event' message from the CLI: KeyError('event')"),
         ({"type": "control_response", "response": ["success"]}, "control_response without a response object"),
+        ({"type": "control_request", "request_id": "r", "request": ["can_use_tool"]}, "control_request without a request object"),
+        ({"type": "control_request", "request": {"subtype": "can_use_tool"}}, "control_request without a request_id"),
+        ({"type": "control_request", "request_id": "", "request": {"subtype": "can_use_tool"}}, "control_request without a request_id"),
     ):
         caplog.clear()
         [ev] = Protocol().receive_data(line(frame))
