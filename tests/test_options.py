@@ -660,6 +660,18 @@ def test_settings_with_a_sandbox(tmp_path: Path) -> None:
     assert flag(build_args(ClaudeAgentOptions(settings="s.json")), "--settings") == "s.json"  # no sandbox: as given
 
 
+def test_settings_file_without_cwd_is_read_from_here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "here.json").write_text('{"x": 1}')
+    args = build_args(ClaudeAgentOptions(sandbox={"enabled": True}, settings="here.json"))  # type: ignore[typeddict-item]
+    assert json.loads(flag(args, "--settings")) == {"x": 1, "sandbox": {"enabled": True}}
+
+
+def test_an_mcp_entry_that_is_not_a_dict_is_passed_through() -> None:
+    args = build_args(ClaudeAgentOptions(mcp_servers={"odd": ["x"]}))  # type: ignore[dict-item]
+    assert json.loads(flag(args, "--mcp-config")) == {"mcpServers": {"odd": ["x"]}}
+
+
 def test_values_at_the_edge_of_the_option_checks() -> None:
     """The smallest values the checks accept, each transport name, and what completes a refused message."""
     for transport in ("auto", "websocket", "stdio"):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import pytest
 
@@ -276,8 +277,11 @@ def test_control_answers_carry_body_error_and_frame() -> None:
     rid = p.control_request({"subtype": "x"}).request_id
     [ev] = p.receive_data(line({"type": "control_response", "response": {"subtype": "error", "request_id": rid}}))
     assert not ev.success and ev.error == "unknown error"
-    # an answer whose id is not a string is to nothing we asked
+    # an answer whose id is not a string is to nothing we asked (with a request still waiting:
+    # an empty dict would not even look at the id)
+    waiting = p.control_request({"subtype": "x"})
     assert p.receive_data(line({"type": "control_response", "response": {"subtype": "success", "request_id": [1]}})) == []
+    assert p.pending == {waiting.request_id: waiting}
 
 
 def test_broken_stream_events_and_answers_are_unknown_messages_with_a_warning(caplog: pytest.LogCaptureFixture) -> None:
@@ -395,7 +399,7 @@ def test_outgoing_lines_exactly() -> None:
     with pytest.raises(ValueError):
         p.control_request({"type": "interrupt"})
     first, second = p.control_request({"subtype": "a"}), Protocol().control_request({"subtype": "a"})
-    assert first.request_id.startswith("req_1_") and second.request_id.startswith("req_1_")
+    assert re.fullmatch(r"req_1_[0-9a-f]{8}", first.request_id) and re.fullmatch(r"req_1_[0-9a-f]{8}", second.request_id)
     assert first.request_id != second.request_id  # each session has its own suffix
     assert p.control_request({"subtype": "b"}).request_id.startswith("req_2_")
 
@@ -406,4 +410,6 @@ def test_transcript_mirror_frames_are_events_never_messages(caplog: pytest.LogCa
     assert ev == MirrorFrame("/h/.claude/projects/p/s.jsonl", [{"type": "user"}])
     for bad in ({"type": "transcript_mirror", "entries": []}, {"type": "transcript_mirror", "filePath": "x", "entries": "no"}):
         assert Protocol().receive_data(line(bad)) == []
-    assert "dropping a transcript_mirror frame" in caplog.text
+    assert [r.getMessage() for r in caplog.records] == [
+        "dropping a transcript_mirror frame without a filePath string and an entries list"
+    ] * 2
