@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 from pathlib import Path
 
 import dataclasses
@@ -574,6 +575,10 @@ def test_the_launch_plan(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
     from claude_sdkurl.sessions._paths import project_key_for_directory
 
     store.append({"project_key": project_key_for_directory(str(tmp_path)), "session_id": sid}, [entry])
+    # the written-out session goes under tmp_path: a mutant that forgets to remove it (mutation
+    # testing runs this test against thousands) leaves nothing in the machine's /tmp
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
     resumed = plan_launch(ClaudeAgentOptions(cli_path=fake, cwd=tmp_path, session_store=store, resume=sid))
     try:
         assert resumed.materialized is not None and resumed.materialized.resume_session_id == sid
