@@ -311,7 +311,7 @@ def make_transport(plan: LaunchPlan) -> Transport:
         on_stderr=opts.stderr,
         user=opts.user,
         spawner=plan.spawner,
-        sdk_env=sdk_env(plan.env),  # what a spawner's far side needs (unused without one)
+        sdk_env=sdk_env(plan.env) if plan.spawner is not None else None,
     )
 
 

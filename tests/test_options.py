@@ -24,6 +24,13 @@ from claude_sdkurl._launch import check_options
 from claude_sdkurl.mcp import create_sdk_mcp_server
 
 
+def executable(path: Path, text: str) -> Path:
+    """``text`` as an executable file at ``path``: a stand-in CLI written in sh."""
+    path.write_text(text)
+    path.chmod(0o755)
+    return path
+
+
 def flag(args: list[str], name: str) -> str:
     return args[args.index(name) + 1]
 
@@ -147,9 +154,7 @@ def test_a_session_store_takes_stdio_on_any_cli(tmp_path: Path) -> None:
     from claude_sdkurl._launch import select_transport
     from claude_sdkurl.sessions._paths import cli_projects_dir as projects_dir
 
-    fake = tmp_path / "claude"
-    fake.write_text("#!/bin/sh\necho '2.1.120 (Claude Code)'\n")
-    fake.chmod(0o755)
+    fake = executable(tmp_path / "claude", "#!/bin/sh\necho '2.1.120 (Claude Code)'\n")
     assert select_transport(ClaudeAgentOptions(), str(fake))[0] == "websocket"
     assert select_transport(ClaudeAgentOptions(session_store=InMemorySessionStore()), str(fake))[0] == "stdio"
     # the mirror maps the CLI's file paths to store keys from the CLI's own config dir
@@ -390,9 +395,7 @@ def test_cli_version_runs_the_binary_once_per_file(tmp_path: Path) -> None:
     from claude_sdkurl._cli import cli_version, format_version
 
     runs = tmp_path / "runs"
-    cli = tmp_path / "claude"
-    cli.write_text(f"#!/bin/sh\necho x >> {runs}\necho '2.1.120 (Claude Code)'\n")
-    cli.chmod(0o755)
+    cli = executable(tmp_path / "claude", f"#!/bin/sh\necho x >> {runs}\necho '2.1.120 (Claude Code)'\n")
     assert cli_version(str(cli)) == (2, 1, 120)
     assert cli_version(str(cli)) == (2, 1, 120)
     assert runs.read_text().count("x") == 1  # cached
@@ -403,9 +406,7 @@ def test_cli_version_runs_the_binary_once_per_file(tmp_path: Path) -> None:
         cli_version(str(tmp_path / "absent"))
     assert str(absent.value) == f"Claude Code not found: {tmp_path / 'absent'}"
     assert absent.value.cli_path == str(tmp_path / "absent")  # type: ignore[attr-defined]
-    slow = tmp_path / "slow"
-    slow.write_text("#!/bin/sh\nsleep 5\n")
-    slow.chmod(0o755)
+    slow = executable(tmp_path / "slow", "#!/bin/sh\nsleep 5\n")
     with pytest.raises(CLIConnectionError, match=f"^Could not run {slow} --version"):
         cli_version(str(slow), timeout=0.2)
     assert format_version((2, 1, 120)) == "2.1.120" and format_version(None) == "unknown"
@@ -414,15 +415,11 @@ def test_cli_version_runs_the_binary_once_per_file(tmp_path: Path) -> None:
 def test_cli_version_warns_with_what_it_read_and_never_shares_our_stdin(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     from claude_sdkurl._cli import cli_version
 
-    chatty = tmp_path / "chatty"
-    chatty.write_text("#!/bin/sh\nprintf 'v%.0s' $(seq 300)\nexit 1\n")  # 300 "v"s and no version
-    chatty.chmod(0o755)
+    chatty = executable(tmp_path / "chatty", "#!/bin/sh\nprintf 'v%.0s' $(seq 300)\nexit 1\n")  # 300 "v"s, no version
     assert cli_version(str(chatty)) is None
     assert [r.getMessage() for r in caplog.records] == [f"could not read a version from {chatty} --version: {'v' * 200!r}"]
     # the version run reads nothing of ours: its stdin is empty even when ours holds data
-    reader = tmp_path / "reader"
-    reader.write_text('#!/bin/sh\ndata=$(cat)\necho "2.1.${#data} (Claude Code)"\n')
-    reader.chmod(0o755)
+    reader = executable(tmp_path / "reader", '#!/bin/sh\ndata=$(cat)\necho "2.1.${#data} (Claude Code)"\n')
     read_end, write_end = os.pipe()
     os.write(write_end, b"ours")
     os.close(write_end)
@@ -549,9 +546,7 @@ def test_the_launch_plan(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
     named = plan_launch(ClaudeAgentOptions(spawn_claude_code_process=["ssh", "box", "--"], cli_path="/opt/claude"))
     assert named.cli == "/opt/claude"
 
-    fake = tmp_path / "claude"
-    fake.write_text("#!/bin/sh\necho '2.1.330 (Claude Code)'\n")
-    fake.chmod(0o755)
+    fake = executable(tmp_path / "claude", "#!/bin/sh\necho '2.1.330 (Claude Code)'\n")
     local = plan_launch(ClaudeAgentOptions(cli_path=fake, env={"CLAUDE_CONFIG_DIR": str(tmp_path / "cfg")}))
     assert (local.transport, local.cli, local.cli_version) == ("stdio", str(fake), (2, 1, 330))
     assert local.projects_dir == str(tmp_path / "cfg" / "projects") and local.spawner is None
@@ -607,9 +602,7 @@ def test_sdk_servers_need_their_instance() -> None:
 def test_a_forced_transport_is_kept(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     from claude_sdkurl._launch import select_transport
 
-    fake = tmp_path / "claude"
-    fake.write_text("#!/bin/sh\necho '2.1.330 (Claude Code)'\n")
-    fake.chmod(0o755)
+    fake = executable(tmp_path / "claude", "#!/bin/sh\necho '2.1.330 (Claude Code)'\n")
     assert select_transport(ClaudeAgentOptions(), str(fake)) == ("stdio", (2, 1, 330))
     assert select_transport(ClaudeAgentOptions(transport="stdio"), str(fake)) == ("stdio", (2, 1, 330))
     assert caplog.records == []
@@ -617,9 +610,7 @@ def test_a_forced_transport_is_kept(tmp_path: Path, caplog: pytest.LogCaptureFix
     assert [r.getMessage() for r in caplog.records] == [
         "transport='websocket' forced on Claude Code 2.1.330, which refuses --sdk-url to 127.0.0.1 after 2.1.120; trying anyway"
     ]
-    old = tmp_path / "old"
-    old.write_text("#!/bin/sh\necho '2.1.120 (Claude Code)'\n")
-    old.chmod(0o755)
+    old = executable(tmp_path / "old", "#!/bin/sh\necho '2.1.120 (Claude Code)'\n")
     caplog.clear()
     assert select_transport(ClaudeAgentOptions(transport="websocket"), str(old)) == ("websocket", (2, 1, 120))
     assert select_transport(ClaudeAgentOptions(transport="stdio"), str(old)) == ("stdio", (2, 1, 120))

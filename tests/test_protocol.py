@@ -87,11 +87,16 @@ def test_line_longer_than_limit() -> None:
     assert len(ok.message.result) == 30_000_000
 
 
+def fed(p: Protocol, text: str, as_bytes: bool) -> list[str]:
+    """What feeding ``text`` (as bytes or as a text frame) gives: errors by their words, other events by kind."""
+    events = p.receive_data(text.encode() if as_bytes else text)
+    return [str(e.error.original_error) if isinstance(e, ProtocolErrorReceived) else type(e).__name__ for e in events]
+
+
 @pytest.mark.parametrize("as_bytes", [False, True])
 def test_the_limit_counts_a_line_across_its_pieces(as_bytes: bool) -> None:
     def feed(p: Protocol, text: str) -> list[str]:
-        events = p.receive_data(text.encode() if as_bytes else text)
-        return [str(e.error.original_error) if isinstance(e, ProtocolErrorReceived) else type(e).__name__ for e in events]
+        return fed(p, text, as_bytes)
 
     keep_alive = '{"type":"keep_alive"}'  # 21 bytes, 22 with its newline
     p = Protocol(max_line=30)
@@ -111,8 +116,7 @@ def test_the_limit_at_its_edge(as_bytes: bool) -> None:
     whole = '{"type":"keep_alive"}\n'  # 22 bytes
 
     def feed(p: Protocol, text: str) -> list[str]:
-        events = p.receive_data(text.encode() if as_bytes else text)
-        return [str(e.error.original_error) if isinstance(e, ProtocolErrorReceived) else type(e).__name__ for e in events]
+        return fed(p, text, as_bytes)
 
     assert feed(Protocol(max_line=22), whole) == []
     assert feed(Protocol(max_line=21), whole) == ["Buffer size 22 exceeds limit 21"]
