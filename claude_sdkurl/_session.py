@@ -31,7 +31,7 @@ from typing import Any
 
 from attrs import define
 
-from . import _cli
+from . import _cancel, _cli
 from ._control import HANDLERS
 from ._errors import (
     ClaudeSDKError,
@@ -677,11 +677,13 @@ class Session:
 
     # ------------------------------------------------------------------ consumer side
 
-    def next_message(self, timeout: float | None = None) -> Message | Ended | Any:
+    def next_message(self, timeout: float | None = None, cancellable: bool = False) -> Message | Ended | Any:
         """The next message, an internal marker posted with :meth:`post`, or :class:`Ended`.
 
         :class:`Ended` is sticky: once returned it is returned again on every call.
-        Raises ``queue.Empty`` after ``timeout``.
+        Raises ``queue.Empty`` after ``timeout``. With ``cancellable``, the wait is a cancel
+        point of a ``claude_sdkurl.threads`` task: its cancel raises ``CancelledError``
+        here and loses no message.
         """
         local = self._local
         if local:
@@ -689,13 +691,36 @@ class Session:
                 return local.popleft()
             except IndexError:  # another consumer thread took it
                 pass
-        item = self._messages.get(timeout=timeout)
+        scope = _cancel.current() if cancellable else None
+        item = self._messages.get(timeout=timeout) if scope is None else self._get_cancellably(scope, Deadline(timeout))
+        if item is _WOKEN:  # left by a cancel of another wait: skipped (rare, so not timed anew)
+            return self.next_message(timeout, cancellable)
         if type(item) is list:
             local.extend(item[1:])
             item = item[0]
         if isinstance(item, Ended):
             self._messages.put(item)
         return item
+
+    def _get_cancellably(self, scope: _cancel.Scope, deadline: Deadline) -> Any:
+        # A cancel wakes the wait with a _Woken marker. Race: a message may be taken
+        # just as the cancel comes (the marker then stays queued, and is skipped by a
+        # later call): the message is put back in front before CancelledError leaves.
+        while True:
+            item: Any = _WOKEN
+            try:
+                with scope.waking(lambda: self._messages.put(_WOKEN)):
+                    item = self._messages.get(timeout=deadline.left())
+            except _cancel.CancelledError:
+                if isinstance(item, Ended):
+                    self._messages.put(item)
+                elif type(item) is list:
+                    self._local.extendleft(reversed(item))
+                elif item is not _WOKEN:
+                    self._local.appendleft(item)
+                raise
+            if item is not _WOKEN:  # a marker left by a cancel that was already delivered
+                return item
 
     def interrupt_turn(self, drain: bool, timeout: float = 5.0) -> bool:
         """Ask the CLI to stop the turn (after Ctrl-C, a ``break`` or a timeout in the
@@ -729,6 +754,9 @@ class Session:
     @property
     def ended(self) -> Ended | None:
         return self._ended
+
+
+_WOKEN = object()  # put in the queue by a cancel, to wake a cancellable wait
 
 
 __all__ = ["Session", "Ended"]

@@ -208,7 +208,7 @@ class ClaudeClient:
         deadline = Deadline(_checked_timeout(timeout))
         while True:
             try:
-                item = session.next_message(deadline.left())
+                item = session.next_message(deadline.left(), cancellable=True)
             except queue.Empty:
                 raise ReceiveTimeoutError(timeout or 0.0) from None
             except KeyboardInterrupt:

@@ -8,6 +8,7 @@ import threading
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from ._cancel import CancelledError
 from ._deadline import Deadline
 from ._errors import CLIConnectionError, ReceiveTimeoutError
 from ._session import Ended, Session
@@ -108,7 +109,7 @@ def _run(
             # (in finally) and the iteration ends as if it had exited.
             lingering = input_done and counts["results"] >= counts["sent"] and session.input_ended
             try:
-                item = session.next_message(deadline.bound(EXIT_GRACE) if lingering else deadline.left())
+                item = session.next_message(deadline.bound(EXIT_GRACE) if lingering else deadline.left(), cancellable=True)
             except queue.Empty:
                 if lingering and not deadline.passed():
                     logger.warning("Claude Code did not exit within %g s after its last message; stopping it", EXIT_GRACE)
@@ -140,9 +141,9 @@ def _run(
                     with turn:
                         counts["results"] += 1
                         turn.notify_all()
-    except (KeyboardInterrupt, GeneratorExit, ReceiveTimeoutError):
-        # Ctrl-C, a timeout, or the caller left the loop mid-turn: stop the turn politely
-        # (bounded), then (in finally) stop the CLI.
+    except (KeyboardInterrupt, GeneratorExit, ReceiveTimeoutError, CancelledError):
+        # Ctrl-C, a timeout, the caller left the loop mid-turn or its task was cancelled
+        # (claude_sdkurl.threads): stop the turn politely (bounded), then (in finally) stop the CLI.
         if session.ended is None and counts["results"] < counts["sent"]:
             stuck = not session.interrupt_turn(drain=False, timeout=1.0)
         raise

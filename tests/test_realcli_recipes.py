@@ -56,3 +56,12 @@ def test_query_timeout_recipe(make_options: OptionsFactory, api: MockMessagesAPI
     api.enqueue(text("slow " * 200, delay=0.05, chunk=5))
     ns = run("query-timeout", options=make_options(), prompt="Summarise", seconds=0.5)
     assert ns["messages"] is None  # and the leak check: no CLI, thread or descriptor left
+
+
+def test_timer_task_recipe(make_options: OptionsFactory, api: MockMessagesAPI) -> None:
+    api.enqueue(text("slow " * 200, delay=0.05, chunk=5), text("quick"))
+    slow = run("timer-task", options=make_options(), prompt="Talk at length", seconds=1.0)
+    assert slow["results"][-1].subtype == "error_during_execution"  # the timer interrupted it
+    assert not slow["timer"].cancelled()
+    fast = run("timer-task", options=make_options(), prompt="Be quick", seconds=30)
+    assert fast["results"][-1].result == "quick" and fast["timer"].cancelled()  # stopped asleep, not after 30 s
