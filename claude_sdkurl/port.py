@@ -17,7 +17,8 @@ What is rewritten (each is the same behaviour with threads instead of a loop):
 ``async for`` / ``async with``
 ``asyncio.run(main())``, ``anyio.run(main,  ``main()``, ``main(a)``, ``main()``
 a)``, ``trio.run(main)``
-``asyncio|anyio|trio.sleep(s)``            ``time.sleep(s)``
+``asyncio|anyio|trio.sleep(s)``            ``time.sleep(s)`` (``claude_sdkurl.threads.sleep(s)``,
+                                           a cancel point, in a file that makes tasks)
 ``asyncio.TimeoutError``                   ``TimeoutError`` (our time-outs are one)
 ``async with asyncio.timeout(s):`` around  the loop alone, with ``timeout=s`` on
 one ``async for`` over ``query(...)`` or   that call (a ``ReceiveTimeoutError``, a
@@ -25,15 +26,27 @@ one ``async for`` over ``query(...)`` or   that call (a ``ReceiveTimeoutError``,
 ``asyncio.Queue/Event/Lock/Semaphore()``   ``queue.Queue`` / ``threading.*``
 ``await asyncio.gather(f(a), *[g(x) for     ``claude_sdkurl.threads.gather(partial(f, a),
 x in xs])``                                ``*[partial(g, x) for x in xs])``: at once, on threads
+``asyncio.create_task(f(a))``,             ``claude_sdkurl.threads.create_task(partial(f, a))``
+``ensure_future``; ``await task``          ``task.result()`` (``task.cancel()`` stays)
+``asyncio.TaskGroup()``,                   ``claude_sdkurl.threads.TaskGroup()`` (its
+``anyio.create_task_group()``,              ``create_task`` as above, ``start_soon`` as is)
+``trio.open_nursery()``
+``asyncio.wait_for(f(a), s)``              ``claude_sdkurl.threads.wait_for(partial(f, a), s)``
+``asyncio.CancelledError``                 ``claude_sdkurl.threads.CancelledError``
+``asyncio.gather(*tasks)`` of tasks made    ``claude_sdkurl.threads.gather(*tasks)``
+here
 ``contextlib.asynccontextmanager``,        ``contextmanager``, ``ExitStack``,
 ``AsyncExitStack``, ``enter_async_context`` ``enter_context``
 ``__aenter__/__aexit__/__aiter__/__anext__`` ``__enter__/__exit__/__iter__/__next__``
 ``StopAsyncIteration``                     ``StopIteration``
 =========================================  ==========================================
 
-What is not rewritten, because no rewrite is safe without reading the program:
-tasks (``create_task``, ``gather`` of coroutines made earlier, ``TaskGroup``, anyio task groups,
-``wait_for``, ``CancelledError``), other ``asyncio``/``anyio``/``trio`` calls,
+Threads are cancelled cooperatively (see :mod:`claude_sdkurl.threads`): a cancelled task stops
+at its next sleep, task wait or message read.
+
+What is not rewritten, because no rewrite is safe without reading the program: a task,
+``wait_for`` or ``gather`` of a coroutine made before that line (it has already run in the
+port), other ``asyncio``/``anyio``/``trio`` calls,
 ``claude_agent_sdk._internal``, and an ``asyncio.timeout`` around anything else.
 Each such place keeps its code and gets a ``# claude_sdkurl.port:`` comment that
 says what to do (the README's "Concurrency recipes" show the thread forms), and
@@ -61,6 +74,8 @@ _SDK_METHODS = _RECEIVERS | {
     "reconnect_mcp_server", "toggle_mcp_server", "stop_task", "get_mcp_status", "get_context_usage",
     "get_server_info",
 }  # fmt: skip
+_TASK_MAKERS = {"create_task", "ensure_future"}
+_GROUPS = {"asyncio.TaskGroup", "anyio.create_task_group", "trio.open_nursery"}
 _PRIMITIVES = {"Queue": ("queue", "Queue"), "Event": ("threading", "Event"), "Lock": ("threading", "Lock"),
                "Semaphore": ("threading", "Semaphore"), "BoundedSemaphore": ("threading", "BoundedSemaphore")}  # fmt: skip
 # Names whose synchronous twin is a rename: the SDK package, async context managers and
@@ -77,15 +92,12 @@ _RENAMES = {
     "StopAsyncIteration": "StopIteration",
 }
 _ADVICE = {
-    "create_task": "a task: run it on a thread (threading.Thread(target=..., daemon=True)); to stop a "
-    "reader, call client.interrupt() or leave the client, as in the README's reader-thread recipe",
+    "create_task": "a task of a coroutine made before this line: create the task from the call here "
+    "(claude_sdkurl.threads.create_task(functools.partial(f, x)))",
     "gather": "gathered coroutines made before this line have already run one by one: build the calls here "
     "(claude_sdkurl.threads.gather(functools.partial(f, x), ...)) to run them at once",
-    "TaskGroup": "a task group: use a concurrent.futures.ThreadPoolExecutor as a context manager",
-    "create_task_group": "a task group: use a concurrent.futures.ThreadPoolExecutor as a context manager",
-    "open_nursery": "a nursery: use a concurrent.futures.ThreadPoolExecutor as a context manager",
-    "wait_for": "pass timeout= to query()/receive_messages()/receive_response() instead",
-    "CancelledError": "there are no task cancellations with threads: check what raised it before",
+    "wait_for": "a wait for a coroutine made before this line: pass the call here "
+    "(claude_sdkurl.threads.wait_for(functools.partial(f, x), s)), or timeout= to query()/receive_*()",
     "timeout": "a time-out around more than one loop over query()/receive_*(): give each call timeout=",
     "_internal": "claude_agent_sdk._internal has no counterpart: use the public API",
 }
@@ -140,22 +152,32 @@ def port_source(source: str, path: str = "<string>") -> Ported:
     if "claude_agent_sdk" not in source and not any(f"{loop}." in source for loop in _LOOPS):
         return Ported(path, source, source)
     wrapper = MetadataWrapper(module)
-    porter = _make_transformer(cst, wrapper.resolve(PositionProvider), _local_async_functions(cst, module))
+    local_async, tasks = _local_async_functions(cst, module)
+    porter = _make_transformer(cst, wrapper.resolve(PositionProvider), local_async, tasks)
     after = wrapper.visit(porter)
     text = _fix_imports(cst, after, porter).code
     return Ported(path, source, text, porter.todo, porter.unsure)
 
 
-def _local_async_functions(cst: Any, module: Any) -> set[str]:
+def _local_async_functions(cst: Any, module: Any) -> tuple[set[str], bool]:
+    """The ``async def`` names of the file, and whether it makes tasks (then its sleeps
+    become ``claude_sdkurl.threads.sleep``, a cancel point)."""
     names: set[str] = set()
+    tasks = []
 
     class Finder(cst.CSTVisitor):  # type: ignore[misc]
         def visit_FunctionDef(self, node: Any) -> None:
             if node.asynchronous is not None:
                 names.add(node.name.value)
 
+        def visit_Call(self, node: Any) -> None:
+            name = _dotted(cst, node.func)
+            loop, _, attr = name.partition(".")
+            if name in _GROUPS or (loop in _LOOPS and attr in (*_TASK_MAKERS, "wait_for")):
+                tasks.append(name)
+
     module.visit(Finder())
-    return names
+    return names, bool(tasks)
 
 
 def _dotted(cst: Any, node: Any) -> str:
@@ -168,7 +190,7 @@ def _dotted(cst: Any, node: Any) -> str:
     return ""
 
 
-def _make_transformer(cst: Any, positions: Any, local_async: set[str]) -> Any:
+def _make_transformer(cst: Any, positions: Any, local_async: set[str], makes_tasks: bool) -> Any:
     statements = (cst.SimpleStatementLine, cst.If, cst.For, cst.While, cst.With, cst.Try, cst.FunctionDef, cst.ClassDef)
 
     class Porter(cst.CSTTransformer):  # type: ignore[misc]
@@ -180,6 +202,8 @@ def _make_transformer(cst: Any, positions: Any, local_async: set[str]) -> Any:
             self.need: set[str] = set()  # stdlib modules the rewrites call
             self.sdk_names: set[str] = set()  # names imported from the SDK
             self.primitives: set[str] = set()  # names bound to an asyncio Queue/Event/Lock/... here
+            self.tasks: set[str] = set()  # names bound to a task, or a list of tasks, made here
+            self.groups: set[str] = set()  # names bound to a task group / nursery here
 
         # ---------------------------------------------------------- notes on statements
 
@@ -252,14 +276,29 @@ def _make_transformer(cst: Any, positions: Any, local_async: set[str]) -> Any:
             return self._synchronous(updated)  # [x async for x in ...]
 
         def leave_Await(self, original: Any, updated: Any) -> Any:
+            if _dotted(cst, updated.expression) in self.tasks:  # await task -> task.result()
+                return cst.Call(func=cst.Attribute(value=updated.expression, attr=cst.Name("result")))
             if not self._known_awaitable(updated.expression):
                 self.unsure.append((self._line(original), cst.Module([]).code_for_node(original.expression)))
             return updated.expression
 
         def visit_Assign(self, node: Any) -> None:
             value = node.value
+            targets = [_dotted(cst, t.target) for t in node.targets]
             if isinstance(value, cst.Call) and _dotted(cst, value.func).partition(".")[2] in _PRIMITIVES:
-                self.primitives.update(_dotted(cst, t.target) for t in node.targets)
+                self.primitives.update(targets)
+            if isinstance(value, (cst.ListComp, cst.GeneratorExp)):
+                value = value.elt  # [create_task(f(x)) for x in xs]: a list of tasks
+            if isinstance(value, cst.Call) and self._makes_task(value):
+                self.tasks.update(targets)
+
+        def visit_WithItem(self, node: Any) -> None:
+            if isinstance(node.item, cst.Call) and _dotted(cst, node.item.func) in _GROUPS and node.asname is not None:
+                self.groups.add(_dotted(cst, node.asname.name))
+
+        def _makes_task(self, call: Any) -> bool:
+            loop, _, attr = _dotted(cst, call.func).partition(".")
+            return attr in _TASK_MAKERS and (loop in _LOOPS or loop in self.groups)
 
         def _known_awaitable(self, expression: Any) -> bool:
             call = expression.func if isinstance(expression, cst.Call) else None
@@ -280,8 +319,17 @@ def _make_transformer(cst: Any, positions: Any, local_async: set[str]) -> Any:
         def leave_Call(self, original: Any, updated: Any) -> Any:
             name = _dotted(cst, updated.func)
             loop, _, attr = name.partition(".")
+            if loop in self.groups and attr == "create_task":  # tg.create_task(f(x))
+                return self._first_as_call(original, updated, None, "create_task")
             if loop not in _LOOPS or not attr:
                 return updated
+            if name in _GROUPS:
+                self.need.add("claude_sdkurl.threads")
+                return updated.with_changes(func=cst.parse_expression("claude_sdkurl.threads.TaskGroup"), args=[])
+            if attr in _TASK_MAKERS:
+                return self._first_as_call(original, updated, "claude_sdkurl.threads.create_task", "create_task")
+            if attr == "wait_for":
+                return self._first_as_call(original, updated, "claude_sdkurl.threads.wait_for", "wait_for")
             if attr == "run" and updated.args:
                 target = updated.args[0].value
                 if loop == "asyncio" and isinstance(target, cst.Call):
@@ -289,8 +337,9 @@ def _make_transformer(cst: Any, positions: Any, local_async: set[str]) -> Any:
                 if loop in ("anyio", "trio"):
                     return cst.Call(func=target, args=[a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in updated.args[1:]])
             if attr == "sleep":
-                self.need.add("time")
-                return updated.with_changes(func=cst.parse_expression("time.sleep"))
+                sleep = "claude_sdkurl.threads.sleep" if makes_tasks else "time.sleep"  # a cancel point
+                self.need.add(sleep.rpartition(".")[0])
+                return updated.with_changes(func=cst.parse_expression(sleep))
             if attr == "gather" and loop == "asyncio":
                 calls = self._as_calls(updated.args)
                 if calls is not None:
@@ -308,6 +357,24 @@ def _make_transformer(cst: Any, positions: Any, local_async: set[str]) -> Any:
                     self.notes[-1].append(f"{name}() has no rewrite: replace it with its thread form")
             return updated
 
+        def _first_as_call(self, original: Any, updated: Any, func: str | None, advice: str) -> Any:
+            """``create_task(f(x))``/``wait_for(f(x), s)`` -> the same with
+            ``functools.partial(f, x)`` (``f`` alone without arguments), on ``func``
+            (``None``: the same function); a task made here passes as it is; anything
+            else is left, marked."""
+            args = list(updated.args)
+            first = args[0].value if args and args[0].keyword is None and not args[0].star else None
+            if isinstance(first, cst.Call):
+                args[0] = args[0].with_changes(value=self._partial(first) if first.args else first.func)
+                if first.args:
+                    self.need.add("functools")
+            elif first is None or _dotted(cst, first) not in self.tasks:
+                self._note(original, advice)
+                return updated
+            if func is not None:
+                self.need.add(func.rpartition(".")[0])
+            return updated.with_changes(func=cst.parse_expression(func) if func else updated.func, args=args)
+
         def _as_calls(self, args: Sequence[Any]) -> list[Any] | None:
             """The arguments of ``asyncio.gather`` as calls not yet made: each ``f(a, k=b)`` (a
             coroutine being created) becomes ``functools.partial(f, a, k=b)``, its arguments
@@ -322,7 +389,9 @@ def _make_transformer(cst: Any, positions: Any, local_async: set[str]) -> Any:
                     out.append(arg)
                     continue
                 value = arg.value
-                if arg.star == "" and isinstance(value, cst.Call):
+                if _dotted(cst, value) in self.tasks:  # a task (or *tasks) made here: waited for
+                    out.append(arg)
+                elif arg.star == "" and isinstance(value, cst.Call):
                     out.append(arg.with_changes(value=self._partial(value)))
                 elif arg.star == "*" and isinstance(value, (cst.ListComp, cst.GeneratorExp)) and isinstance(value.elt, cst.Call):
                     out.append(arg.with_changes(value=value.with_changes(elt=self._partial(value.elt))))
@@ -338,8 +407,9 @@ def _make_transformer(cst: Any, positions: Any, local_async: set[str]) -> Any:
             name = _dotted(cst, updated)
             if name in ("asyncio.TimeoutError", "anyio.TimeoutError"):
                 return cst.Name("TimeoutError")
-            if name.endswith(".CancelledError") and name.partition(".")[0] in _LOOPS:
-                self._note(original, "CancelledError")
+            if name.endswith(".CancelledError") and name.partition(".")[0] in ("asyncio", "anyio"):
+                self.need.add("claude_sdkurl.threads")
+                return cst.parse_expression("claude_sdkurl.threads.CancelledError")
             return updated
 
         def _unwrap_timeout(self, original: Any, updated: Any) -> Any:
