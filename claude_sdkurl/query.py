@@ -141,11 +141,15 @@ def _run(
                     with turn:
                         counts["results"] += 1
                         turn.notify_all()
-    except (KeyboardInterrupt, GeneratorExit, ReceiveTimeoutError, CancelledError):
+    except (KeyboardInterrupt, GeneratorExit, ReceiveTimeoutError, CancelledError) as leaving:
         # Ctrl-C, a timeout, the caller left the loop mid-turn or its task was cancelled
         # (claude_sdkurl.threads): stop the turn politely (bounded), then (in finally) stop the CLI.
         if session.ended is None and counts["results"] < counts["sent"]:
             stuck = not session.interrupt_turn(drain=False, timeout=1.0)
+            # After a timeout the caller's time is up: the CLI, which has written the
+            # interruption to its transcript by now, is not given its exit grace (with a tool
+            # running, 2.1.330 takes 1.4 s to exit by itself: measured).
+            stuck = stuck or isinstance(leaving, ReceiveTimeoutError)
         raise
     finally:
         stop.set()

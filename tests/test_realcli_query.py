@@ -7,6 +7,7 @@ the Anthropic API (the project's MockMessagesAPI).
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import stat
@@ -20,15 +21,16 @@ from claude_sdkurl import (
     CLIJSONDecodeError,
     CLINotFoundError,
     ProcessError,
+    ReceiveTimeoutError,
     ResultMessage,
     StreamEvent,
     SystemMessage,
     TextBlock,
     query,
 )
-from claude_sdkurl.testing import MockMessagesAPI, Reply, text
+from claude_sdkurl.testing import MockMessagesAPI, Reply, text, tool_use
 
-from .conftest import OptionsFactory, kill_cli
+from .conftest import OptionsFactory, kill_cli, local_entries
 
 pytestmark = pytest.mark.realcli
 
@@ -233,3 +235,21 @@ def test_connecting_again_starts_a_new_cli_and_stops_the_old(make_options: Optio
     assert isinstance(list(client.receive_response())[-1], ResultMessage)
     assert not first & set(child_pids())  # the first CLI is gone
     client.disconnect()
+
+
+def test_query_timeout_is_honoured_with_a_tool_running(make_options: OptionsFactory, api: MockMessagesAPI, transport: str) -> None:
+    # Issue 19: the timeout, not the CLI's own exit, bounds the call. With a Bash tool running,
+    # 2.1.330 takes about 1.4 s to exit after stdin's EOF (4.4 s for timeout=3 before);
+    # answered the interrupt, it is now stopped at once, its transcript already written.
+    api.enqueue(tool_use("Bash", {"command": "python3 -c 'import time; time.sleep(30)'"}), text("never"))
+    options = make_options(allowed_tools=["Bash"])
+    began = time.monotonic()
+    seen = []
+    with pytest.raises(ReceiveTimeoutError):
+        for m in query("run it", options, timeout=3):
+            seen.append(m)
+    assert 3.0 <= time.monotonic() - began < 3.8  # 4.4-4.6 s before
+    if transport == "stdio":  # over --sdk-url 2.1.120 writes the interruption to no transcript
+        entries = local_entries(options, seen[0].data["session_id"])
+        said = [json.dumps(e["message"]["content"]) for e in entries if e.get("type") == "user"]
+        assert "[Request interrupted by user" in said[-1]
