@@ -55,9 +55,11 @@ def query(
     first result (the official SDK closes it right after the prompt), so that
     until then Ctrl-C or a ``break`` can still send ``interrupt``. Closing the
     iterator early (``break``, ``.close()``, dropping it) interrupts a turn
-    under way (at most 1 s) and stops the CLI. Nothing starts until the first
+    under way (at most 1 s) and stops the CLI; so does a cancel of the
+    ``claude_sdkurl.threads`` task iterating it. Nothing starts until the first
     ``next()``. ``timeout`` (ours) bounds the whole iteration in seconds:
-    :class:`ReceiveTimeoutError`, and the CLI is stopped.
+    :class:`ReceiveTimeoutError`; the turn is interrupted and the CLI stopped
+    at once, without the exit grace a ``break`` gives it.
 
     Raises (from the iterator): :class:`CLINotFoundError`,
     :class:`CLIConnectionError`, :class:`ResultError` after an error result
