@@ -203,6 +203,8 @@ class ClaudeClient:
         ``timeout`` (ours; the official SDK uses ``asyncio.timeout``) bounds the
         whole iteration in seconds: :class:`ReceiveTimeoutError` is raised, and
         the client stays usable; messages not read yet wait for the next call.
+        The wait is a cancel point of a ``claude_sdkurl.threads`` task: its cancel
+        raises ``CancelledError`` here, with nothing lost and no interrupt sent.
         """
         session = self._live()
         deadline = Deadline(_checked_timeout(timeout))
