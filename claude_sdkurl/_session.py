@@ -62,6 +62,7 @@ from ._transport import Transport, TransportCallbacks
 from ._workers import CALLBACK_WORKERS, Workers
 from .sessions._mirror import MirrorBatcher
 from .sessions._resume import Materialized
+from .tracing import RunTrace
 from .types import ClaudeAgentOptions, Message, ResultMessage, SessionKey, SystemMessage
 
 logger = logging.getLogger("claude_sdkurl.session")
@@ -142,6 +143,8 @@ class Session:
         self.options = options if options is not None else ClaudeAgentOptions()
         self._transport = transport
         self.plan: LaunchPlan | None = None  # set by start()
+        # The run's spans (set by query()/the client before start(); inert with tracing off).
+        self.trace: RunTrace | None = None
         self._run = RunTracker()
         self._protocol = Protocol(run=self._run)
         # Set while the run is over (see _run.py); cleared when work reopens it.
@@ -226,6 +229,8 @@ class Session:
                     self._mirror_error,
                     eager=options.session_store_flush == "eager",
                 )
+                if self.trace is not None:
+                    self._mirror.parent_span = self.trace.parent_span
             self._run.bidirectional = plan.bidirectional
             self._run.ceiling_ms = plan.ceiling_ms
             self._protocol.max_line = plan.max_line
@@ -301,8 +306,11 @@ class Session:
         # Messages completed by one chunk travel to the consumer as one batch: one queue
         # handoff (and thread wake-up) per chunk instead of one per message.
         batch: list[Message] = []
+        trace = self.trace
         for event in events:
             if type(event) is MessageReceived:
+                if trace is not None:
+                    trace.observe(event.message)
                 if type(event.message) is ResultMessage:
                     # Set before the consumer can see the result: once it has, query() may send
                     # the next prompt, whose prompt_sent() must not be undone by a late set.
@@ -339,6 +347,8 @@ class Session:
         if isinstance(event, MessageReceived):
             if not self._version_checked:
                 self._check_version(event.message)
+            if self.trace is not None:
+                self.trace.observe(event.message)
             self._messages.put(event.message)
         elif isinstance(event, ControlResponseReceived):
             waiter = event.request.waiter if event.request is not None else None
@@ -549,7 +559,13 @@ class Session:
     def _run_handler(self, handler: Any, event: ControlRequestReceived) -> None:
         try:
             assert self.plan is not None  # start() plans before the transport can deliver a request
-            response = handler(self.plan, event.request)
+            if self.trace is None:
+                response = handler(self.plan, event.request)
+            else:
+                with self.trace.callback(event.subtype, event.request) as record:
+                    response = handler(self.plan, event.request)
+                    if record is not None:
+                        record(response)
             line = self._protocol.control_success(event.request_id, response)
         except Exception as e:  # the CLI gets the message; the session goes on
             logger.warning("%s callback failed: %s", event.subtype, e, exc_info=logger.isEnabledFor(logging.DEBUG))

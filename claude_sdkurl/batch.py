@@ -35,6 +35,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import IO, Any
 
+from . import _trace
 from ._errors import ClaudeSDKError
 from .display import notebook
 from .query import query
@@ -223,6 +224,10 @@ def run_batch(
     sink = _Checkpoint(checkpoint) if checkpoint is not None else None
     pool = executor if executor is not None else cf.ThreadPoolExecutor(max_concurrency, thread_name_prefix="claude-sdkurl-batch")
     t0 = time.monotonic()
+    tracer = _trace.tracer()
+    batch_span = _trace.start(tracer, "claude_sdkurl.batch", {"openinference.span.kind": "CHAIN", "claude_sdkurl.batch.size": len(prompts),
+                                                              "claude_sdkurl.batch.to_run": len(todo)})  # fmt: skip
+    item_spans: dict[int, Any] = {}
     try:
         running: dict[cf.Future[BatchItem], int] = {}
         queue = iter(todo)
@@ -232,7 +237,12 @@ def run_batch(
                 if index is None:
                     break
                 job = (index, prompts[index], options, go_on.get(index), continue_prompt if index in go_on else None)
-                running[pool.submit(run_one, *job)] = index
+                item_span = item_spans[index] = _trace.start(tracer, "claude_sdkurl.batch.item", {"openinference.span.kind": "CHAIN",
+                                                             "claude_sdkurl.batch.index": index}, batch_span)  # fmt: skip
+                if item_span is not None and isinstance(pool, cf.ThreadPoolExecutor):  # the item's spans nest under it
+                    running[pool.submit(_run_under, item_span, *job)] = index
+                else:
+                    running[pool.submit(run_one, *job)] = index
             if not running:
                 break
             finished, _ = cf.wait(list(running), return_when=cf.FIRST_COMPLETED)
@@ -243,6 +253,8 @@ def run_batch(
                 except BaseException as e:  # the worker itself died (killed process, lost node)
                     item = BatchItem(index=index, prompt=prompts[index], error=f"{type(e).__name__}: {e}")
                 done[index] = item
+                _trace.end(item_spans.pop(index, None), item.error, {"session.id": item.session_id, "llm.cost.total": item.total_cost_usd,
+                                                                       "claude_sdkurl.batch.seconds": item.seconds})  # fmt: skip
                 if sink is not None:
                     sink.write(item)
                 if report is not None:
@@ -254,7 +266,18 @@ def run_batch(
             pool.shutdown(wait=True)
         if sink is not None:
             sink.close()
+        for left in item_spans.values():
+            _trace.end(left, "the batch stopped before this item ended")
+        failed = sum(1 for i in done.values() if not i.ok)
+        _trace.end(batch_span, f"{failed} item(s) failed" if failed else None,
+                   {"claude_sdkurl.batch.failed": failed, "llm.cost.total": sum(i.total_cost_usd or 0.0 for i in done.values())})
     return BatchResult([done[i] for i in range(len(prompts))])
+
+
+def _run_under(span: Any, *job: Any) -> BatchItem:
+    """:func:`run_one` with ``span`` current on the worker thread (a thread pool's item)."""
+    with _trace.attached(span):
+        return run_one(*job)
 
 
 class RayExecutor(cf.Executor):

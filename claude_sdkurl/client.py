@@ -14,6 +14,7 @@ from ._errors import CLIConnectionError, ReceiveTimeoutError
 from ._session import Ended, Session
 from ._transport import Transport
 from .prewarm import open_warm_session
+from .tracing import RunTrace
 from .types import (
     ClaudeAgentOptions,
     ContextUsageResponse,
@@ -105,7 +106,13 @@ class ClaudeClient:
             else:
                 warn_if_can_use_tool_shadowed(self.options)
                 session = Session(self.options, self._custom_transport)
-                session.start()
+                trace = session.trace = RunTrace("client", self.options.model)
+                try:
+                    with trace.launching():  # the session span is the CLI's W3C parent
+                        session.start()
+                except BaseException as error:
+                    trace.close(error)
+                    raise
             self._session = session
 
     def prewarm(self, warm_turn: bool = True) -> ClaudeClient:
@@ -151,6 +158,8 @@ class ClaudeClient:
             session, self._session = self._session, None
         if session is not None:
             session.close()
+            if session.trace is not None:
+                session.trace.close()
         for feeder in self._feeders:
             feeder.join(1.0)
         self._feeders.clear()
@@ -187,6 +196,8 @@ class ClaudeClient:
         and an exception the iterable raises reaches the caller (what was sent before it
         stays sent)."""
         session = self._live()
+        if session.trace is not None:
+            session.trace.turn_started(prompt if isinstance(prompt, str) else None)
         if isinstance(prompt, str):
             session.send_user(prompt, session_id=session_id)
             return

@@ -14,6 +14,7 @@ from ._errors import CLIConnectionError, ReceiveTimeoutError
 from ._session import Ended, Session
 from ._transport import Transport
 from .prewarm import take_warm
+from .tracing import RunTrace
 from .types import ClaudeAgentOptions, Message, ResultMessage, warn_if_can_use_tool_shadowed
 
 logger = logging.getLogger("claude_sdkurl.query")
@@ -95,9 +96,13 @@ def _run(
     stop = threading.Event()
     feeder: threading.Thread | None = None
     stuck = False
+    trace = session.trace = RunTrace("query", options.model)
+    trace.turn_started(prompt if isinstance(prompt, str) else None)
+    ended: BaseException | None = None
     try:
         if warm is None:
-            session.start()
+            with trace.launching():  # our span is the CLI's W3C parent
+                session.start()
         prompts: Iterator[Any] = iter([prompt]) if isinstance(prompt, str) else prompt
         feeder = threading.Thread(
             target=_feed, args=(session, prompts, turn, counts, stop), name="claude-sdkurl-prompt", daemon=True
@@ -152,12 +157,17 @@ def _run(
             # interruption to its transcript by now, is not given its exit grace (with a tool
             # running, 2.1.330 takes 1.4 s to exit by itself: measured).
             stuck = stuck or isinstance(leaving, ReceiveTimeoutError)
+        ended = None if isinstance(leaving, GeneratorExit) else leaving
+        raise
+    except BaseException as error:
+        ended = error
         raise
     finally:
         stop.set()
         with turn:
             turn.notify_all()
         session.close(abort=stuck)  # a CLI that did not answer the interrupt will not heed EOF either
+        trace.close(ended)
         if feeder is not None:
             feeder.join(1.0)
 

@@ -12,13 +12,18 @@ and are stopped when the test session ends.
 from __future__ import annotations
 
 import glob
+import json
 import os
 import shutil
 import socket
 import subprocess
+import sys
 import tempfile
 import time
+import urllib.error
+import urllib.request
 from pathlib import Path
+from typing import Any
 
 
 class ServerUnavailable(RuntimeError):
@@ -222,6 +227,72 @@ class SSHServer:
             "-o", "ServerAliveInterval=1", "-o", "ServerAliveCountMax=2",
             f"{self.user}@127.0.0.1", "--",
         ]  # fmt: skip
+
+    def stop(self) -> None:
+        stop_daemon(self.pidfile, self.root)
+
+
+PHOENIX_VERSION = "20.26.1"
+
+
+class PhoenixServer:
+    """Arize Phoenix, a real OTLP trace receiver users run, on 127.0.0.1: ``phoenix serve``
+    from its own virtual environment under ``~/.cache/claude_sdkurl/phoenix`` (made from the
+    package index when missing: about a minute), its data in a temporary directory. Started
+    detached (``setsid``, the shell exits), so it is not a child of the test process."""
+
+    def __init__(self) -> None:
+        self.venv = Path.home() / ".cache" / "claude_sdkurl" / f"phoenix-{PHOENIX_VERSION}"
+        self.binary = self.venv / "bin" / "phoenix"
+        if not self.binary.exists():
+            subprocess.run([sys.executable, "-m", "venv", str(self.venv)], check=True, timeout=120)
+            done = subprocess.run([str(self.venv / "bin" / "pip"), "install", "-q", f"arize-phoenix=={PHOENIX_VERSION}"],
+                                  capture_output=True, text=True, timeout=900)  # fmt: skip
+            if done.returncode != 0 or not self.binary.exists():
+                shutil.rmtree(self.venv, ignore_errors=True)
+                raise ServerUnavailable(f"pip install arize-phoenix=={PHOENIX_VERSION} failed: {done.stderr[-2000:]}")
+        self.port, self.grpc_port = free_port(), free_port()
+        self.root = Path(tempfile.mkdtemp(prefix="claude-sdkurl-phoenix-"))
+        self.pidfile = self.root / "phoenix.pid"
+
+    def start(self) -> PhoenixServer:
+        env = {**os.environ, "PHOENIX_WORKING_DIR": str(self.root), "PHOENIX_HOST": "127.0.0.1", "PHOENIX_PORT": str(self.port),
+               "PHOENIX_GRPC_PORT": str(self.grpc_port), "PHOENIX_TELEMETRY_ENABLED": "false"}  # fmt: skip
+        log = self.root / "log"
+        subprocess.run(["sh", "-c", f'setsid "{self.binary}" serve > "{log}" 2>&1 < /dev/null & echo $! > "{self.pidfile}"'],
+                       env=env, check=True, timeout=30)  # fmt: skip
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            try:
+                with urllib.request.urlopen(f"{self.url}/healthz", timeout=2) as answer:
+                    if answer.status == 200:
+                        return self
+            except OSError:
+                time.sleep(0.2)
+        self.stop()
+        raise ServerUnavailable(f"phoenix did not answer on port {self.port}: {log_tail(log)}")
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def spans(self, project: str) -> list[dict[str, Any]]:
+        """Every span Phoenix holds for ``project`` (its REST API)."""
+        found: list[dict[str, Any]] = []
+        cursor = None
+        while True:
+            query = f"?limit=1000{'&cursor=' + cursor if cursor else ''}"
+            try:
+                with urllib.request.urlopen(f"{self.url}/v1/projects/{project}/spans{query}", timeout=10) as answer:
+                    page = json.load(answer)
+            except urllib.error.HTTPError as error:
+                if error.code == 404:  # no span has reached the project yet
+                    return found
+                raise
+            found += page["data"]
+            cursor = page.get("next_cursor")
+            if not cursor:
+                return found
 
     def stop(self) -> None:
         stop_daemon(self.pidfile, self.root)

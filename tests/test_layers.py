@@ -2,7 +2,7 @@
 
 Rules (README, "Design"):
 
-* the ground floor (``_version``, ``_errors``, ``_usercode``, ``_deadline``, ``_cancel``,
+* the ground floor (``_version``, ``_errors``, ``_usercode``, ``_deadline``, ``_cancel``, ``_trace``,
   ``types``) imports nothing of ours above it, except the one back door:
   ``types`` -> ``display`` (inside the ``_repr_*_`` methods) and ``types`` ->
   ``mcp`` (for type checkers);
@@ -28,7 +28,7 @@ import claude_sdkurl
 
 PACKAGE = Path(claude_sdkurl.__file__).parent
 
-GROUND = {"_version", "_errors", "_usercode", "_deadline", "_cancel", "types"}
+GROUND = {"_version", "_errors", "_usercode", "_deadline", "_cancel", "_trace", "types"}
 BACK_DOOR = {("types", "display"), ("types", "mcp")}
 CORE = {"_protocol", "_parse", "_run"}
 

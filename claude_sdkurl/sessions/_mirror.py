@@ -38,6 +38,7 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any
 
+from .. import _trace
 from ._paths import key_for_file
 from ._storecall import StoreTimeout, call_bounded
 from ..types import SessionKey, SessionStore
@@ -80,6 +81,7 @@ class MirrorBatcher:
         self._wake = threading.Condition(self._lock)
         self._worker: threading.Thread | None = None
         self._closed = False
+        self.parent_span: Any = None  # the run's span: store calls are traced under it
 
     # ------------------------------------------------------------------ producer side (reader thread)
 
@@ -145,7 +147,9 @@ class MirrorBatcher:
                     return
                 items, future = self._jobs.pop(0)
             try:
-                for key, error in self._append_all(items):
+                with _trace.attached(self.parent_span):
+                    failures = self._append_all(items)
+                for key, error in failures:
                     try:
                         self.on_error(key, error)
                     except Exception as e:  # pragma: no cover - defensive

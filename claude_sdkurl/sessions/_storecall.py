@@ -18,11 +18,31 @@ from __future__ import annotations
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
 
+from .. import _trace
 from .._errors import SessionStoreError
 from .._usercode import call_user, in_thread
 from ..types import SessionStore
 
-call = call_user
+
+def _span_attributes(method: Any, args: tuple[Any, ...]) -> dict[str, Any]:
+    key = args[0] if args and isinstance(args[0], dict) else {}
+    return {
+        "openinference.span.kind": "CHAIN",
+        "claude_sdkurl.store.method": getattr(method, "__name__", str(method)),
+        "claude_sdkurl.store.class": type(getattr(method, "__self__", None)).__name__,
+        "session.id": key.get("session_id"),
+        "claude_sdkurl.store.project_key": key.get("project_key"),
+        "claude_sdkurl.store.entries": len(args[1]) if len(args) > 1 and isinstance(args[1], list) else None,
+    }
+
+
+def call(method: Any, *args: Any) -> Any:
+    """``method(*args)`` here, as long as it takes (a span around it when tracing is on)."""
+    tracer = _trace.tracer()
+    if tracer is None:
+        return call_user(method, *args)
+    with _trace.span(tracer, f"claude_sdkurl.store.{getattr(method, '__name__', 'call')}", _span_attributes(method, args)):
+        return call_user(method, *args)
 
 
 def implements(store: Any, method: str) -> bool:
@@ -38,14 +58,16 @@ class StoreTimeout(Exception):
 
 
 def call_bounded(seconds: float, method: Any, *args: Any) -> Any:
-    """``method(*args)`` on a helper thread, waited for at most ``seconds``."""
-    pending = in_thread(lambda: call_user(method, *args), "claude-sdkurl-store-call")
-    try:
-        return pending.result(seconds)
-    except FutureTimeout:
-        if pending.done():  # the store raised a TimeoutError of its own: its error, not a hang
-            raise
-        raise StoreTimeout() from None
+    """``method(*args)`` on a helper thread, waited for at most ``seconds`` (the span, when
+    tracing is on, is this thread's: it ends when the wait does)."""
+    with _trace.span(_trace.tracer(), f"claude_sdkurl.store.{getattr(method, '__name__', 'call')}", _span_attributes(method, args)):
+        pending = in_thread(lambda: call_user(method, *args), "claude-sdkurl-store-call")
+        try:
+            return pending.result(seconds)
+        except FutureTimeout:
+            if pending.done():  # the store raised a TimeoutError of its own: its error, not a hang
+                raise
+            raise StoreTimeout() from None
 
 
 def call_for_resume(seconds: float, what: str, method: Any, *args: Any) -> Any:

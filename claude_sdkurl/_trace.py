@@ -1,0 +1,228 @@
+"""OpenTelemetry, when the program uses it (ground floor; ``opentelemetry-api`` is optional).
+
+Tracing is on when ``opentelemetry`` has been imported by the program and a tracer provider
+other than the API's default placeholder is set: nothing is imported otherwise, and every
+function here is then a cheap no-op. Two rules hold for whatever the user's tracer, span
+processor or exporter does:
+
+* it never breaks a run: every call into OpenTelemetry is guarded; the first failure is
+  logged (once per kind), the span is dropped;
+* it never slows a run: a span is *ended* (which runs the processors, and with a
+  ``SimpleSpanProcessor`` the exporter) on one helper thread, with the end time taken
+  where it happened. A hung exporter holds that thread only; spans ended behind it are
+  dropped once 10,000 wait (logged once). The helper thread exits after 1 s with nothing
+  to do.
+
+Content (prompts, answers, tool inputs and outputs) is recorded only when asked for:
+``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true`` in the environment (the GenAI
+convention's switch), or :func:`capture_content` set by the program.
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+import os
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+logger = logging.getLogger("claude_sdkurl.trace")
+
+SCOPE = "claude_sdkurl"
+_MAX_WAITING = 10_000
+_warned: set[str] = set()
+_content: bool | None = None  # set by capture_content(); None: read the environment
+
+
+def _warn_once(kind: str, error: BaseException) -> None:
+    if kind not in _warned:
+        _warned.add(kind)
+        logger.warning("OpenTelemetry %s failed (tracing goes on without it; logged once): %r", kind, error)
+
+
+def capture_content(on: bool | None) -> None:
+    """Record prompt and output text in spans (``None``: as the environment says)."""
+    global _content
+    _content = on
+
+
+def content_on() -> bool:
+    if _content is not None:
+        return _content
+    return os.environ.get("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "").lower() in ("1", "true", "yes")
+
+
+def tracer() -> Any | None:
+    """The tracer to use, or ``None`` when tracing is off (see the module doc)."""
+    if "opentelemetry.trace" not in sys.modules:  # the program never touched OpenTelemetry
+        return None
+    try:
+        from opentelemetry import trace
+
+        provider = trace.get_tracer_provider()
+        if type(provider).__name__ in ("ProxyTracerProvider", "NoOpTracerProvider"):
+            return None
+        from ._version import __version__
+
+        return provider.get_tracer(SCOPE, __version__)
+    except Exception as error:
+        _warn_once("get_tracer", error)
+        return None
+
+
+def start(tracer_: Any, name: str, attributes: dict[str, Any], parent: Any = None) -> Any | None:
+    """Start a span under ``parent`` (a span, a context, or ``None``: this thread's current)."""
+    if tracer_ is None:
+        return None
+    try:
+        from opentelemetry import trace
+
+        context = trace.set_span_in_context(parent) if parent is not None and hasattr(parent, "get_span_context") else parent
+        return tracer_.start_span(name, context=context, attributes=_clean(attributes))
+    except Exception as error:
+        _warn_once("start_span", error)
+        return None
+
+
+def _clean(attributes: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in attributes.items() if v is not None}
+
+
+def set_attributes(span: Any, attributes: dict[str, Any]) -> None:
+    if span is None:
+        return
+    try:
+        span.set_attributes(_clean(attributes))
+    except Exception as error:
+        _warn_once("set_attributes", error)
+
+
+def end(span: Any, error: BaseException | str | None = None, attributes: dict[str, Any] | None = None) -> None:
+    """End ``span`` now (the end time is taken here; the processors run on the helper thread)."""
+    if span is None:
+        return
+    at = time.time_ns()
+    try:
+        if attributes:
+            span.set_attributes(_clean(attributes))
+        if error is not None:
+            from opentelemetry.trace import Status, StatusCode
+
+            if isinstance(error, BaseException):
+                span.record_exception(error)
+            span.set_status(Status(StatusCode.ERROR, str(error)[:500]))
+    except Exception as failure:
+        _warn_once("set_status", failure)
+    _ender.put(span, at)
+
+
+@contextmanager
+def span(tracer_: Any, name: str, attributes: dict[str, Any], parent: Any = None) -> Iterator[Any]:
+    """A span around a block, current in this thread while it runs (so spans the block makes,
+    the user's own included, nest under it). Yields the span, or ``None`` when off."""
+    current = start(tracer_, name, attributes, parent)
+    if current is None:
+        yield None
+        return
+    with attached(current):
+        try:
+            yield current
+        except BaseException as error:
+            end(current, error)
+            raise
+    end(current)
+
+
+@contextmanager
+def attached(parent: Any) -> Iterator[None]:
+    """Make ``parent`` (a span) this thread's current span inside the block."""
+    if parent is None:
+        yield
+        return
+    token = None
+    try:
+        from opentelemetry import context, trace
+
+        token = context.attach(trace.set_span_in_context(parent))
+    except Exception as error:
+        _warn_once("attach", error)
+    try:
+        yield
+    finally:
+        if token is not None:
+            try:
+                from opentelemetry import context
+
+                context.detach(token)
+            except Exception as error:
+                _warn_once("detach", error)
+
+
+def current_span() -> Any | None:
+    """This thread's current recording span, if tracing is on and there is one."""
+    if "opentelemetry.trace" not in sys.modules:
+        return None
+    try:
+        from opentelemetry import trace
+
+        found = trace.get_current_span()
+        return found if found.get_span_context().is_valid else None
+    except Exception:
+        return None
+
+
+class _Ender:
+    """Ends spans on a helper thread (see the module doc)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Condition()
+        self._waiting: collections.deque[tuple[Any, int]] = collections.deque()
+        self._thread: threading.Thread | None = None
+        self._busy = False  # a span taken off the queue is being ended
+
+    def put(self, span_: Any, at: int) -> None:
+        with self._lock:
+            if len(self._waiting) >= _MAX_WAITING:
+                _warn_once("exporter (spans dropped: the span processor is not keeping up)", TimeoutError())
+                return
+            self._waiting.append((span_, at))
+            self._lock.notify()
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="claude-sdkurl-trace", daemon=True)
+                self._thread.start()
+
+    def _run(self) -> None:
+        while True:
+            with self._lock:
+                if not self._waiting:
+                    self._lock.wait(1.0)
+                if not self._waiting:
+                    self._thread = None
+                    return
+                span_, at = self._waiting.popleft()
+                self._busy = True
+            try:
+                span_.end(end_time=at)
+            except Exception as error:
+                _warn_once("span end (processor or exporter)", error)
+            finally:
+                with self._lock:
+                    self._busy = False
+
+    def flush(self, timeout: float = 5.0) -> bool:
+        """Wait until every span handed over has been ended (tests, and before exit)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with self._lock:
+                if not self._waiting and not self._busy:
+                    return True
+            time.sleep(0.01)
+        return False
+
+
+_ender = _Ender()
+flush = _ender.flush
