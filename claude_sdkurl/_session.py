@@ -62,6 +62,8 @@ from ._transport import Transport, TransportCallbacks
 from ._workers import CALLBACK_WORKERS, Workers
 from .sessions._mirror import MirrorBatcher
 from .sessions._resume import Materialized
+from . import ledger as _ledger
+from .ledger import CostLedger
 from .tracing import RunTrace
 from .types import ClaudeAgentOptions, Message, ResultMessage, SessionKey, SystemMessage
 
@@ -145,6 +147,8 @@ class Session:
         self.plan: LaunchPlan | None = None  # set by start()
         # The run's spans (set by query()/the client before start(); inert with tracing off).
         self.trace: RunTrace | None = None
+        # Ledgers this session's messages are counted in (a client's own; open ones join).
+        self.ledgers: list[CostLedger] = []
         self._run = RunTracker()
         self._protocol = Protocol(run=self._run)
         # Set while the run is over (see _run.py); cleared when work reopens it.
@@ -307,10 +311,13 @@ class Session:
         # handoff (and thread wake-up) per chunk instead of one per message.
         batch: list[Message] = []
         trace = self.trace
+        count = bool(self.ledgers or _ledger._active)
         for event in events:
             if type(event) is MessageReceived:
                 if trace is not None:
                     trace.observe(event.message)
+                if count:
+                    _ledger.feed(self.ledgers, id(self), event.message)
                 if type(event.message) is ResultMessage:
                     # Set before the consumer can see the result: once it has, query() may send
                     # the next prompt, whose prompt_sent() must not be undone by a late set.
@@ -349,6 +356,8 @@ class Session:
                 self._check_version(event.message)
             if self.trace is not None:
                 self.trace.observe(event.message)
+            if self.ledgers or _ledger._active:
+                _ledger.feed(self.ledgers, id(self), event.message)
             self._messages.put(event.message)
         elif isinstance(event, ControlResponseReceived):
             waiter = event.request.waiter if event.request is not None else None

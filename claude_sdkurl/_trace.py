@@ -74,6 +74,29 @@ def tracer() -> Any | None:
         return None
 
 
+def instruments() -> tuple[Any, Any] | None:
+    """``(cost counter, token histogram)`` when the program set a meter provider, else ``None``:
+    ``claude_sdkurl.cost`` (USD, per model) and ``gen_ai.client.token.usage`` (the GenAI
+    convention's histogram, by ``gen_ai.token.type``)."""
+    if "opentelemetry.metrics" not in sys.modules:
+        return None
+    try:
+        from opentelemetry import metrics
+
+        provider = metrics.get_meter_provider()
+        if type(provider).__name__ in ("_ProxyMeterProvider", "NoOpMeterProvider"):
+            return None
+        from ._version import __version__
+
+        meter = provider.get_meter(SCOPE, __version__)
+        cost = meter.create_counter("claude_sdkurl.cost", unit="USD", description="What runs cost, as the CLI reports it")
+        tokens = meter.create_histogram("gen_ai.client.token.usage", unit="{token}", description="Tokens per turn and model")
+        return cost, tokens
+    except Exception as error:
+        _warn_once("get_meter", error)
+        return None
+
+
 def start(tracer_: Any, name: str, attributes: dict[str, Any], parent: Any = None) -> Any | None:
     """Start a span under ``parent`` (a span, a context, or ``None``: this thread's current)."""
     if tracer_ is None:

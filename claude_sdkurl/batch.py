@@ -70,6 +70,7 @@ class BatchItem:
     error: str | None = None
     seconds: float = 0.0
     resumed_from: str | None = None  # the session this item went on with (see ``continue_prompt``)
+    model_usage: dict[str, Any] | None = None  # the CLI's per-model tokens and cost (its ``costUSD``)
 
     @property
     def ok(self) -> bool:
@@ -93,6 +94,15 @@ class BatchResult:
     @property
     def total_cost_usd(self) -> float:
         return sum(i.total_cost_usd or 0.0 for i in self.items)
+
+    def cost_by_model(self) -> dict[str, float]:
+        """Per model, the CLI's own ``costUSD`` summed over items (workers anywhere: it travels
+        in each item)."""
+        out: dict[str, float] = {}
+        for item in self.items:
+            for model, usage in (item.model_usage or {}).items():
+                out[model] = out.get(model, 0.0) + float(usage.get("costUSD") or 0.0)
+        return out
 
     def total_tokens(self, kind: str = "output_tokens") -> int:
         """Sum of a usage counter (``input_tokens``, ``output_tokens``, ``cache_read_input_tokens``...)."""
@@ -166,6 +176,7 @@ def run_one(
         item.usage = result.usage
         item.session_id = result.session_id
         item.num_turns = result.num_turns
+        item.model_usage = {m: dict(u) for m, u in result.model_usage.items()} if result.model_usage else None
     elif item.error is None:
         item.error = "CLIConnectionError: no result"
     item.seconds = time.monotonic() - t0

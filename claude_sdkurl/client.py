@@ -14,6 +14,7 @@ from ._errors import CLIConnectionError, ReceiveTimeoutError
 from ._session import Ended, Session
 from ._transport import Transport
 from .prewarm import open_warm_session
+from .ledger import CostLedger
 from .tracing import RunTrace
 from .types import (
     ClaudeAgentOptions,
@@ -54,6 +55,8 @@ class ClaudeClient:
         self._feeders: list[threading.Thread] = []
         self._connecting: threading.Thread | None = None
         self._connect_error: BaseException | None = None
+        #: Cost and tokens of this client's runs (ours; see :mod:`claude_sdkurl.ledger`).
+        self.ledger = CostLedger()
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -113,6 +116,7 @@ class ClaudeClient:
                 except BaseException as error:
                     trace.close(error)
                     raise
+            session.ledgers = [self.ledger]
             self._session = session
 
     def prewarm(self, warm_turn: bool = True) -> ClaudeClient:

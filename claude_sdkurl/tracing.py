@@ -93,6 +93,8 @@ class RunTrace:
         self._outputs = 0  # llm.output_messages index in this turn
         self._session_id: str | None = None
         self._failed: str | None = None  # a query's last result was an error
+        self._meters = _trace.instruments()
+        self._model_totals: dict[str, dict[str, float]] = {}  # model_usage of the previous result
         if self.on and entry == "client":
             self._root = _trace.start(self.tracer, "claude_sdkurl.session", {"openinference.span.kind": "CHAIN", **_PROVIDER})
 
@@ -134,6 +136,8 @@ class RunTrace:
     # ------------------------------------------------------------------ reader thread
 
     def observe(self, message: Any) -> None:
+        if self._meters is not None and isinstance(message, ResultMessage):
+            self._measure(message)
         if not self.on:
             return
         try:
@@ -234,6 +238,26 @@ class RunTrace:
             self._end_turn(error)
         else:  # a query()'s span is the whole query (its prompts, and what they wake): ended by close()
             self._failed = error
+
+    def _measure(self, message: ResultMessage) -> None:
+        """Metrics of one turn: each model's cost and tokens since the previous result (the
+        CLI's figures are running totals of its process)."""
+        try:
+            cost, tokens = self._meters  # type: ignore[misc]
+            for model, usage in (message.model_usage or {}).items():
+                before = self._model_totals.get(model, {})
+                now = {k: float(v) for k, v in usage.items() if isinstance(v, (int, float))}
+                self._model_totals[model] = now
+                common = {"gen_ai.response.model": model, "gen_ai.provider.name": "anthropic", "gen_ai.operation.name": "invoke_agent"}
+                spent = now.get("costUSD", 0.0) - before.get("costUSD", 0.0)
+                if spent > 0:
+                    cost.add(spent, common)
+                for kind, keys in (("input", ("inputTokens", "cacheReadInputTokens", "cacheCreationInputTokens")), ("output", ("outputTokens",))):
+                    count = sum(now.get(k, 0.0) - before.get(k, 0.0) for k in keys)
+                    if count > 0:
+                        tokens.record(count, {**common, "gen_ai.token.type": kind})
+        except Exception as error:
+            _trace._warn_once("metrics", error)
 
     def _end_turn(self, error: str | BaseException | None) -> None:
         for span in self._tools.values():  # tools without a result (interrupted): end with the turn
