@@ -94,6 +94,7 @@ class RunTrace:
         self._session_id: str | None = None
         self._failed: str | None = None  # a query's last result was an error
         self._meters = _trace.instruments()
+        self._cost_before = 0.0  # the CLI's running total at the previous result
         self._model_totals: dict[str, dict[str, float]] = {}  # model_usage of the previous result
         if self.on and entry == "client":
             self._root = _trace.start(self.tracer, "claude_sdkurl.session", {"openinference.span.kind": "CHAIN", **_PROVIDER})
@@ -215,11 +216,18 @@ class RunTrace:
 
     def _result(self, message: ResultMessage) -> None:
         self._session_id = message.session_id or self._session_id
+        # The CLI's total_cost_usd is a running total of its process: a turn's own cost is the
+        # difference from the previous result (a query's span covers the whole run).
+        total = message.total_cost_usd
+        cost = total - self._cost_before if total is not None and self._entry == "client" else total
+        if total is not None:
+            self._cost_before = total
         attributes: dict[str, Any] = {
             "session.id": self._session_id,
             "gen_ai.conversation.id": self._session_id,
-            "llm.cost.total": message.total_cost_usd,
-            "claude_sdkurl.cost_usd": message.total_cost_usd,
+            "llm.cost.total": cost,
+            "claude_sdkurl.cost_usd": cost,
+            "claude_sdkurl.session_cost_usd": total,
             "claude_sdkurl.num_turns": message.num_turns,
             "claude_sdkurl.duration_api_ms": message.duration_api_ms,
             "claude_sdkurl.result.subtype": message.subtype,

@@ -418,11 +418,10 @@ asyncio.run(main())
 '''
 
 
-@pytest.mark.realcli
-def test_a_ported_gather_runs_like_the_original(tmp_path: Path) -> None:
-    (tmp_path / "original.py").write_text(GATHERING)
-    (tmp_path / "ported.py").write_text(port_source(GATHERING).after)
-    assert "claude_sdkurl.threads.gather" in (tmp_path / "ported.py").read_text()
+def _original_and_port(tmp_path: Path, original: str, ported: str) -> list[tuple[int, str, str]]:
+    """Run a program and its port on the pinned CLI and one mock (each with a home of its own)."""
+    (tmp_path / "original.py").write_text(original)
+    (tmp_path / "ported.py").write_text(ported)
     cli = install_cli(STDIO_CLI_VERSION)
     outputs = []
     with MockMessagesAPI(_answer) as api:
@@ -431,6 +430,14 @@ def test_a_ported_gather_runs_like_the_original(tmp_path: Path) -> None:
             (home / "work").mkdir(parents=True)
             env = {**os.environ, **offline_env(api.url, home), "CLAUDE_SDKURL_CLI": str(cli)}
             outputs.append(_run(tmp_path / name, [], env, home / "work"))
+    return outputs
+
+
+@pytest.mark.realcli
+def test_a_ported_gather_runs_like_the_original(tmp_path: Path) -> None:
+    ported = port_source(GATHERING)
+    assert "claude_sdkurl.threads.gather" in ported.after
+    outputs = _original_and_port(tmp_path, GATHERING, ported.after)
     assert outputs[0] == outputs[1] and outputs[1][0] == 0
     assert "['answer to: one', 'answer to: two', 'answer to: three']" in outputs[1][1]
 
@@ -488,18 +495,9 @@ asyncio.run(main())
 
 @pytest.mark.realcli
 def test_ported_tasks_timers_and_groups_run_like_the_original(tmp_path: Path) -> None:
-    (tmp_path / "original.py").write_text(TIMERS)
     ported = port_source(TIMERS)
     assert not ported.todo and "claude_sdkurl.threads.create_task" in ported.after
-    (tmp_path / "ported.py").write_text(ported.after)
-    cli = install_cli(STDIO_CLI_VERSION)
-    outputs = []
-    with MockMessagesAPI(_answer) as api:
-        for name in ("original.py", "ported.py"):
-            home = tmp_path / f"home-{name}"
-            (home / "work").mkdir(parents=True)
-            env = {**os.environ, **offline_env(api.url, home), "CLAUDE_SDKURL_CLI": str(cli)}
-            outputs.append(_run(tmp_path / name, [], env, home / "work"))
+    outputs = _original_and_port(tmp_path, TIMERS, ported.after)
     assert outputs[0] == outputs[1] and outputs[1][0] == 0, outputs
     assert outputs[1][1].split("\n") == [
         "timer fired", "text: 1 2 3 <...>", "result: error_during_execution",  # the timer's interrupt cut the count

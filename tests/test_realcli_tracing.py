@@ -145,10 +145,11 @@ def test_client_turns_sit_under_one_session_span_with_content_when_asked(make_op
                                                                          spans: InMemorySpanExporter) -> None:  # fmt: skip
     tracing.capture_content(True)
     api.enqueue(tool_use("Bash", {"command": "echo hi"}), text("first"), text("second"))
+    costs = []
     with ClaudeSDKClient(make_options(allowed_tools=["Bash"])) as client:
         for prompt in ("one", "two"):
             client.query(prompt)
-            list(client.receive_response())
+            costs += [m.total_cost_usd for m in client.receive_response() if isinstance(m, ResultMessage)]
     found = finished(spans)
     parents = tree(found)  # no caller span: the session span is the root
     (session,) = named(found, "claude_sdkurl.session")
@@ -161,6 +162,9 @@ def test_client_turns_sit_under_one_session_span_with_content_when_asked(make_op
     assert bash.attributes["output.value"] == "hi"
     assert turns[0].attributes["llm.output_messages.0.message.tool_calls.0.tool_call.function.name"] == "Bash"
     assert turns[0].end_time <= turns[1].start_time  # a turn ends at its result
+    # each turn's own cost (the CLI's figure is a running total of its process)
+    assert [t.attributes["llm.cost.total"] for t in turns] == pytest.approx([costs[0], costs[1] - costs[0]])
+    assert turns[1].attributes["claude_sdkurl.session_cost_usd"] == costs[1]
 
 
 def test_concurrent_runs_keep_their_spans_apart(make_options: OptionsFactory, api: MockMessagesAPI, spans: InMemorySpanExporter) -> None:

@@ -39,7 +39,8 @@ class Reply:
     ``blocks`` are Anthropic content blocks (``text``, ``tool_use``,
     ``thinking``). ``delay`` seconds pass before each streamed delta;
     ``chunk`` is the number of characters per text delta. ``status`` other
-    than 200 answers with an API error of ``error_type``.
+    than 200 answers with an API error of ``error_type``, with ``headers``
+    (``{"retry-after": "120"}`` for a rate limit).
     """
 
     blocks: list[dict[str, Any]] = field(factory=list)
@@ -51,6 +52,7 @@ class Reply:
     error_message: str = "mock error"
     input_tokens: int = 10
     on_start: Callable[[], None] | None = None
+    headers: dict[str, str] = field(factory=dict)  # extra response headers (``retry-after`` on a 429...)
 
 
 def text(s: str, **kw: Any) -> Reply:
@@ -238,6 +240,8 @@ class MockMessagesAPI:
             h.send_response(reply.status)
             h.send_header("Content-Type", "application/json")
             h.send_header("Content-Length", str(len(data)))
+            for name, value in reply.headers.items():
+                h.send_header(name, value)
             h.end_headers()
             h.wfile.write(data)
             return
