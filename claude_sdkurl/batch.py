@@ -28,6 +28,7 @@ import concurrent.futures as cf
 import dataclasses
 import json
 import pickle
+import random
 import sys
 import threading
 import time
@@ -36,12 +37,12 @@ from pathlib import Path
 from typing import IO, Any
 
 from . import _trace
-from ._errors import ClaudeSDKError
+from ._errors import CLIConnectionError, CLINotFoundError, ClaudeSDKError, ExitedBeforeConnectingError, ProcessError, ResultError
 from .display import notebook
 from .query import query
-from .types import ClaudeAgentOptions, ResultMessage, SystemMessage
+from .types import AssistantMessage, ClaudeAgentOptions, RateLimitEvent, ResultMessage, SystemMessage
 
-__all__ = ["BatchItem", "BatchResult", "BatchProgress", "RayExecutor", "UnpicklableOptionError", "run_batch", "run_one"]
+__all__ = ["BatchItem", "BatchResult", "BatchProgress", "RayExecutor", "RetryPolicy", "UnpicklableOptionError", "run_batch", "run_one"]
 
 
 class UnpicklableOptionError(ClaudeSDKError, TypeError):
@@ -71,6 +72,10 @@ class BatchItem:
     seconds: float = 0.0
     resumed_from: str | None = None  # the session this item went on with (see ``continue_prompt``)
     model_usage: dict[str, Any] | None = None  # the CLI's per-model tokens and cost (its ``costUSD``)
+    fault: str | None = None  # why it failed: "limit" (rate limit, overload), "transient", "budget"; None otherwise
+    resets_at: float | None = None  # with a limit: when the CLI said it resets (epoch seconds), if it did
+    worked: bool = False  # the model answered at least once (the session holds work worth resuming)
+    attempts: int = 1  # runs of this item in this batch (limits and transient faults run it again)
 
     @property
     def ok(self) -> bool:
@@ -137,6 +142,7 @@ class BatchProgress:
     total: int
     cost_usd: float
     elapsed: float
+    paused: bool = False  # a rate limit holds the batch (see RetryPolicy)
 
 
 def run_one(
@@ -167,8 +173,17 @@ def run_one(
             elif item.session_id is None and isinstance(message, SystemMessage):
                 sid = message.data.get("session_id")
                 item.session_id = sid if isinstance(sid, str) else None
+            elif isinstance(message, AssistantMessage) and message.error is None:
+                item.worked = True
+            elif isinstance(message, RateLimitEvent) and message.rate_limit_info.status == "rejected":
+                item.fault = "limit"
+                item.resets_at = float(message.rate_limit_info.resets_at) if message.rate_limit_info.resets_at else None
     except Exception as e:
         item.error = f"{type(e).__name__}: {e}"
+        if _crashed(e):
+            item.fault = item.fault or "transient"
+    if result is not None and result.is_error:
+        item.fault = _fault_of(result) or item.fault
     if result is not None:
         item.text = result.result
         item.structured_output = result.structured_output
@@ -183,6 +198,72 @@ def run_one(
     return item
 
 
+def _crashed(error: BaseException) -> bool:
+    """The CLI died by a signal, or its stream broke: worth another run. A missing CLI, a
+    refused option, an error result or a CLI that exited with a status of its own is not."""
+    if isinstance(error, (CLINotFoundError, ResultError)):
+        return False
+    if isinstance(error, ProcessError):
+        return error.exit_code is None or error.exit_code < 0
+    return isinstance(error, CLIConnectionError) and not isinstance(error, ExitedBeforeConnectingError)
+
+
+_LIMIT_STATUSES = (429, 529)  # rate limited, overloaded
+_TRANSIENT_STATUSES = (500, 502, 503, 504)
+
+
+def _fault_of(result: ResultMessage) -> str | None:
+    """What an error result says about retrying: "limit", "transient", "budget" or ``None``."""
+    if result.api_error_status in _LIMIT_STATUSES:
+        return "limit"
+    if result.api_error_status in _TRANSIENT_STATUSES:
+        return "transient"
+    if result.subtype == "error_max_budget_usd":
+        return "budget"
+    return None
+
+
+@dataclasses.dataclass
+class RetryPolicy:
+    """How :func:`run_batch` meets rate limits, overload and transient faults.
+
+    A limit (an item ends on a 429 or 529, or a rejected ``rate_limit_event``) pauses the whole
+    batch: no item starts, and once the running ones have ended one probe (a limited item run
+    again) decides when to go on. Probes wait ``first_wait`` seconds, doubling after each one
+    limited again, with full jitter, never more than ``max_wait`` (a reset time the CLI gave is
+    waited for when it is sooner than that). A transient fault (an API 5xx, a CLI that crashed,
+    a worker lost) runs that item again after the same kind of wait, at most ``max_retries``
+    times; then it fails, ``fault="transient"``. ``max_pauses`` bounds the probes of one pause
+    (``None``: no bound); past it the limited items fail with ``fault="limit"``.
+    """
+
+    first_wait: float = 1.0
+    max_wait: float = 60.0
+    max_retries: int = 3
+    max_pauses: int | None = None
+    continue_prompt: str = "Continue where you left off."
+
+    def __post_init__(self) -> None:
+        for name in ("first_wait", "max_wait"):
+            value = getattr(self, name)
+            if not (isinstance(value, (int, float)) and value >= 0):
+                raise ValueError(f"RetryPolicy.{name} must be a number of seconds >= 0, not {value!r}")
+        if not (isinstance(self.max_retries, int) and self.max_retries >= 0):
+            raise ValueError(f"RetryPolicy.max_retries must be an int >= 0, not {self.max_retries!r}")
+        if self.max_pauses is not None and not (isinstance(self.max_pauses, int) and self.max_pauses > 0):
+            raise ValueError(f"RetryPolicy.max_pauses must be None or an int > 0, not {self.max_pauses!r}")
+
+    def wait(self, tries: int, resets_at: float | None = None) -> float:
+        """Seconds before try ``tries`` (1 = the first retry): jittered doubling, capped."""
+        ceiling = min(self.max_wait, self.first_wait * 2 ** max(0, tries - 1))
+        jittered = random.uniform(self.first_wait / 2, max(self.first_wait / 2, ceiling))
+        if resets_at is not None:
+            until = resets_at - time.time()
+            if 0 < until <= self.max_wait:
+                return max(until, jittered / 4)
+        return jittered
+
+
 def run_batch(
     prompts: Iterable[str],
     options: ClaudeAgentOptions | None = None,
@@ -193,6 +274,8 @@ def run_batch(
     checkpoint: str | Path | None = None,
     resume: str | Path | BatchResult | None = None,
     continue_prompt: str | None = None,
+    retry: RetryPolicy | None = RetryPolicy(),
+    max_total_cost_usd: float | None = None,
 ) -> BatchResult:
     """Run every prompt, at most ``max_concurrency`` at a time, and return all outcomes.
 
@@ -210,11 +293,27 @@ def run_batch(
             session from the store (``resume=<its session>``), sent this prompt
             (say ``"Continue where you left off."``) instead of starting over.
             Without it, failed items run again from the start.
+        retry: how rate limits, overload and transient faults are met (see
+            :class:`RetryPolicy`): a limit pauses the batch, a probe decides when it
+            goes on, and limited items run again, going on with their session when
+            the model had answered (tools already run are not run again; through
+            ``options.session_store`` on other machines, from the local transcript
+            on threads), from the start when it had not. ``None``: every fault fails
+            its item at once (the behaviour before this policy).
+        max_total_cost_usd: a budget for the whole batch. Each item starts with a
+            share of what is neither spent nor promised to running items (its
+            ``max_budget_usd``, so the CLI stops it there: at most one API call
+            over); once the budget is spent no item starts, and those left end with
+            ``fault="budget"`` (resume the batch with a larger budget to finish them).
     """
     prompts = list(prompts)
     options = options or ClaudeAgentOptions()
     if not (isinstance(max_concurrency, int) and max_concurrency > 0):
         raise ValueError("max_concurrency must be a positive int")
+    if max_total_cost_usd is not None and not (isinstance(max_total_cost_usd, (int, float)) and max_total_cost_usd > 0):
+        raise ValueError("max_total_cost_usd must be None or a positive number of dollars")
+    if retry is not None and not isinstance(retry, RetryPolicy):
+        raise TypeError(f"retry must be a RetryPolicy or None, not {type(retry).__name__}")
     own = executor is None
     if not own and not isinstance(executor, cf.ThreadPoolExecutor):
         options = picklable(options)
@@ -234,44 +333,94 @@ def run_batch(
     report = _reporter(progress, len(prompts))
     sink = _Checkpoint(checkpoint) if checkpoint is not None else None
     pool = executor if executor is not None else cf.ThreadPoolExecutor(max_concurrency, thread_name_prefix="claude-sdkurl-batch")
+    local_resume = isinstance(pool, cf.ThreadPoolExecutor)  # workers share this machine's transcripts
     t0 = time.monotonic()
     tracer = _trace.tracer()
     batch_span = _trace.start(tracer, "claude_sdkurl.batch", {"openinference.span.kind": "CHAIN", "claude_sdkurl.batch.size": len(prompts),
                                                               "claude_sdkurl.batch.to_run": len(todo)})  # fmt: skip
     item_spans: dict[int, Any] = {}
+    state = _Driver(retry, max_total_cost_usd, max_concurrency)
+    running: dict[cf.Future[BatchItem], int] = {}
+
+    def submit(index: int) -> None:
+        state.attempts[index] = state.attempts.get(index, 0) + 1
+        last = state.last.get(index)
+        session: str | None = go_on.get(index)
+        prompt_then: str | None = continue_prompt if index in go_on else None
+        if last is not None and last.worked and last.session_id and (options.session_store is not None or local_resume):
+            session, prompt_then = last.session_id, retry.continue_prompt if retry else "Continue where you left off."
+        share = state.reserve(index, options.max_budget_usd)
+        run_options = options if share is None else dataclasses.replace(options, max_budget_usd=share)
+        job = (index, prompts[index], run_options, session, prompt_then)
+        item_span = item_spans.get(index) or _trace.start(tracer, "claude_sdkurl.batch.item", {"openinference.span.kind": "CHAIN",
+                                                          "claude_sdkurl.batch.index": index}, batch_span)  # fmt: skip
+        item_spans[index] = item_span
+        if item_span is not None and isinstance(pool, cf.ThreadPoolExecutor):  # the item's spans nest under it
+            running[pool.submit(_run_under, item_span, *job)] = index
+        else:
+            running[pool.submit(run_one, *job)] = index
+
+    def finish(index: int, item: BatchItem) -> None:
+        done[index] = item
+        _trace.end(item_spans.pop(index, None), item.error, {"session.id": item.session_id, "llm.cost.total": item.total_cost_usd,
+                                                               "claude_sdkurl.batch.seconds": item.seconds})  # fmt: skip
+        if sink is not None:
+            sink.write(item)
+        if report is not None:
+            failed = sum(1 for i in done.values() if not i.ok)
+            report(BatchProgress(len(done), failed, len(prompts), state.spent, time.monotonic() - t0, paused=state.paused))
+
     try:
-        running: dict[cf.Future[BatchItem], int] = {}
         queue = iter(todo)
         while True:
-            while len(running) < max_concurrency:
-                index = next(queue, None)
-                if index is None:
-                    break
-                job = (index, prompts[index], options, go_on.get(index), continue_prompt if index in go_on else None)
-                item_span = item_spans[index] = _trace.start(tracer, "claude_sdkurl.batch.item", {"openinference.span.kind": "CHAIN",
-                                                             "claude_sdkurl.batch.index": index}, batch_span)  # fmt: skip
-                if item_span is not None and isinstance(pool, cf.ThreadPoolExecutor):  # the item's spans nest under it
-                    running[pool.submit(_run_under, item_span, *job)] = index
-                else:
-                    running[pool.submit(run_one, *job)] = index
+            now = time.monotonic()
+            # Start what may start: while paused, only the probe, once nothing runs.
+            if state.paused:
+                if not running and state.probe is None and now >= state.probe_at and state.waiting:
+                    state.probe = state.waiting.pop(0)
+                    submit(state.probe)
+            else:
+                for index in [i for i, at in sorted(state.again.items(), key=lambda kv: kv[1]) if at <= now]:
+                    if len(running) >= max_concurrency:
+                        break
+                    del state.again[index]
+                    if state.out_of_budget():
+                        finish(index, state.budget_item(index, prompts[index]))
+                    else:
+                        submit(index)
+                while len(running) < max_concurrency and not state.paused:
+                    fresh = next(queue, None)
+                    if fresh is None:
+                        break
+                    if state.out_of_budget():
+                        finish(fresh, state.budget_item(fresh, prompts[fresh]))
+                    else:
+                        submit(fresh)
             if not running:
-                break
-            finished, _ = cf.wait(list(running), return_when=cf.FIRST_COMPLETED)
+                wake = state.next_wake()
+                if wake is None:
+                    break
+                time.sleep(max(0.0, min(wake - time.monotonic(), 1.0)))
+                continue
+            wake = state.next_wake()
+            finished, _ = cf.wait(list(running), timeout=None if wake is None else max(0.0, wake - time.monotonic()),
+                                  return_when=cf.FIRST_COMPLETED)  # fmt: skip
             for future in finished:
                 index = running.pop(future)
                 try:
                     item = future.result()
                 except BaseException as e:  # the worker itself died (killed process, lost node)
-                    item = BatchItem(index=index, prompt=prompts[index], error=f"{type(e).__name__}: {e}")
-                done[index] = item
-                _trace.end(item_spans.pop(index, None), item.error, {"session.id": item.session_id, "llm.cost.total": item.total_cost_usd,
-                                                                       "claude_sdkurl.batch.seconds": item.seconds})  # fmt: skip
-                if sink is not None:
-                    sink.write(item)
-                if report is not None:
-                    failed = sum(1 for i in done.values() if not i.ok)
-                    cost = sum(i.total_cost_usd or 0.0 for i in done.values())
-                    report(BatchProgress(len(done), failed, len(prompts), cost, time.monotonic() - t0))
+                    item = BatchItem(index=index, prompt=prompts[index], error=f"{type(e).__name__}: {e}", fault="transient")
+                item.attempts = state.attempts.get(index, 1)
+                verdict = state.outcome(index, item)
+                if verdict == "done":
+                    finish(index, item)
+                elif verdict == "failed-all":  # the pause was given up: every limited item fails
+                    finish(index, item)
+                    for waiting in state.waiting:
+                        finish(waiting, state.last[waiting])
+                    state.waiting.clear()
+                    state.paused = False
     finally:
         if own:
             pool.shutdown(wait=True)
@@ -283,6 +432,100 @@ def run_batch(
         _trace.end(batch_span, f"{failed} item(s) failed" if failed else None,
                    {"claude_sdkurl.batch.failed": failed, "llm.cost.total": sum(i.total_cost_usd or 0.0 for i in done.values())})
     return BatchResult([done[i] for i in range(len(prompts))])
+
+
+class _Driver:
+    """What :func:`run_batch` decides between items: pauses, retries and the budget."""
+
+    def __init__(self, policy: RetryPolicy | None, budget: float | None, slots: int) -> None:
+        self.policy = policy
+        self.budget = budget
+        self.slots = slots
+        self.attempts: dict[int, int] = {}
+        self.last: dict[int, BatchItem] = {}  # an item's latest run that is to be run again
+        self.again: dict[int, float] = {}  # index -> when it may run again (monotonic)
+        self.waiting: list[int] = []  # limited items, in probe order
+        self.paused = False
+        self.probe: int | None = None
+        self.probe_at = 0.0
+        self.probes = 0  # probes limited again in this pause
+        self.spent = 0.0  # every finished run's cost, retried ones included
+        self.reserved: dict[int, float] = {}  # budget promised to running items
+
+    # ---------------------------------------------------------------- budget
+
+    def reserve(self, index: int, cap: float | None) -> float | None:
+        """The item's ``max_budget_usd``: an even share of what is neither spent nor promised,
+        among the slots not yet running (``None`` without a batch budget)."""
+        if self.budget is None:
+            return cap
+        free = self.budget - self.spent - sum(self.reserved.values())
+        share = max(free, 0.0) / max(1, self.slots - len(self.reserved))
+        share = min(share, cap) if cap is not None else share
+        self.reserved[index] = share
+        return share
+
+    def out_of_budget(self) -> bool:
+        return self.budget is not None and self.spent + sum(self.reserved.values()) >= self.budget - 1e-9
+
+    def budget_item(self, index: int, prompt: str) -> BatchItem:
+        last = self.last.get(index)
+        item = dataclasses.replace(last) if last is not None else BatchItem(index=index, prompt=prompt, attempts=0)
+        item.fault = "budget"
+        item.error = f"BudgetExceeded: the batch's max_total_cost_usd (${self.budget:.4f}) is spent"
+        return item
+
+    # ---------------------------------------------------------------- outcomes
+
+    def outcome(self, index: int, item: BatchItem) -> str:
+        """Book a finished run: ``"done"`` (final), ``"again"`` (runs later) or
+        ``"failed-all"`` (the pause is given up)."""
+        self.spent += item.total_cost_usd or 0.0
+        self.reserved.pop(index, None)
+        now = time.monotonic()
+        policy = self.policy
+        if index == self.probe:
+            self.probe = None
+            if item.fault == "limit" and policy is not None:
+                self.probes += 1
+                self.last[index] = item
+                if policy.max_pauses is not None and self.probes >= policy.max_pauses:
+                    return "failed-all"
+                self.waiting.insert(0, index)
+                self.probe_at = now + policy.wait(self.probes + 1, item.resets_at)
+                return "again"
+            # The probe got through (or failed otherwise): the pause is over, every limited item runs again.
+            self.paused, self.probes = False, 0
+            for waiting in self.waiting:
+                self.again[waiting] = now
+            self.waiting.clear()
+        if item.fault == "limit" and policy is not None:
+            self.last[index] = item
+            self.waiting.append(index)
+            if not self.paused:
+                self.paused, self.probes = True, 0
+                self.probe_at = now + policy.wait(1, item.resets_at)
+            return "again"
+        if item.fault == "transient" and policy is not None:
+            if item.attempts <= policy.max_retries:
+                self.last[index] = item
+                self.again[index] = now + policy.wait(item.attempts)
+                return "again"
+            item.error = f"RetriesExhausted: {item.attempts} runs; the last: {item.error}"
+        if item.fault == "budget" and self.budget is not None and not self.out_of_budget() and policy is not None:
+            if item.attempts <= policy.max_retries:  # stopped at its share while the batch has more
+                self.last[index] = item
+                self.again[index] = now
+                return "again"
+        return "done"
+
+    def next_wake(self) -> float | None:
+        """When the driver must look again though nothing finished (``None``: only when
+        something does, or never if nothing runs)."""
+        times = list(self.again.values())
+        if self.paused and self.probe is None and self.waiting:
+            times.append(self.probe_at)
+        return min(times) if times else None
 
 
 def _run_under(span: Any, *job: Any) -> BatchItem:
@@ -369,4 +612,6 @@ def _reporter(progress: bool | Callable[[BatchProgress], None] | None, total: in
 def _bar(p: BatchProgress, html: bool = False, width: int = 30) -> str:
     filled = int(width * p.done / p.total) if p.total else width
     text = f"[{'#' * filled}{'.' * (width - filled)}] {p.done}/{p.total}, {p.failed} failed, ${p.cost_usd:.4f}, {p.elapsed:.0f} s"
+    if p.paused:
+        text += ", paused: rate limited"
     return f"<code>{text}</code>" if html else text

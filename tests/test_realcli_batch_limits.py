@@ -1,0 +1,139 @@
+"""Batches under rate limits, transient faults and a budget (``run_batch``'s ``retry`` and
+``max_total_cost_usd``) on the real CLI 2.1.330 and the mock API."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from claude_sdkurl import ClaudeAgentOptions
+from claude_sdkurl.batch import BatchProgress, RetryPolicy, run_batch
+from claude_sdkurl.testing import MockMessagesAPI, Reply, offline_env, text, tool_use
+
+from .conftest import child_pids
+
+pytestmark = pytest.mark.realcli
+
+
+def _options(cli_paths: Any, api: MockMessagesAPI, home: Path, **env: str) -> ClaudeAgentOptions:
+    return ClaudeAgentOptions(cli_path=str(cli_paths["stdio"]), env={**offline_env(api.url, home), **env}, cwd=str(home / "work"))
+
+
+class LimitWindow:
+    """The API answers 429 (``retry-after: 120``: the CLI gives up at once) for ``seconds``
+    after its first request, then answers; every request's start and end are recorded."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.began: float | None = None
+        self.lock = threading.Lock()
+        self.log: list[tuple[float, bool]] = []  # (time, limited)
+
+    def __call__(self, request: Any) -> Reply:
+        now = time.monotonic()
+        with self.lock:
+            self.began = self.began or now
+            limited = now - self.began < self.seconds
+            self.log.append((now, limited))
+        if limited:
+            return Reply(status=429, error_type="rate_limit_error", error_message="rate limited", headers={"retry-after": "120"})
+        return text(f"answer to {request.last_user_text()}")
+
+    @property
+    def ends(self) -> float:
+        assert self.began is not None
+        return self.began + self.seconds
+
+
+def test_a_limit_window_pauses_the_batch_and_loses_nothing(cli_paths: Any, api: MockMessagesAPI, home: Path) -> None:
+    window = LimitWindow(20.0)
+    api.responder = window
+    clis: list[tuple[float, int]] = []
+    stop = threading.Event()
+
+    def watch() -> None:  # how many CLIs run, over time
+        while not stop.is_set():
+            clis.append((time.monotonic(), len(child_pids())))
+            time.sleep(0.1)
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    reports: list[BatchProgress] = []
+    try:
+        result = run_batch([f"item {i}" for i in range(50)], _options(cli_paths, api, home), max_concurrency=8,
+                           retry=RetryPolicy(first_wait=1.0, max_wait=4.0), progress=reports.append)  # fmt: skip
+    finally:
+        stop.set()
+        watcher.join()
+    assert [i.error for i in result.items if i.error] == []
+    assert all(i.text == f"answer to item {i.index}" for i in result.items)
+    assert sum(1 for i in result.items if i.attempts > 1) >= 8  # the first wave met the limit, and ran again
+    # While paused (from when the first wave's CLIs are gone to the window's end), at most one
+    # CLI runs: the probe; and probe requests come one at a time, spaced by the backoff.
+    settled = window.began + 3.0  # type: ignore[operator]
+    assert max(n for t, n in clis if settled < t < window.ends) <= 1
+    probes = [t for t, limited in window.log if limited and t > settled]
+    assert probes and all(b - a >= 0.5 for a, b in zip(probes, probes[1:]))
+    # the batch went on within 5 s of the window's end
+    first_answer = min(t for t, limited in window.log if not limited)
+    assert first_answer - window.ends < 5.0
+    assert len(reports) == 50 and reports[-1].failed == 0  # one report per item, limited runs not counted as done
+
+
+def test_transient_faults_are_retried_then_named(cli_paths: Any, api: MockMessagesAPI, home: Path) -> None:
+    calls: dict[str, int] = {}
+    lock = threading.Lock()
+
+    def flaky(request: Any) -> Reply:
+        prompt = request.last_user_text()
+        with lock:
+            calls[prompt] = calls.get(prompt, 0) + 1
+            n = calls[prompt]
+        if prompt == "always" or (prompt == "twice" and n <= 2):
+            return Reply(status=500, error_type="api_error", error_message="internal")
+        return text("ok")
+
+    api.responder = flaky
+    # the CLI itself retries a 500 a few times; keep its own retries short
+    options = _options(cli_paths, api, home, CLAUDE_CODE_MAX_RETRIES="0")
+    result = run_batch(["fine", "twice", "always"], options, max_concurrency=3, retry=RetryPolicy(first_wait=0.2, max_wait=0.5, max_retries=2))
+    fine, twice, always = result.items
+    assert fine.ok and fine.attempts == 1
+    assert twice.ok and twice.attempts == 3
+    assert not always.ok and always.fault == "transient" and always.attempts == 3 and always.error.startswith("RetriesExhausted: 3 runs")
+    assert run_batch(["always"], options, retry=None).items[0].attempts == 1  # no policy: fails at once
+
+
+def test_a_batch_budget_stops_spending_and_a_larger_one_finishes(cli_paths: Any, api: MockMessagesAPI, home: Path, tmp_path: Path) -> None:
+    api.responder = lambda r: text("spent", input_tokens=2000)  # about $0.01 a call on the mock's model
+    options = _options(cli_paths, api, home)
+    one = run_batch(["probe"], options).items[0].total_cost_usd
+    assert one and one > 0.005
+    budget = 10 * one
+    result = run_batch([f"p{i}" for i in range(50)], options, max_concurrency=8, max_total_cost_usd=budget, checkpoint=tmp_path / "cp.jsonl")
+    spent = sum(i.total_cost_usd or 0.0 for i in result.items)
+    assert spent <= budget + 8 * one * 1.01  # at most one API call over per running item
+    left = [i for i in result.items if not i.ok]
+    assert left and all(i.fault == "budget" for i in left)
+    assert sum(1 for i in result.items if i.ok) >= 8
+    again = run_batch([f"p{i}" for i in range(50)], options, max_concurrency=8, resume=tmp_path / "cp.jsonl", max_total_cost_usd=100.0)
+    assert [i.error for i in again.items if i.error] == []
+    finished = [i for i in result.items if i.ok]
+    assert [again.items[i.index].session_id for i in finished] == [i.session_id for i in finished]  # not run again
+
+
+def test_bad_budget_and_policy_input() -> None:
+    with pytest.raises(ValueError, match="max_total_cost_usd"):
+        run_batch(["x"], max_total_cost_usd=0)
+    with pytest.raises(ValueError, match="max_total_cost_usd"):
+        run_batch(["x"], max_total_cost_usd="5")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="first_wait"):
+        RetryPolicy(first_wait=-1)
+    with pytest.raises(ValueError, match="max_retries"):
+        RetryPolicy(max_retries=-1)
+    with pytest.raises(TypeError, match="RetryPolicy"):
+        run_batch(["x"], retry=3)  # type: ignore[arg-type]
