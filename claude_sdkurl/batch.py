@@ -20,6 +20,12 @@ failed mid-session goes on with its session from the store instead of starting
 over (on any worker: the store is shared).
 Options travel to remote workers by pickling: a field that cannot be pickled is
 named in :class:`UnpicklableOptionError` before anything is submitted.
+
+The driver (this process) meets limits and faults for every executor alike (see
+:class:`RetryPolicy`): a rate limit pauses the batch and one probe at a time decides when it
+goes on; transient faults run an item again a bounded number of times; a
+``max_total_cost_usd`` budget gives each item a share as its ``max_budget_usd`` and starts
+nothing once it is spent. Workers never wait on a limit holding a CLI.
 """
 
 from __future__ import annotations

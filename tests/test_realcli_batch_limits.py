@@ -12,7 +12,7 @@ import pytest
 
 from claude_sdkurl import ClaudeAgentOptions
 from claude_sdkurl.batch import BatchProgress, RetryPolicy, run_batch
-from claude_sdkurl.testing import MockMessagesAPI, Reply, offline_env, text, tool_use
+from claude_sdkurl.testing import MockMessagesAPI, Reply, offline_env, text
 
 from .conftest import child_pids
 
