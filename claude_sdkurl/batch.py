@@ -82,10 +82,12 @@ class BatchItem:
     resets_at: float | None = None  # with a limit: when the CLI said it resets (epoch seconds), if it did
     worked: bool = False  # the model answered at least once (the session holds work worth resuming)
     attempts: int = 1  # runs of this item in this batch (limits and transient faults run it again)
+    parked: dict[str, Any] | None = None  # a tool call waiting for approve()/deny() (claude_sdkurl.approvals)
 
     @property
     def ok(self) -> bool:
-        return self.error is None
+        """Finished without an error (a parked item is not: it waits)."""
+        return self.error is None and self.parked is None
 
 
 @dataclasses.dataclass
@@ -100,7 +102,12 @@ class BatchResult:
 
     @property
     def failed(self) -> list[BatchItem]:
-        return [i for i in self.items if not i.ok]
+        return [i for i in self.items if i.error is not None]
+
+    @property
+    def waiting(self) -> list[BatchItem]:
+        """Items whose run ended on a parked tool call (see :mod:`claude_sdkurl.approvals`)."""
+        return [i for i in self.items if i.parked is not None and i.error is None]
 
     @property
     def total_cost_usd(self) -> float:
@@ -190,6 +197,10 @@ def run_one(
             item.fault = item.fault or "transient"
     if result is not None and result.is_error:
         item.fault = _fault_of(result) or item.fault
+    if result is not None and result.terminal_reason == "tool_deferred" and result.deferred_tool_use is not None:
+        use = result.deferred_tool_use
+        item.fault = "parked"
+        item.parked = {"session_id": result.session_id, "tool_use_id": use.id, "tool_name": use.name, "tool_input": dict(use.input or {})}
     if result is not None:
         item.text = result.result
         item.structured_output = result.structured_output
@@ -331,7 +342,7 @@ def run_batch(
     for item in previous.items if previous is not None else []:
         if item.index >= len(prompts) or prompts[item.index] != item.prompt:
             continue
-        if item.ok:
+        if item.ok or item.parked is not None:  # a parked item waits for its decision, not a rerun
             done[item.index] = item
         elif continue_prompt is not None and item.session_id:
             go_on[item.index] = item.session_id
@@ -373,7 +384,7 @@ def run_batch(
         if sink is not None:
             sink.write(item)
         if report is not None:
-            failed = sum(1 for i in done.values() if not i.ok)
+            failed = sum(1 for i in done.values() if i.error is not None)
             report(BatchProgress(len(done), failed, len(prompts), state.spent, time.monotonic() - t0, paused=state.paused))
 
     try:
@@ -434,7 +445,7 @@ def run_batch(
             sink.close()
         for left in item_spans.values():
             _trace.end(left, "the batch stopped before this item ended")
-        failed = sum(1 for i in done.values() if not i.ok)
+        failed = sum(1 for i in done.values() if i.error is not None)
         _trace.end(batch_span, f"{failed} item(s) failed" if failed else None,
                    {"claude_sdkurl.batch.failed": failed, "llm.cost.total": sum(i.total_cost_usd or 0.0 for i in done.values())})
     return BatchResult([done[i] for i in range(len(prompts))])

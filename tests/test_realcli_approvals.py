@@ -1,0 +1,141 @@
+"""Parked approvals (``claude_sdkurl.approvals``) on the real CLI 2.1.330: a tool call waits
+without a CLI, then runs exactly once when approved (from this process or another) and never
+when denied; in a batch the other items go on."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from claude_sdkurl import ClaudeAgentOptions, ResultMessage, ToolResultBlock, UserMessage, query
+from claude_sdkurl.approvals import AlreadyDecidedError, approve, deny, parked, parking
+from claude_sdkurl.batch import run_batch
+from claude_sdkurl.stores import SQLiteSessionStore
+from claude_sdkurl.testing import MockMessagesAPI, offline_env, text, tool_use
+
+pytestmark = pytest.mark.realcli
+
+
+def policy(tool_name: str, tool_input: dict[str, Any]) -> str | None:
+    return "park" if "danger" in str(tool_input.get("command", "")) else None
+
+
+def responder(log: Path) -> Any:
+    def answer(request: Any) -> Any:
+        said = request.last_user_text()
+        if request.tool_results() or not said.startswith("item"):
+            return text("done")
+        n = int(said.split()[1])
+        command = f"echo {n} >> {log}" + (" # danger" if n % 5 == 0 else "")
+        return tool_use("Bash", {"command": command})
+
+    return answer
+
+
+def runs(log: Path) -> list[int]:
+    return sorted(int(x) for x in log.read_text().split()) if log.exists() else []
+
+
+def _options(cli_paths: Any, api: MockMessagesAPI, home: Path, **kw: Any) -> ClaudeAgentOptions:
+    return ClaudeAgentOptions(cli_path=str(cli_paths["stdio"]), env=offline_env(api.url, home), cwd=str(home / "work"),
+                              allowed_tools=["Bash"], hooks={"PreToolUse": [parking(policy)]}, **kw)  # fmt: skip
+
+
+def test_a_parked_call_runs_once_when_approved_and_never_when_denied(cli_paths: Any, api: MockMessagesAPI, home: Path, tmp_path: Path) -> None:
+    log = tmp_path / "ran.log"
+    api.responder = responder(log)
+    options = _options(cli_paths, api, home)
+    first = [m for m in query("item 5", options) if isinstance(m, ResultMessage)][-1]
+    waiting = parked(first)
+    assert waiting is not None and waiting.tool_name == "Bash" and "danger" in waiting.tool_input["command"]
+    assert runs(log) == []  # parked: not run, and no CLI waits (the query is over)
+    messages = list(approve(waiting, options))
+    assert runs(log) == [5]
+    assert any(isinstance(m, UserMessage) and isinstance(m.content, list) and any(
+        isinstance(b, ToolResultBlock) and b.tool_use_id == waiting.tool_use_id for b in m.content) for m in messages)
+    with pytest.raises(AlreadyDecidedError):
+        approve(waiting, options)
+    with pytest.raises(AlreadyDecidedError):
+        deny(waiting, options)
+    assert runs(log) == [5]  # still once
+
+    second = parked([m for m in query("item 10", options) if isinstance(m, ResultMessage)][-1])
+    assert second is not None
+    answered = deny(second, options, reason="not today")
+    assert runs(log) == [5]  # never run
+    results = [b for m in answered if isinstance(m, UserMessage) and isinstance(m.content, list) for b in m.content
+               if isinstance(b, ToolResultBlock) and b.tool_use_id == second.tool_use_id]  # fmt: skip
+    assert results and results[0].is_error and "not today" in str(results[0].content)
+    with pytest.raises(ValueError, match="nothing is parked"):
+        approve(dataclasses.replace(first, terminal_reason="completed"), options)
+
+
+DECIDER = textwrap.dedent(
+    """
+    import json, sys
+    from claude_sdkurl import ClaudeAgentOptions
+    from claude_sdkurl.approvals import AlreadyDecidedError, approve, deny, parking
+    from claude_sdkurl.stores import SQLiteSessionStore
+    from claude_sdkurl.batch import BatchResult
+    sys.path.insert(0, sys.argv[3])
+    from test_realcli_approvals import policy
+    config = json.loads(sys.argv[1])
+    store = SQLiteSessionStore(config["store"])
+    options = ClaudeAgentOptions(cli_path=config["cli"], env=config["env"], cwd=config["cwd"], allowed_tools=["Bash"],
+                                 hooks={"PreToolUse": [parking(policy)]}, session_store=store)
+    items = {i.index: i for i in BatchResult.load(config["checkpoint"]).items}
+    outcome = {}
+    for index in json.loads(sys.argv[2]):
+        try:
+            if index % 10 == 0:
+                list(approve(items[index], options))
+                outcome[index] = "approved"
+            else:
+                deny(items[index], options)
+                outcome[index] = "denied"
+        except AlreadyDecidedError:
+            outcome[index] = "already"
+    store.close()
+    print(json.dumps(outcome))
+    """
+)
+
+
+def test_a_batch_goes_on_past_parked_items_decided_later_from_other_processes(cli_paths: Any, api: MockMessagesAPI, home: Path,
+                                                                             tmp_path: Path) -> None:  # fmt: skip
+    log = tmp_path / "ran.log"
+    api.responder = responder(log)
+    store_path = tmp_path / "store.db"
+    store = SQLiteSessionStore(store_path)
+    try:
+        options = _options(cli_paths, api, home, session_store=store)
+        result = run_batch([f"item {i}" for i in range(50)], options, max_concurrency=8, checkpoint=tmp_path / "cp.jsonl")
+    finally:
+        store.close()
+    waiting = [i.index for i in result.waiting]
+    assert waiting == list(range(0, 50, 5))  # 10 parked
+    assert len(result.succeeded) == 40 and result.failed == []
+    assert runs(log) == [i for i in range(50) if i % 5]  # the other 40 ran theirs, none parked ran
+    config = {"store": str(store_path), "cli": str(cli_paths["stdio"]), "env": offline_env(api.url, home), "cwd": str(home / "work"),
+              "checkpoint": str(tmp_path / "cp.jsonl")}  # fmt: skip
+    # two processes decide the same ten at once: each call is decided once, by one of them
+    deciders = [subprocess.Popen([sys.executable, "-c", DECIDER, json.dumps(config), json.dumps(waiting), str(Path(__file__).parent)],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]  # fmt: skip
+    outcomes = []
+    for p in deciders:
+        out, err = p.communicate(timeout=300)
+        assert p.returncode == 0, err[-3000:]
+        outcomes.append(json.loads(out.strip().splitlines()[-1]))
+    for index in waiting:
+        said = sorted(o[str(index)] for o in outcomes)
+        assert said[0] == "already" and said[1] in ("approved", "denied"), (index, said)  # one winner each
+    approved = [i for i in waiting if i % 10 == 0]
+    assert runs(log) == sorted([i for i in range(50) if i % 5] + approved)  # approved ones once, denied never
+    assert len(approved) == 5
