@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from pathlib import Path
@@ -137,3 +138,43 @@ def test_bad_budget_and_policy_input() -> None:
         RetryPolicy(max_retries=-1)
     with pytest.raises(TypeError, match="RetryPolicy"):
         run_batch(["x"], retry=3)  # type: ignore[arg-type]
+
+
+DRIVER = """
+import json, sys
+from claude_sdkurl import ClaudeAgentOptions
+from claude_sdkurl.batch import run_batch
+config = json.loads(sys.argv[1])
+options = ClaudeAgentOptions(cli_path=config["cli"], env=config["env"], cwd=config["cwd"])
+run_batch([f"p{i}" for i in range(30)], options, max_concurrency=4, checkpoint=config["checkpoint"], resume=config["checkpoint"])
+"""
+
+
+def test_a_driver_killed_mid_batch_resumes_without_losing_or_repeating_an_item(cli_paths: Any, api: MockMessagesAPI, home: Path,
+                                                                              tmp_path: Path) -> None:  # fmt: skip
+    import json
+    import signal
+    import subprocess
+    import sys
+
+    from claude_sdkurl.batch import BatchResult
+
+    api.responder = lambda r: text(f"answer {r.last_user_text()}")
+    checkpoint = tmp_path / "cp.jsonl"
+    config = {"cli": str(cli_paths["stdio"]), "env": offline_env(api.url, home), "cwd": str(home / "work"), "checkpoint": str(checkpoint)}
+    driver = subprocess.Popen([sys.executable, "-c", DRIVER, json.dumps(config)], start_new_session=True)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and (not checkpoint.exists() or len(checkpoint.read_text().splitlines()) < 8):
+        time.sleep(0.05)
+    os.killpg(driver.pid, signal.SIGKILL)  # the driver and the CLIs it was running
+    driver.wait(10)
+    before = BatchResult.load(checkpoint)
+    assert 8 <= len(before.items) < 30  # killed mid-batch
+    finished_then = {i.index: i.session_id for i in before.items}
+    again = subprocess.run([sys.executable, "-c", DRIVER, json.dumps(config)], timeout=300)
+    assert again.returncode == 0
+    after = BatchResult.load(checkpoint)
+    assert [i.index for i in after.items] == list(range(30)) and after.failed == []
+    assert all(after.items[i].session_id == sid for i, sid in finished_then.items())  # finished items not run again
+    lines = [json.loads(line)["index"] for line in checkpoint.read_text().splitlines()]
+    assert sorted(lines) == list(range(30))  # every item ended once: one line each
