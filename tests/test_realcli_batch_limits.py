@@ -178,3 +178,18 @@ def test_a_driver_killed_mid_batch_resumes_without_losing_or_repeating_an_item(c
     assert all(after.items[i].session_id == sid for i, sid in finished_then.items())  # finished items not run again
     lines = [json.loads(line)["index"] for line in checkpoint.read_text().splitlines()]
     assert sorted(lines) == list(range(30))  # every item ended once: one line each
+
+
+@pytest.mark.foreign_threads
+def test_a_limit_window_on_a_dask_cluster_loses_nothing(cli_paths: Any, api: MockMessagesAPI, home: Path) -> None:
+    # The driver decides for every executor: the same pause and probe with items on Dask workers.
+    distributed = pytest.importorskip("distributed")  # in the test extra: never skipped in CI
+    window = LimitWindow(8.0)
+    api.responder = window
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=2, processes=True, dashboard_address=None) as cluster:
+        with distributed.Client(cluster) as client:
+            result = run_batch([f"item {i}" for i in range(16)], _options(cli_paths, api, home), executor=client.get_executor(),
+                               max_concurrency=4, retry=RetryPolicy(first_wait=1.0, max_wait=3.0))  # fmt: skip
+    assert [i.error for i in result.items if i.error] == []
+    assert sum(1 for i in result.items if i.attempts > 1) >= 4
+    assert min(t for t, limited in window.log if not limited) - window.ends < 4.0
