@@ -164,17 +164,20 @@ def run_one(
     options: ClaudeAgentOptions | None = None,
     resume_session: str | None = None,
     continue_prompt: str | None = None,
+    attempt: int = 1,
 ) -> BatchItem:
     """Run one prompt to the end; never raises for a failed run (see :class:`BatchItem`).
 
     With ``resume_session`` the item goes on with that session (from
     ``options.session_store``), sending ``continue_prompt`` instead of ``prompt``.
     The item's ``session_id`` is known from the session's first message, so a
-    failed item still names the session it started.
+    failed item still names the session it started. ``attempt`` counts the runs of this
+    item (it also keeps a run again apart from the first for executors that cache by
+    arguments, as Dask does).
     A module-level function, so any executor (process pools, Dask, Ray) can ship it.
     """
     t0 = time.monotonic()
-    item = BatchItem(index=index, prompt=prompt, resumed_from=resume_session)
+    item = BatchItem(index=index, prompt=prompt, resumed_from=resume_session, attempts=attempt)
     result: ResultMessage | None = None
     if resume_session is not None:
         options = dataclasses.replace(options or ClaudeAgentOptions(), resume=resume_session, continue_conversation=False)
@@ -368,7 +371,9 @@ def run_batch(
             session, prompt_then = last.session_id, retry.continue_prompt if retry else "Continue where you left off."
         share = state.reserve(index, options.max_budget_usd)
         run_options = options if share is None else dataclasses.replace(options, max_budget_usd=share)
-        job = (index, prompts[index], run_options, session, prompt_then)
+        # The attempt number makes each run's arguments new: Dask would otherwise hand back
+        # the first run's cached result for a run again (its tasks are keyed by their arguments).
+        job = (index, prompts[index], run_options, session, prompt_then, state.attempts[index])
         item_span = item_spans.get(index) or _trace.start(tracer, "claude_sdkurl.batch.item", {"openinference.span.kind": "CHAIN",
                                                           "claude_sdkurl.batch.index": index}, batch_span)  # fmt: skip
         item_spans[index] = item_span
@@ -428,7 +433,7 @@ def run_batch(
                     item = future.result()
                 except BaseException as e:  # the worker itself died (killed process, lost node)
                     item = BatchItem(index=index, prompt=prompts[index], error=f"{type(e).__name__}: {e}", fault="transient")
-                item.attempts = state.attempts.get(index, 1)
+                item.attempts = state.attempts.get(index, 1)  # (a worker's own count is the same)
                 verdict = state.outcome(index, item)
                 if verdict == "done":
                     finish(index, item)

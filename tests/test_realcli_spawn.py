@@ -220,7 +220,7 @@ def test_spawner_option_errors(api: MockMessagesAPI, home: Path) -> None:
 
 
 def test_a_dropped_channel_fails_only_its_batch_item(api: MockMessagesAPI, home: Path, sshd: SSHServer) -> None:
-    from claude_sdkurl.batch import run_batch
+    from claude_sdkurl.batch import RetryPolicy, run_batch
 
     def drop_the_channel() -> None:
         time.sleep(0.3)
@@ -230,7 +230,12 @@ def test_a_dropped_channel_fails_only_its_batch_item(api: MockMessagesAPI, home:
     slow = Reply([{"type": "text", "text": "word " * 200}], chunk=5, delay=0.05)
     slow.on_start = lambda: threading.Thread(target=drop_the_channel, daemon=True).start()
     api.responder = lambda r: slow if r.last_user_text() == "slow" else text(f"answer to {r.last_user_text()}")
-    result = run_batch(["s0", "slow", "s2"], remote_options("2.1.330", api, home, sshd, "m"), max_concurrency=1)
+    options = remote_options("2.1.330", api, home, sshd, "m")
+    result = run_batch(["s0", "slow", "s2"], options, max_concurrency=1, retry=RetryPolicy(first_wait=0.1, max_wait=0.2, max_retries=2))
     assert [i.text for i in result.succeeded] == ["answer to s0", "answer to s2"]
     [failed] = result.failed
-    assert failed.prompt == "slow" and failed.error is not None and failed.error.startswith("ProcessError")
+    # a dropped channel is a transient fault: run again (dropped again each time here), then named
+    assert failed.prompt == "slow" and failed.fault == "transient" and failed.attempts == 3
+    assert failed.error is not None and failed.error.startswith("RetriesExhausted: 3 runs; the last: ProcessError")
+    [alone] = run_batch(["slow"], options, retry=None).items  # without a policy: failed at once
+    assert alone.attempts == 1 and alone.error is not None and alone.error.startswith("ProcessError")
