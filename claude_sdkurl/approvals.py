@@ -129,8 +129,10 @@ def _decide(waiting: Any, options: ClaudeAgentOptions | None, decision: str, pro
             output["permissionDecisionReason"] = reason
         return {"hookSpecificOutput": output}
 
-    def passing(original: Any) -> Any:  # the options' own PreToolUse hooks sit this call out (a
-        def hook(hook_input: dict[str, Any], tool_use_id: str | None, context: Any) -> Any:  # parking one would park it again)
+    def passing(original: Any) -> Any:
+        """The options' own PreToolUse hook, sitting this call out (a parking one would park it again)."""
+
+        def hook(hook_input: dict[str, Any], tool_use_id: str | None, context: Any) -> Any:
             if (tool_use_id or hook_input.get("tool_use_id")) == call_.tool_use_id:
                 return {}
             return call_user(original, hook_input, tool_use_id, context)
