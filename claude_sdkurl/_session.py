@@ -63,7 +63,6 @@ from ._workers import CALLBACK_WORKERS, Workers
 from .sessions._mirror import MirrorBatcher
 from .sessions._resume import Materialized
 from . import ledger as _ledger
-from .ledger import CostLedger
 from .tracing import RunTrace
 from .types import ClaudeAgentOptions, Message, ResultMessage, SessionKey, SystemMessage
 
@@ -148,7 +147,7 @@ class Session:
         # The run's spans (set by query()/the client before start(); inert with tracing off).
         self.trace: RunTrace | None = None
         # Ledgers this session's messages are counted in (a client's own; open ones join).
-        self.ledgers: list[CostLedger] = []
+        self.ledgers: list[_ledger.CostLedger] = []
         self._run = RunTracker()
         self._protocol = Protocol(run=self._run)
         # Set while the run is over (see _run.py); cleared when work reopens it.
@@ -310,14 +309,9 @@ class Session:
         # Messages completed by one chunk travel to the consumer as one batch: one queue
         # handoff (and thread wake-up) per chunk instead of one per message.
         batch: list[Message] = []
-        trace = self.trace
-        count = bool(self.ledgers or _ledger._active)
         for event in events:
             if type(event) is MessageReceived:
-                if trace is not None:
-                    trace.observe(event.message)
-                if count:
-                    _ledger.feed(self.ledgers, id(self), event.message)
+                self._observe(event.message)
                 if type(event.message) is ResultMessage:
                     # Set before the consumer can see the result: once it has, query() may send
                     # the next prompt, whose prompt_sent() must not be undone by a late set.
@@ -339,6 +333,13 @@ class Session:
         if batch:
             self._put_batch(batch)
 
+    def _observe(self, message: Message) -> None:
+        """Hand a message to the run's spans and to the ledgers that count it, as it arrives."""
+        if self.trace is not None:
+            self.trace.observe(message)
+        if self.ledgers or _ledger._active:
+            _ledger.feed(self.ledgers, id(self), message)
+
     def _check_version(self, message: Message) -> None:
         """Warn, once, about a CLI too old for us or for ``verbatim_prompts``, from its first
         ``system/init`` message (the running CLI's own word, as the official SDK reads it)."""
@@ -354,10 +355,7 @@ class Session:
         if isinstance(event, MessageReceived):
             if not self._version_checked:
                 self._check_version(event.message)
-            if self.trace is not None:
-                self.trace.observe(event.message)
-            if self.ledgers or _ledger._active:
-                _ledger.feed(self.ledgers, id(self), event.message)
+            self._observe(event.message)
             self._messages.put(event.message)
         elif isinstance(event, ControlResponseReceived):
             waiter = event.request.waiter if event.request is not None else None

@@ -185,19 +185,6 @@ def attached(parent: Any) -> Iterator[None]:
                 _warn_once("detach", error)
 
 
-def current_span() -> Any | None:
-    """This thread's current recording span, if tracing is on and there is one."""
-    if "opentelemetry.trace" not in sys.modules:
-        return None
-    try:
-        from opentelemetry import trace
-
-        found = trace.get_current_span()
-        return found if found.get_span_context().is_valid else None
-    except Exception:
-        return None
-
-
 class _Ender:
     """Ends spans on a helper thread (see the module doc)."""
 

@@ -367,8 +367,8 @@ def run_batch(
         last = state.last.get(index)
         session: str | None = go_on.get(index)
         prompt_then: str | None = continue_prompt if index in go_on else None
-        if last is not None and last.worked and last.session_id and (options.session_store is not None or local_resume):
-            session, prompt_then = last.session_id, retry.continue_prompt if retry else "Continue where you left off."
+        if retry is not None and last is not None and last.worked and last.session_id and (options.session_store is not None or local_resume):
+            session, prompt_then = last.session_id, retry.continue_prompt  # (runs again only under a policy)
         share = state.reserve(index, options.max_budget_usd)
         run_options = options if share is None else dataclasses.replace(options, max_budget_usd=share)
         # The attempt number makes each run's arguments new: Dask would otherwise hand back
@@ -381,6 +381,12 @@ def run_batch(
             running[pool.submit(_run_under, item_span, *job)] = index
         else:
             running[pool.submit(run_one, *job)] = index
+
+    def start(index: int) -> None:
+        if state.out_of_budget():
+            finish(index, state.budget_item(index, prompts[index]))
+        else:
+            submit(index)
 
     def finish(index: int, item: BatchItem) -> None:
         done[index] = item
@@ -406,18 +412,12 @@ def run_batch(
                     if len(running) >= max_concurrency:
                         break
                     del state.again[index]
-                    if state.out_of_budget():
-                        finish(index, state.budget_item(index, prompts[index]))
-                    else:
-                        submit(index)
+                    start(index)
                 while len(running) < max_concurrency and not state.paused:
                     fresh = next(queue, None)
                     if fresh is None:
                         break
-                    if state.out_of_budget():
-                        finish(fresh, state.budget_item(fresh, prompts[fresh]))
-                    else:
-                        submit(fresh)
+                    start(fresh)
             if not running:
                 wake = state.next_wake()
                 if wake is None:
@@ -432,8 +432,8 @@ def run_batch(
                 try:
                     item = future.result()
                 except BaseException as e:  # the worker itself died (killed process, lost node)
-                    item = BatchItem(index=index, prompt=prompts[index], error=f"{type(e).__name__}: {e}", fault="transient")
-                item.attempts = state.attempts.get(index, 1)  # (a worker's own count is the same)
+                    item = BatchItem(index=index, prompt=prompts[index], error=f"{type(e).__name__}: {e}", fault="transient",
+                                     attempts=state.attempts[index])  # fmt: skip
                 verdict = state.outcome(index, item)
                 if verdict == "done":
                     finish(index, item)
@@ -464,7 +464,7 @@ class _Driver:
         self.budget = budget
         self.slots = slots
         self.attempts: dict[int, int] = {}
-        self.last: dict[int, BatchItem] = {}  # an item's latest run that is to be run again
+        self.last: dict[int, BatchItem] = {}  # each item's latest run (what a run again goes on from)
         self.again: dict[int, float] = {}  # index -> when it may run again (monotonic)
         self.waiting: list[int] = []  # limited items, in probe order
         self.paused = False
@@ -504,13 +504,13 @@ class _Driver:
         ``"failed-all"`` (the pause is given up)."""
         self.spent += item.total_cost_usd or 0.0
         self.reserved.pop(index, None)
+        self.last[index] = item
         now = time.monotonic()
         policy = self.policy
         if index == self.probe:
             self.probe = None
             if item.fault == "limit" and policy is not None:
                 self.probes += 1
-                self.last[index] = item
                 if policy.max_pauses is not None and self.probes >= policy.max_pauses:
                     return "failed-all"
                 self.waiting.insert(0, index)
@@ -522,7 +522,6 @@ class _Driver:
                 self.again[waiting] = now
             self.waiting.clear()
         if item.fault == "limit" and policy is not None:
-            self.last[index] = item
             self.waiting.append(index)
             if not self.paused:
                 self.paused, self.probes = True, 0
@@ -530,13 +529,11 @@ class _Driver:
             return "again"
         if item.fault == "transient" and policy is not None:
             if item.attempts <= policy.max_retries:
-                self.last[index] = item
                 self.again[index] = now + policy.wait(item.attempts)
                 return "again"
             item.error = f"RetriesExhausted: {item.attempts} runs; the last: {item.error}"
         if item.fault == "budget" and self.budget is not None and not self.out_of_budget() and policy is not None:
             if item.attempts <= policy.max_retries:  # stopped at its share while the batch has more
-                self.last[index] = item
                 self.again[index] = now
                 return "again"
         return "done"

@@ -52,6 +52,12 @@ def _json(value: Any) -> str:
         return str(value)
 
 
+def _shown(kind: str, value: Any) -> dict[str, Any]:
+    """``input.*``/``output.*`` attributes of a content value: text as it is, anything else as JSON."""
+    text = isinstance(value, str)
+    return {f"{kind}.value": value if text else _json(value), f"{kind}.mime_type": "text/plain" if text else "application/json"}
+
+
 def _usage(usage: dict[str, Any] | None) -> dict[str, Any]:
     if not usage:
         return {}
@@ -116,8 +122,7 @@ class RunTrace:
             **_PROVIDER,
         }
         if self._content:
-            text = prompt if isinstance(prompt, str) else _json(prompt)
-            attributes.update({"input.value": text, "input.mime_type": "text/plain" if isinstance(prompt, str) else "application/json"})
+            attributes.update(_shown("input", prompt))
         with self._lock:
             self._end_turn(None)
             self._turn = _trace.start(self.tracer, f"invoke_agent {AGENT_NAME}", attributes, self._root)
@@ -198,9 +203,8 @@ class RunTrace:
             "claude_sdkurl.parent_tool_use_id": subagent_of,
         }
         if self._content:
-            arguments = _json(block.input)
-            attributes.update({"tool.parameters": arguments, "input.value": arguments, "input.mime_type": "application/json",
-                               "gen_ai.tool.call.arguments": arguments})  # fmt: skip
+            attributes.update(_shown("input", block.input))
+            attributes["tool.parameters"] = attributes["gen_ai.tool.call.arguments"] = attributes["input.value"]
         self._tools[block.id] = _trace.start(self.tracer, f"execute_tool {block.name}", attributes, parent)
 
     def _tool_result(self, block: ToolResultBlock) -> None:
@@ -209,9 +213,8 @@ class RunTrace:
             return
         attributes: dict[str, Any] = {"claude_sdkurl.tool.is_error": bool(block.is_error)}
         if self._content and block.content is not None:
-            output = block.content if isinstance(block.content, str) else _json(block.content)
-            attributes.update({"output.value": output, "output.mime_type": "text/plain" if isinstance(block.content, str) else "application/json",
-                               "gen_ai.tool.call.result": output})  # fmt: skip
+            attributes.update(_shown("output", block.content))
+            attributes["gen_ai.tool.call.result"] = attributes["output.value"]
         _trace.end(span, "tool error" if block.is_error else None, attributes)
 
     def _result(self, message: ResultMessage) -> None:
@@ -237,9 +240,9 @@ class RunTrace:
         if message.stop_reason:
             attributes["llm.finish_reason"] = message.stop_reason
         if self._content and message.result is not None:
-            attributes.update({"output.value": message.result, "output.mime_type": "text/plain"})
+            attributes.update(_shown("output", message.result))
         if self._content and message.errors:
-            attributes.update({"output.value": _json(message.errors), "output.mime_type": "application/json"})
+            attributes.update(_shown("output", message.errors))
         _trace.set_attributes(self._turn, attributes)
         error = f"Result error: {message.subtype}" if message.is_error else None
         if self._entry == "client":
@@ -292,39 +295,30 @@ class RunTrace:
             yield lambda response: _trace.set_attributes(span, self._answer_attributes(subtype, response))
 
     def _callback_span(self, subtype: str, request: dict[str, Any]) -> tuple[str | None, dict[str, Any], str | None]:
+        """The span's name, attributes and the tool use it belongs to (``None`` name: no span)."""
         if not self.on:
             return None, {}, None
         if subtype == "can_use_tool":
             tool = request.get("tool_name")
-            attributes = {"openinference.span.kind": "GUARDRAIL", "gen_ai.tool.name": tool, "tool.name": tool,
-                          "gen_ai.tool.call.id": request.get("tool_use_id")}  # fmt: skip
-            if self._content:
-                attributes["input.value"] = _json(request.get("input"))
-                attributes["input.mime_type"] = "application/json"
-            return f"can_use_tool {tool}", attributes, request.get("tool_use_id")
-        if subtype == "hook_callback":
-            hook_input = request.get("input") or {}
-            event = hook_input.get("hook_event_name", "hook")
+            name, shown, belongs = f"can_use_tool {tool}", request.get("input"), request.get("tool_use_id")
+            attributes = {"openinference.span.kind": "GUARDRAIL", "gen_ai.tool.name": tool, "tool.name": tool, "gen_ai.tool.call.id": belongs}
+        elif subtype == "hook_callback":
+            shown = request.get("input") or {}
+            event = shown.get("hook_event_name", "hook")
+            name, belongs = f"hook {event}", request.get("tool_use_id") or shown.get("tool_use_id")
             attributes = {"openinference.span.kind": "CHAIN", "claude_sdkurl.hook.event": event,
-                          "gen_ai.tool.name": hook_input.get("tool_name"), "claude_sdkurl.hook.callback_id": request.get("callback_id")}  # fmt: skip
-            if self._content:
-                attributes["input.value"] = _json(hook_input)
-                attributes["input.mime_type"] = "application/json"
-            return f"hook {event}", attributes, request.get("tool_use_id") or hook_input.get("tool_use_id")
-        if subtype == "mcp_message":
-            message = request.get("message") or {}
-            method = message.get("method", "")
-            if method != "tools/call":
-                return None, {}, None  # the protocol's chatter (initialize, tools/list): no span
-            params = message.get("params") or {}
+                          "gen_ai.tool.name": shown.get("tool_name"), "claude_sdkurl.hook.callback_id": request.get("callback_id")}  # fmt: skip
+        elif subtype == "mcp_message" and (request.get("message") or {}).get("method") == "tools/call":
+            params = request["message"].get("params") or {}  # (initialize, tools/list...: no span)
+            name, shown, belongs = f"mcp tools/call {params.get('name')}", params.get("arguments"), None
             attributes = {"openinference.span.kind": "TOOL", "gen_ai.operation.name": "execute_tool",
                           "gen_ai.tool.name": params.get("name"), "tool.name": params.get("name"),
                           "claude_sdkurl.mcp.server": request.get("server_name")}  # fmt: skip
-            if self._content:
-                attributes["input.value"] = _json(params.get("arguments"))
-                attributes["input.mime_type"] = "application/json"
-            return f"mcp tools/call {params.get('name')}", attributes, None
-        return None, {}, None
+        else:
+            return None, {}, None
+        if self._content:
+            attributes.update(_shown("input", shown))
+        return name, attributes, belongs
 
     def _match_mcp_tool(self, request: dict[str, Any]) -> Any:
         """The open tool span of an SDK MCP call (its tool use is named ``mcp__server__tool``)."""
@@ -352,7 +346,7 @@ class RunTrace:
             result = ((response.get("mcp_response") or {}).get("result")) or {}
             attributes: dict[str, Any] = {"claude_sdkurl.tool.is_error": bool(result.get("isError"))}
             if self._content:
-                attributes.update({"output.value": _json(result.get("content")), "output.mime_type": "application/json"})
+                attributes.update(_shown("output", result.get("content")))
             return attributes
         return {}
 

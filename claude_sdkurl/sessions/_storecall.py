@@ -15,7 +15,9 @@ be missing or left as the protocol's stubs, and it may hang. Three ways to call:
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from concurrent.futures import TimeoutError as FutureTimeout
+from contextlib import contextmanager
 from typing import Any
 
 from .. import _trace
@@ -24,9 +26,15 @@ from .._usercode import call_user, in_thread
 from ..types import SessionStore
 
 
-def _span_attributes(method: Any, args: tuple[Any, ...]) -> dict[str, Any]:
+@contextmanager
+def _traced(method: Any, args: tuple[Any, ...]) -> Iterator[None]:
+    """A span around a store call in this thread when tracing is on (nothing otherwise)."""
+    tracer = _trace.tracer()
+    if tracer is None:
+        yield
+        return
     key = args[0] if args and isinstance(args[0], dict) else {}
-    return {
+    attributes = {
         "openinference.span.kind": "CHAIN",
         "claude_sdkurl.store.method": getattr(method, "__name__", str(method)),
         "claude_sdkurl.store.class": type(getattr(method, "__self__", None)).__name__,
@@ -34,14 +42,13 @@ def _span_attributes(method: Any, args: tuple[Any, ...]) -> dict[str, Any]:
         "claude_sdkurl.store.project_key": key.get("project_key"),
         "claude_sdkurl.store.entries": len(args[1]) if len(args) > 1 and isinstance(args[1], list) else None,
     }
+    with _trace.span(tracer, f"claude_sdkurl.store.{getattr(method, '__name__', 'call')}", attributes):
+        yield
 
 
 def call(method: Any, *args: Any) -> Any:
     """``method(*args)`` here, as long as it takes (a span around it when tracing is on)."""
-    tracer = _trace.tracer()
-    if tracer is None:
-        return call_user(method, *args)
-    with _trace.span(tracer, f"claude_sdkurl.store.{getattr(method, '__name__', 'call')}", _span_attributes(method, args)):
+    with _traced(method, args):
         return call_user(method, *args)
 
 
@@ -60,7 +67,7 @@ class StoreTimeout(Exception):
 def call_bounded(seconds: float, method: Any, *args: Any) -> Any:
     """``method(*args)`` on a helper thread, waited for at most ``seconds`` (the span, when
     tracing is on, is this thread's: it ends when the wait does)."""
-    with _trace.span(_trace.tracer(), f"claude_sdkurl.store.{getattr(method, '__name__', 'call')}", _span_attributes(method, args)):
+    with _traced(method, args):
         pending = in_thread(lambda: call_user(method, *args), "claude-sdkurl-store-call")
         try:
             return pending.result(seconds)
