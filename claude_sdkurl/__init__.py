@@ -404,3 +404,16 @@ __all__ = [
 ]
 
 from .prewarm import WarmPool, prewarm  # noqa: E402
+
+
+def load_ipython_extension(shell: object) -> None:
+    """``%load_ext claude_sdkurl``: the ``%%claude`` magic (see :mod:`claude_sdkurl.notebook`)."""
+    from .notebook import load_ipython_extension as load
+
+    load(shell)
+
+
+def unload_ipython_extension(shell: object) -> None:
+    from .notebook import unload_ipython_extension as unload
+
+    unload(shell)

@@ -42,7 +42,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import IO, Any
 
-from . import _trace
+from . import _cancel, _trace
 from ._errors import CLIConnectionError, CLINotFoundError, ClaudeSDKError, ExitedBeforeConnectingError, ProcessError, ResultError
 from .display import notebook
 from .query import query
@@ -62,6 +62,20 @@ class UnpicklableOptionError(ClaudeSDKError, TypeError):
         )
 
 
+class BatchStopped(KeyboardInterrupt):
+    """:func:`run_batch` was stopped (Ctrl-C, a notebook's stop button) and stopped its runs.
+
+    A ``KeyboardInterrupt``, so a script still stops; ``result`` holds every item that had
+    ended, the others marked ``fault="stopped"``. Pass it as ``resume=`` to go on.
+    """
+
+    def __init__(self, result: BatchResult) -> None:
+        self.result = result
+        ended = sum(1 for i in result.items if i.fault != "stopped")
+        super().__init__(f"run_batch stopped: {ended} of {len(result.items)} items had ended; "
+                         "the rest are marked fault='stopped' in this exception's .result (pass it as resume= to go on)")  # fmt: skip
+
+
 @dataclasses.dataclass
 class BatchItem:
     """The outcome of one prompt; ``error`` is set (``"TypeName: text"``) when it failed."""
@@ -78,7 +92,7 @@ class BatchItem:
     seconds: float = 0.0
     resumed_from: str | None = None  # the session this item went on with (see ``continue_prompt``)
     model_usage: dict[str, Any] | None = None  # the CLI's per-model tokens and cost (its ``costUSD``)
-    fault: str | None = None  # why it failed: "limit" (rate limit, overload), "transient", "budget"; None otherwise
+    fault: str | None = None  # why it failed: "limit" (rate limit, overload), "transient", "budget", "stopped"; None otherwise
     resets_at: float | None = None  # with a limit: when the CLI said it resets (epoch seconds), if it did
     worked: bool = False  # the model answered at least once (the session holds work worth resuming)
     attempts: int = 1  # runs of this item in this batch (limits and transient faults run it again)
@@ -88,6 +102,9 @@ class BatchItem:
     def ok(self) -> bool:
         """Finished without an error (a parked item is not: it waits)."""
         return self.error is None and self.parked is None
+
+    def _repr_markdown_(self) -> str:
+        return "| | |\n|---|---|\n" + "\n".join(f"| {k} | {v} |" for k, v in _item_row(self).items())
 
 
 @dataclasses.dataclass
@@ -126,12 +143,16 @@ class BatchResult:
         """Sum of a usage counter (``input_tokens``, ``output_tokens``, ``cache_read_input_tokens``...)."""
         return sum(int((i.usage or {}).get(kind) or 0) for i in self.items)
 
-    def _repr_html_(self) -> str:
-        return (
-            f"<b>{len(self.succeeded)}</b> done, <b>{len(self.failed)}</b> failed, "
-            f"${self.total_cost_usd:.4f}, {self.total_tokens('input_tokens')} in / "
-            f"{self.total_tokens('output_tokens')} out tokens"
-        )
+    def _repr_markdown_(self) -> str:
+        head = (f"**{len(self.succeeded)}** done, **{len(self.failed)}** failed, **{len(self.waiting)}** waiting · "
+                f"${self.total_cost_usd:.4f} · {self.total_tokens('input_tokens'):,} in / {self.total_tokens('output_tokens'):,} out tokens")  # fmt: skip
+        rows = [_item_row(i) for i in self.items[:_SHOWN_ITEMS]]
+        if not rows:
+            return head
+        table = "\n".join(["| " + " | ".join(rows[0]) + " |", "|" + "---|" * len(rows[0])]
+                          + ["| " + " | ".join(r.values()) + " |" for r in rows])  # fmt: skip
+        more = f"\n\n… and {len(self.items) - _SHOWN_ITEMS} more items" if len(self.items) > _SHOWN_ITEMS else ""
+        return f"{head}\n\n{table}{more}"
 
     @classmethod
     def load(cls, path: str | Path) -> BatchResult:
@@ -146,9 +167,23 @@ class BatchResult:
         return cls([items[k] for k in sorted(items)])
 
 
+_SHOWN_ITEMS = 20  # items listed in a notebook's table of a BatchResult
+
+
+def _item_row(item: BatchItem) -> dict[str, str]:
+    def cell(s: str, n: int = 60) -> str:
+        s = " ".join(s.split()).replace("|", "\\|").replace("<", "&lt;")
+        return s if len(s) <= n else s[: n - 1] + "…"
+
+    state = "✅" if item.ok else ("⏸ waiting" if item.parked is not None and item.error is None else f"❌ {item.fault or 'error'}")
+    cost = f"${item.total_cost_usd:.4f}" if item.total_cost_usd is not None else "–"
+    return {"#": str(item.index), "": state, "prompt": cell(item.prompt, 40), "answer or error": cell(item.error or item.text or ""),
+            "cost": cost, "seconds": f"{item.seconds:.1f}"}  # fmt: skip
+
+
 @dataclasses.dataclass
 class BatchProgress:
-    """What a progress callback gets after each item."""
+    """What a progress callback gets: at the start, after each item, and about once a second."""
 
     done: int
     failed: int
@@ -156,6 +191,8 @@ class BatchProgress:
     cost_usd: float
     elapsed: float
     paused: bool = False  # a rate limit holds the batch (see RetryPolicy)
+    running: int = 0  # items running now
+    stopped: bool = False  # the batch was stopped (BatchStopped), this is its last report
 
 
 def run_one(
@@ -361,6 +398,8 @@ def run_batch(
     item_spans: dict[int, Any] = {}
     state = _Driver(retry, max_total_cost_usd, max_concurrency)
     running: dict[cf.Future[BatchItem], int] = {}
+    scopes: dict[int, _cancel.Scope] = {}  # a thread pool's running items, to stop them
+    late: list[cf.Future[BatchItem]] = []  # runs still stopping when a stopped batch returned
 
     def submit(index: int) -> None:
         state.attempts[index] = state.attempts.get(index, 0) + 1
@@ -377,8 +416,9 @@ def run_batch(
         item_span = item_spans.get(index) or _trace.start(tracer, "claude_sdkurl.batch.item", {"openinference.span.kind": "CHAIN",
                                                           "claude_sdkurl.batch.index": index}, batch_span)  # fmt: skip
         item_spans[index] = item_span
-        if item_span is not None and isinstance(pool, cf.ThreadPoolExecutor):  # the item's spans nest under it
-            running[pool.submit(_run_under, item_span, *job)] = index
+        if isinstance(pool, cf.ThreadPoolExecutor):  # stoppable, and the item's spans nest under it
+            scopes[index] = _cancel.Scope()
+            running[pool.submit(_run_here, scopes[index], item_span, *job)] = index
         else:
             running[pool.submit(run_one, *job)] = index
 
@@ -394,12 +434,39 @@ def run_batch(
                                                                "claude_sdkurl.batch.seconds": item.seconds})  # fmt: skip
         if sink is not None:
             sink.write(item)
+        tell()
+
+    def tell(stopped: bool = False) -> None:
         if report is not None:
             failed = sum(1 for i in done.values() if i.error is not None)
-            report(BatchProgress(len(done), failed, len(prompts), state.spent, time.monotonic() - t0, paused=state.paused))
+            report(BatchProgress(len(done), failed, len(prompts), state.spent, time.monotonic() - t0, paused=state.paused,
+                                 running=len(running), stopped=stopped))  # fmt: skip
+
+    def stop() -> BatchStopped:
+        # Ctrl-C or a notebook's stop button: every running item's query is cancelled (it
+        # interrupts its turn and stops its CLI at once); what ends within the bound is kept.
+        for scope in scopes.values():
+            scope.cancel()
+        for future in running:
+            future.cancel()  # other executors: what has not started does not
+        ended, _ = cf.wait(list(running), timeout=_STOP_WAIT)
+        for future in ended:
+            index = running.pop(future)
+            if not future.cancelled() and future.exception() is None:
+                finish(index, future.result())  # it ended on its own meanwhile
+        for index in [i for i in range(len(prompts)) if i not in done]:
+            last = state.last.get(index)
+            item = dataclasses.replace(last) if last is not None else BatchItem(index=index, prompt=prompts[index], attempts=0)
+            item.fault, item.error = "stopped", "Stopped: the batch was stopped before this item ended"
+            done[index] = item
+        late.extend(running)
+        running.clear()
+        tell(stopped=True)
+        return BatchStopped(BatchResult([done[i] for i in range(len(prompts))]))
 
     try:
         queue = iter(todo)
+        tell()
         while True:
             now = time.monotonic()
             # Start what may start: while paused, only the probe, once nothing runs.
@@ -423,10 +490,15 @@ def run_batch(
                 if wake is None:
                     break
                 time.sleep(max(0.0, min(wake - time.monotonic(), 1.0)))
+                tell()
                 continue
             wake = state.next_wake()
+            if report is not None:  # a live progress line: its clock moves while items run
+                wake = min(wake or now + _TICK, now + _TICK)
             finished, _ = cf.wait(list(running), timeout=None if wake is None else max(0.0, wake - time.monotonic()),
                                   return_when=cf.FIRST_COMPLETED)  # fmt: skip
+            if not finished:
+                tell()
             for future in finished:
                 index = running.pop(future)
                 try:
@@ -443,9 +515,12 @@ def run_batch(
                         finish(waiting, state.last[waiting])
                     state.waiting.clear()
                     state.paused = False
+    except KeyboardInterrupt as e:
+        stopped = stop()
+        raise stopped from e
     finally:
         if own:
-            pool.shutdown(wait=True)
+            pool.shutdown(wait=not late, cancel_futures=True)  # after a stop, a run past the bound is not waited for
         if sink is not None:
             sink.close()
         for left in item_spans.values():
@@ -547,10 +622,19 @@ class _Driver:
         return min(times) if times else None
 
 
-def _run_under(span: Any, *job: Any) -> BatchItem:
-    """:func:`run_one` with ``span`` current on the worker thread (a thread pool's item)."""
-    with _trace.attached(span):
-        return run_one(*job)
+_STOP_WAIT = 2.0  # seconds a stopped batch waits for its runs to stop (each interrupts, then stops its CLI)
+_TICK = 1.0  # seconds between progress reports while nothing ends
+
+
+def _run_here(scope: _cancel.Scope, span: Any, *job: Any) -> BatchItem:
+    """:func:`run_one` on a thread pool's worker: under ``scope`` (a stop cancels the run) and
+    with ``span`` current (the item's spans nest under it)."""
+    _cancel.enter(scope)
+    try:
+        with _trace.attached(span):
+            return run_one(*job)
+    finally:
+        _cancel.enter(None)
 
 
 class RayExecutor(cf.Executor):
@@ -630,7 +714,9 @@ def _reporter(progress: bool | Callable[[BatchProgress], None] | None, total: in
 
 def _bar(p: BatchProgress, html: bool = False, width: int = 30) -> str:
     filled = int(width * p.done / p.total) if p.total else width
-    text = f"[{'#' * filled}{'.' * (width - filled)}] {p.done}/{p.total}, {p.failed} failed, ${p.cost_usd:.4f}, {p.elapsed:.0f} s"
+    text = f"[{'#' * filled}{'.' * (width - filled)}] {p.done}/{p.total}, {p.running} running, {p.failed} failed, ${p.cost_usd:.4f}, {p.elapsed:.0f} s"
     if p.paused:
         text += ", paused: rate limited"
+    if p.stopped:
+        text += ", stopped"
     return f"<code>{text}</code>" if html else text

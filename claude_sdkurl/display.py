@@ -1,22 +1,27 @@
-"""Showing messages to people: Markdown/HTML reprs for Jupyter, and live streaming text.
+"""Showing messages to people: Markdown for Jupyter, and live streaming text.
 
-Every message class has ``_repr_markdown_`` and ``_repr_html_`` (Jupyter picks
-them up). :func:`stream_text` prints assistant text as it streams, in a
+Messages, content blocks and batch items show as Markdown in Jupyter (JupyterLab
+renders it; no HTML of ours, and none of the model's: a ``<`` in its text is shown,
+not obeyed). ``display(m)`` of every message of a run stays quiet: a stream event shows
+nothing (the :class:`AssistantMessage` that follows carries its text) and a session's
+``init`` line shows once. :func:`stream_text` prints assistant text as it streams, in a
 terminal or a notebook cell::
 
     from claude_sdkurl import query, ClaudeAgentOptions
     from claude_sdkurl.display import stream_text
 
     result = stream_text(query("Tell me a story", ClaudeAgentOptions(include_partial_messages=True)))
-    result  # shows cost, tokens and duration
+    result  # shows the outcome, cost, tokens and times
 """
 
 from __future__ import annotations
 
-import html
 import json
+import re
 import sys
-from collections.abc import Iterable
+import threading
+import time
+from collections.abc import Callable, Iterable
 from typing import IO, Any
 
 from .types import (
@@ -46,19 +51,80 @@ def _fence(s: str, lang: str = "") -> str:
     return f"{ticks}{lang}\n{s}\n{ticks}"
 
 
+_CODE_SPAN = re.compile(r"(`+)(?:.+?)\1")
+
+
+def model_text(s: str) -> str:
+    """The model's Markdown with every ``<`` outside code shown as text (so no HTML of the
+    model's reaches the page); fenced blocks and inline code are left as written."""
+    out: list[str] = []
+    fence: str | None = None
+    for line in s.split("\n"):
+        stripped = line.lstrip()
+        if fence is not None:
+            out.append(line)
+            if stripped.startswith(fence):
+                fence = None
+            continue
+        if stripped.startswith(("```", "~~~")):
+            fence = stripped[:3]
+            out.append(line)
+            continue
+        pieces, at = [], 0
+        for m in _CODE_SPAN.finditer(line):
+            pieces.append(line[at : m.start()].replace("<", "&lt;"))
+            pieces.append(m.group(0))
+            at = m.end()
+        pieces.append(line[at:].replace("<", "&lt;"))
+        out.append("".join(pieces))
+    return "\n".join(out)
+
+
+def _escape(s: str) -> str:
+    return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+# Which input field says best what a tool call does, for its one-line summary.
+_SUMMARY_FIELDS = ("command", "file_path", "path", "pattern", "url", "query", "description", "prompt")
+
+
+def tool_summary(name: str, tool_input: dict[str, Any], width: int = 80) -> str:
+    """One line for a tool call: its name and the input field that says what it does."""
+    value = next((tool_input[k] for k in _SUMMARY_FIELDS if isinstance(tool_input.get(k), str)), None)
+    if value is None:
+        value = next((v for v in tool_input.values() if isinstance(v, str)), "")
+    value = " ".join(value.split())
+    if len(value) > width:
+        value = value[: width - 1] + "…"
+    return f"{name} {value}".rstrip()
+
+
+def tool_markdown(name: str, tool_input: dict[str, Any], result: Any = None, is_error: bool | None = None) -> str:
+    """A tool call as a collapsed block: a one-line summary that opens onto its input and,
+    once known, its output."""
+    summary = _escape(tool_summary(name, tool_input))
+    parts = [f"<details><summary>🔧 <code>{summary}</code>{' ❌' if is_error else ''}</summary>", "",
+             _fence(_clip(json.dumps(tool_input, indent=2, ensure_ascii=False)), "json")]  # fmt: skip
+    if result is not None:
+        text = result if isinstance(result, str) else json.dumps(result, indent=2, ensure_ascii=False)
+        parts += ["", "output:" if not is_error else "error:", "", _fence(_clip(text))]
+    parts += ["", "</details>"]
+    return "\n".join(parts)
+
+
 def block_markdown(block: Any) -> str:
     """Markdown for one content block."""
     if isinstance(block, TextBlock):
-        return block.text
+        return model_text(block.text)
     if isinstance(block, ThinkingBlock):
-        return "> 💭 " + block.thinking.replace("\n", "\n> ")
+        return "> 💭 " + model_text(block.thinking).replace("\n", "\n> ")
     if isinstance(block, ToolUseBlock):
-        return f"🔧 **{block.name}**\n\n" + _fence(_clip(json.dumps(block.input, indent=2, ensure_ascii=False)), "json")
+        return tool_markdown(block.name, block.input)
     if isinstance(block, ToolResultBlock):
         content = block.content
         text = content if isinstance(content, str) else json.dumps(content, indent=2, ensure_ascii=False)
-        mark = "❌" if block.is_error else "📎"
-        return f"{mark} tool result\n\n" + _fence(_clip(text or ""))
+        mark = "❌ tool error" if block.is_error else "📎 tool result"
+        return f"{mark}\n\n" + _fence(_clip(text or ""))
     if isinstance(block, UnknownBlock):
         return f"*({block.type} block)*"
     return f"*({type(block).__name__})*"
@@ -71,7 +137,7 @@ def message_markdown(message: Any) -> str:
         return f"**Claude** · `{message.model}`\n\n{body}"
     if isinstance(message, UserMessage):
         if isinstance(message.content, str):
-            return f"**You**\n\n{message.content}"
+            return f"**You**\n\n{model_text(message.content)}"
         return "\n\n".join(block_markdown(b) for b in message.content)
     if isinstance(message, ResultMessage):
         return result_markdown(message)
@@ -86,7 +152,8 @@ def message_markdown(message: Any) -> str:
 
 
 def result_rows(result: ResultMessage) -> list[tuple[str, str]]:
-    """Outcome, cost, tokens, duration and turns, as (label, value) pairs."""
+    """The outcome and its figures as (label, value) pairs, each saying what it counts: the
+    CLI reports tokens and wall time for this turn, cost and API time for its whole session."""
     usage = result.usage or {}
     tokens_in = usage.get("input_tokens", 0) + usage.get("cache_read_input_tokens", 0) + usage.get(
         "cache_creation_input_tokens", 0
@@ -94,14 +161,14 @@ def result_rows(result: ResultMessage) -> list[tuple[str, str]]:
     tokens_out = usage.get("output_tokens", 0)
     cost = f"${result.total_cost_usd:.4f}" if result.total_cost_usd is not None else "–"
     status = "✅" if not result.is_error else "⚠️"
-    rows = [
+    return [
         ("result", f"{status} {result.subtype}"),
-        ("cost", cost),
-        ("tokens", f"{tokens_in:,} in / {tokens_out:,} out"),
-        ("duration", f"{result.duration_ms / 1000:.2f} s (API {result.duration_api_ms / 1000:.2f} s)"),
-        ("turns", str(result.num_turns)),
+        ("tokens (this turn)", f"{tokens_in:,} in / {tokens_out:,} out"),
+        ("time (this turn)", f"{result.duration_ms / 1000:.2f} s"),
+        ("model calls (this turn)", str(result.num_turns)),
+        ("cost (session so far)", cost),
+        ("API time (session so far)", f"{result.duration_api_ms / 1000:.2f} s"),
     ]
-    return rows
 
 
 def result_markdown(result: ResultMessage) -> str:
@@ -109,16 +176,25 @@ def result_markdown(result: ResultMessage) -> str:
     return "| | |\n|---|---|\n" + "\n".join(f"| {k} | {v} |" for k, v in result_rows(result))
 
 
-def message_html(message: Any) -> str:
-    """HTML for one message: escaped Markdown source in a styled block (no Markdown library needed)."""
-    if isinstance(message, ResultMessage):
-        rows = "".join(
-            f"<tr><th style='text-align:left'>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>"
-            for k, v in result_rows(message)
-        )
-        return f"<table>{rows}</table>"
-    text = html.escape(message_markdown(message))
-    return f"<div style='white-space:pre-wrap;font-family:inherit'>{text}</div>"
+_shown_sessions: set[str] = set()
+_shown_lock = threading.Lock()
+
+
+def show(message: Any) -> None:
+    """What ``display(message)`` does in Jupyter: Markdown, except that a stream event shows
+    nothing and a session's ``init`` line shows only the first time."""
+    if isinstance(message, StreamEvent):
+        return
+    if isinstance(message, SystemMessage) and message.subtype == "init":
+        sid = str(message.data.get("session_id"))
+        with _shown_lock:
+            if sid in _shown_sessions:
+                return
+            _shown_sessions.add(sid)
+    ipython = notebook()
+    if ipython is None:
+        return
+    ipython.display.publish_display_data({"text/markdown": message_markdown(message), "text/plain": repr(message)})
 
 
 def notebook() -> Any:
@@ -132,29 +208,97 @@ def notebook() -> Any:
     return ipython if ipython.get_ipython() is not None else None
 
 
+class LiveMarkdown:
+    """Markdown that grows in a notebook output, kept light for Jupyter's message limits.
+
+    ``show(text)`` puts a new output up and returns its handle (with ``update(text)``).
+    Writes are shown at most once per ``interval`` seconds, each update carrying only
+    the open segment: once that passes ``segment`` characters, it is closed at its last
+    paragraph break outside a code fence (shown whole one last time) and the rest goes on
+    in a new output. :meth:`flush` shows what is pending; :meth:`close` shows the whole
+    text. Thread-safe.
+    """
+
+    def __init__(self, show: Callable[[str], Any], interval: float = 0.1, segment: int = 2000) -> None:
+        self._show = show
+        self._interval = interval
+        self._segment = segment
+        self._lock = threading.Lock()
+        self._handle: Any = None
+        self._open = ""  # the text of the output still growing
+        self._shown = ""  # what it last showed
+        self._last = 0.0
+        self.text = ""  # everything written
+
+    def write(self, chunk: str) -> None:
+        with self._lock:
+            self.text += chunk
+            self._open += chunk
+            self._split()
+            if time.monotonic() - self._last >= self._interval:
+                self._put()
+
+    def flush(self) -> None:
+        with self._lock:
+            self._put()
+
+    close = flush
+
+    def _split(self) -> None:
+        if len(self._open) <= self._segment:
+            return
+        cut = self._open.rfind("\n\n", self._segment // 2)
+        if cut < 0 or self._open[:cut].count("```") % 2:
+            return  # no break yet, or inside a code fence: grow until there is one
+        head, self._open = self._open[: cut + 2], self._open[cut + 2 :]
+        self._put(head)  # the closed segment, whole
+        self._handle, self._shown = None, ""
+
+    def _put(self, text: str | None = None) -> None:
+        text = self._open if text is None else text
+        if text == self._shown and self._handle is not None:
+            return
+        if self._handle is None:
+            if not text:
+                return
+            self._handle = self._show(text)
+        else:
+            self._handle.update(text)
+        self._shown, self._last = text, time.monotonic()
+
+
 class _Live:
-    """Where live text goes: a notebook display handle, or a text stream."""
+    """Where :func:`stream_text` writes: a notebook output, or a text stream."""
 
     def __init__(self, file: IO[str] | None) -> None:
         self.file = file
-        self.text = ""
-        self.handle: Any = None
-        self._markdown: Any = None
+        self.markdown: LiveMarkdown | None = None
         if file is None:
             ipython = notebook()
             if ipython is not None:
-                self._markdown = ipython.display.Markdown
-                self.handle = ipython.display.display(self._markdown(""), display_id=True)
+                markdown = ipython.display.Markdown
+
+                class _Handle:
+                    def __init__(self, text: str) -> None:
+                        self.handle = ipython.display.display(markdown(model_text(text)), display_id=True)
+
+                    def update(self, text: str) -> None:
+                        self.handle.update(markdown(model_text(text)))
+
+                self.markdown = LiveMarkdown(_Handle)
             else:
                 self.file = sys.stdout
 
     def write(self, chunk: str) -> None:
-        self.text += chunk
-        if self.handle is not None:
-            self.handle.update(self._markdown(self.text))
+        if self.markdown is not None:
+            self.markdown.write(chunk)
         elif self.file is not None:
             self.file.write(chunk)
             self.file.flush()
+
+    def flush(self) -> None:
+        if self.markdown is not None:
+            self.markdown.flush()
 
 
 def stream_text(messages: Iterable[Any], file: IO[str] | None = None) -> ResultMessage | None:
@@ -162,25 +306,31 @@ def stream_text(messages: Iterable[Any], file: IO[str] | None = None) -> ResultM
 
     With ``include_partial_messages=True`` the text appears delta by delta;
     without, message by message. In Jupyter (and ``file`` unset) the text
-    renders as Markdown in the cell, updated in place; elsewhere it is written
-    to ``file`` (default: standard output).
+    renders as Markdown in the cell, shown at most ten times a second in outputs of
+    about 2,000 characters (see :class:`LiveMarkdown`), whole at the end; elsewhere it
+    is written to ``file`` (default: standard output).
     """
     live = _Live(file)
     streamed_any = False
     result: ResultMessage | None = None
-    for message in messages:
-        if isinstance(message, StreamEvent):
-            event = message.event
-            if event.get("type") == "content_block_delta" and event.get("delta", {}).get("type") == "text_delta":
-                live.write(event["delta"]["text"])
-                streamed_any = True
-            elif event.get("type") == "message_stop" and streamed_any:
-                live.write("\n")
-        elif isinstance(message, AssistantMessage) and not streamed_any:
-            for block in message.content:
-                if isinstance(block, TextBlock):
-                    live.write(block.text + "\n")
-        elif isinstance(message, ResultMessage):
-            result = message
-            streamed_any = False
+    try:
+        for message in messages:
+            if isinstance(message, StreamEvent):
+                event = message.event
+                if event.get("type") == "content_block_delta" and event.get("delta", {}).get("type") == "text_delta":
+                    live.write(event["delta"]["text"])
+                    streamed_any = True
+                elif event.get("type") == "message_stop" and streamed_any:
+                    live.write("\n")
+                    live.flush()
+            elif isinstance(message, AssistantMessage) and not streamed_any:
+                for block in message.content:
+                    if isinstance(block, TextBlock):
+                        live.write(block.text + "\n")
+                live.flush()
+            elif isinstance(message, ResultMessage):
+                result = message
+                streamed_any = False
+    finally:
+        live.flush()
     return result

@@ -156,7 +156,8 @@ def _run(
             # After a timeout the caller's time is up: the CLI, which has written the
             # interruption to its transcript by now, is not given its exit grace (with a tool
             # running, 2.1.330 takes 1.4 s to exit by itself: measured).
-            stuck = stuck or isinstance(leaving, ReceiveTimeoutError)
+            # A cancelled task (a stopped batch among them) is in the same hurry.
+            stuck = stuck or isinstance(leaving, (ReceiveTimeoutError, CancelledError))
         ended = None if isinstance(leaving, GeneratorExit) else leaving
         raise
     except BaseException as error:

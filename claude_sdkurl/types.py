@@ -62,17 +62,27 @@ class _Wire:
 
 
 class _Displayable(_Wire):
-    """Jupyter display for messages (see :mod:`claude_sdkurl.display`)."""
+    """Jupyter display for messages (see :mod:`claude_sdkurl.display`): Markdown only, and
+    ``display()`` quiet for stream events and a session's repeated ``init`` line."""
 
     def _repr_markdown_(self) -> str:
         from .display import message_markdown
 
         return message_markdown(self)
 
-    def _repr_html_(self) -> str:
-        from .display import message_html
+    def _ipython_display_(self) -> None:
+        from .display import show
 
-        return message_html(self)
+        show(self)
+
+
+class _ShownBlock(_Wire):
+    """Jupyter display for content blocks (see :mod:`claude_sdkurl.display`)."""
+
+    def _repr_markdown_(self) -> str:
+        from .display import block_markdown
+
+        return block_markdown(self)
 
 
 # --------------------------------------------------------------------------- prompts, tools
@@ -741,14 +751,14 @@ class SandboxSettings(TypedDict, total=False):
 
 
 @dataclass
-class TextBlock(_Wire):
+class TextBlock(_ShownBlock):
     """Text content block."""
 
     text: str
 
 
 @dataclass
-class ThinkingBlock(_Wire):
+class ThinkingBlock(_ShownBlock):
     """Thinking content block."""
 
     thinking: str
@@ -756,7 +766,7 @@ class ThinkingBlock(_Wire):
 
 
 @dataclass
-class ToolUseBlock(_Wire):
+class ToolUseBlock(_ShownBlock):
     """Tool use content block."""
 
     id: str
@@ -765,7 +775,7 @@ class ToolUseBlock(_Wire):
 
 
 @dataclass
-class ToolResultBlock(_Wire):
+class ToolResultBlock(_ShownBlock):
     """Tool result content block."""
 
     tool_use_id: str
@@ -786,7 +796,7 @@ ServerToolName = Literal[
 
 
 @dataclass
-class ServerToolUseBlock(_Wire):
+class ServerToolUseBlock(_ShownBlock):
     """A server-side tool call (web_search, web_fetch, advisor, ...)."""
 
     id: str
@@ -795,7 +805,7 @@ class ServerToolUseBlock(_Wire):
 
 
 @dataclass
-class ServerToolResultBlock(_Wire):
+class ServerToolResultBlock(_ShownBlock):
     """The result of a server-side tool call: ``content`` is the API's as sent
     (a dict, or a list for e.g. ``web_search_tool_result``)."""
 
@@ -804,7 +814,7 @@ class ServerToolResultBlock(_Wire):
 
 
 @dataclass
-class UnknownBlock(_Wire):
+class UnknownBlock(_ShownBlock):
     """Ours: a content block of a type this SDK does not model; nothing is dropped."""
 
     type: str

@@ -13,7 +13,7 @@ pytestmark = [pytest.mark.realcli, pytest.mark.foreign_fds]
 NOTEBOOKS = Path(__file__).parent.parent / "notebooks"
 
 EXPECTED = {
-    "quickstart": ["2 + 2 = **4**", "Once upon a time", "cost:", "| cost |"],
+    "quickstart": ["2 + 2 = **4**", "Once upon a time", "cost:", "| cost (session so far) |"],
     "permissions_and_hooks": ["no deleting in this notebook", "| error: True", "Created it.", "('PostToolUse', 'Bash')"],
     "in_process_tools": ["19 + 23 = 42", "the tool answered: [{'type': 'text', 'text': '42'}]"],
     "multi_turn_client": ["Claude: Nice to meet you, Ada.", "Claude: Your name is Ada.", "mcpServers"],

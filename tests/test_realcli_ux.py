@@ -116,8 +116,9 @@ def test_reprs() -> None:
         }
     )
     md = result._repr_markdown_()
-    assert "$0.0123" in md and "105 in / 20 out" in md and "1.50 s" in md
-    assert "<table>" in result._repr_html_() and "$0.0123" in result._repr_html_()
+    assert "| cost (session so far) | $0.0123 |" in md and "| tokens (this turn) | 105 in / 20 out |" in md
+    assert "| time (this turn) | 1.50 s |" in md and "| API time (session so far) | 0.90 s |" in md
+    assert not hasattr(result, "_repr_html_")  # JupyterLab would prefer HTML over the Markdown
     assistant = parse_message(
         {
             "type": "assistant",
@@ -130,8 +131,10 @@ def test_reprs() -> None:
             },
         }
     )
-    assert "🔧 **Bash**" in assistant._repr_markdown_()
-    assert "&lt;b&gt;hi&lt;/b&gt;" in assistant._repr_html_()  # escaped, never raw HTML from the model
+    md = assistant._repr_markdown_()
+    assert "<summary>🔧 <code>Bash ls</code></summary>" in md  # folded: the input shows when opened
+    assert "&lt;b>hi&lt;/b>" in md and "<b>" not in md  # the model's HTML is shown, never obeyed
+    assert assistant.content[1]._repr_markdown_().startswith("<details><summary>🔧 <code>Bash ls</code>")
 
 
 @pytest.mark.realcli

@@ -1,0 +1,326 @@
+"""The notebook's agent: one conversation for the kernel, a turn per ``%%claude`` cell.
+
+A turn runs on its own thread; the cell waits for it without blocking the kernel (see
+:mod:`claude_sdkurl.notebook._magic`), so widget clicks (approvals) are handled while it
+runs, and the stop button stops it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import atexit
+import dataclasses
+import shlex
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from ..client import ClaudeClient
+from ..types import (
+    ClaudeAgentOptions,
+    Message,
+    PermissionResultAllow,
+    PermissionResultDeny,
+    PermissionRuleValue,
+    PermissionUpdate,
+    ResultMessage,
+    SystemMessage,
+    ToolPermissionContext,
+)
+from ._context import ContextError, attach, kernel_server, on_main_thread
+from ._view import Approval, CellOut, TurnView
+
+STOP_WAIT = 1.0  # seconds a stop gives the CLI to answer its interrupt before it is stopped
+
+
+class UsageError(ValueError):
+    """A ``%%claude`` line that cannot be run (IPython shows it without a traceback)."""
+
+
+def _usage_error(message: str) -> Exception:
+    try:
+        from IPython.core.error import UsageError as IPythonUsageError
+
+        return IPythonUsageError(message)
+    except ImportError:  # pragma: no cover - the magic needs IPython
+        return UsageError(message)
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> Any:  # argparse would exit the kernel's process
+        raise _usage_error(f"{message}\n\n{self.format_usage()}")
+
+
+def parser(prog: str = "%%claude") -> argparse.ArgumentParser:
+    p = _Parser(prog=prog, add_help=False, description="Ask Claude Code; the cell is the prompt.")
+    p.add_argument("--model")
+    p.add_argument("--cwd")
+    p.add_argument("--permission-mode", choices=["default", "acceptEdits", "plan", "bypassPermissions", "dontAsk", "auto"])
+    p.add_argument("--allowed-tools", help="comma-separated tool rules, e.g. Read,Bash(git *)")
+    p.add_argument("--max-budget-usd", type=float)
+    p.add_argument("--resume", metavar="SESSION_ID")
+    p.add_argument("--continue", dest="continue_", action="store_true")
+    p.add_argument("--new", action="store_true", help="start a new conversation")
+    p.add_argument("--with", dest="with_", nargs="+", default=[], metavar="VAR", help="attach notebook variables")
+    p.add_argument("--kernel-tools", action="store_true", help="let the agent list and read the kernel's variables")
+    p.add_argument("--allow-kernel-exec", action="store_true", help="and run code in the kernel (each run approved)")
+    p.add_argument("--background", "--bg", action="store_true", help="return at once; the turn goes on")
+    if prog == "%claude":
+        p.add_argument("prompt", nargs="*")
+    return p
+
+
+@dataclasses.dataclass
+class CellRun:
+    """One ``%%claude`` cell's turn (``_claude`` in the notebook after it ends)."""
+
+    prompt: str
+    text: str = ""  # the answer as shown
+    result: ResultMessage | None = None
+    messages: list[Message] = dataclasses.field(default_factory=list)
+    session_id: str | None = None
+    cost_usd: float | None = None  # this turn's (the CLI reports a running total)
+    stopped: bool = False
+    error: BaseException | None = None
+
+    def _repr_markdown_(self) -> str:
+        return self.text or "*(no text)*"
+
+
+class Turn:
+    """A turn under way: its thread, its view, and how to stop it."""
+
+    def __init__(self, agent: NotebookAgent, run: CellRun, view: TurnView, background: bool) -> None:
+        self.agent, self.run, self.view, self.background = agent, run, view, background
+        self.done = threading.Event()
+        self.stopping = False
+        self.approvals: list[Approval] = []
+        self._callbacks: list[Callable[[], None]] = []
+        self._lock = threading.Lock()
+
+    def on_done(self, callback: Callable[[], None]) -> None:
+        with self._lock:
+            if not self.done.is_set():
+                self._callbacks.append(callback)
+                return
+        callback()
+
+    def _ended(self) -> None:
+        with self._lock:
+            self.done.set()
+            callbacks, self._callbacks = self._callbacks, []
+        for callback in callbacks:
+            callback()
+
+    def stop(self) -> None:
+        """The stop button: interrupt the turn (bounded), stop the CLI, keep what was shown.
+        The conversation goes on in the next cell (from the session's transcript)."""
+        self.stopping = True
+        for approval in list(self.approvals):
+            approval.decide("stop")
+        self.agent._stop_cli(interrupt=True)
+        self.done.wait(STOP_WAIT + 1.0)
+
+
+class NotebookAgent:
+    """The kernel's conversation with Claude Code: ``%%claude`` cells are its turns.
+
+    ``options`` are the base for every cell (a cell's flags change them for that cell and
+    on); set them with :func:`claude_sdkurl.notebook.configure`. Approvals: a tool call the
+    permission rules do not settle shows Allow / Deny / Always allow buttons in the cell.
+    """
+
+    def __init__(self, shell: Any, options: ClaudeAgentOptions | None = None) -> None:
+        self.shell = shell
+        self.options = options or ClaudeAgentOptions()
+        self.client: ClaudeClient | None = None
+        self.session_id: str | None = None
+        self._key: tuple[Any, ...] | None = None  # what the live CLI was started with
+        self._live: dict[str, Any] = {}  # model / permission mode set on it since
+        self._totals: dict[str, float] = {}  # session -> the CLI's cost total at its last result
+        self._always: set[str] = set()
+        self.turn: Turn | None = None
+        self._lock = threading.Lock()
+        atexit.register(self.close)
+
+    # ------------------------------------------------------------------ cells
+
+    def start(self, line: str, body: str, prog: str = "%%claude") -> Turn:
+        """Parse the flags, attach variables, show the cell's outputs and start the turn.
+        Raises a usage error (nothing started) for bad flags or variables."""
+        try:
+            args = parser(prog).parse_args(shlex.split(line))
+        except ValueError as e:  # shlex: an unclosed quote
+            raise _usage_error(f"{prog}: {e}") from None
+        prompt = body.strip() if prog == "%%claude" else " ".join(args.prompt)
+        if prog == "%%claude" and getattr(args, "prompt", None):
+            raise _usage_error(f"{prog}: the cell is the prompt; the line takes only flags")
+        if not prompt:
+            raise _usage_error(f"{prog}: nothing to ask (the {'cell' if prog == '%%claude' else 'line'} is empty)")
+        if args.allow_kernel_exec:
+            args.kernel_tools = True
+        try:
+            blocks = attach(args.with_, self.shell.user_ns) if args.with_ else []
+        except ContextError as e:
+            raise _usage_error(str(e)) from None
+        previous = self.turn
+        if previous is not None and not previous.done.is_set():
+            if not previous.background:
+                raise _usage_error(f"{prog}: a turn is still running; wait for it or stop it first")
+            previous.done.wait()  # a background turn: this one follows it
+        out = CellOut(self.shell)
+        view = TurnView(out)
+        run = CellRun(prompt=prompt)
+        turn = Turn(self, run, view, args.background)
+        self.turn = turn
+        thread = threading.Thread(target=self._run, args=(turn, args, prompt, blocks), name="claude-sdkurl-cell", daemon=True)
+        thread.start()
+        if args.background:
+            self._stop_button(turn)
+        return turn
+
+    def _stop_button(self, turn: Turn) -> None:
+        try:
+            import ipywidgets as widgets  # type: ignore[import-untyped]
+        except ImportError:
+            return
+        button = widgets.Button(description="Stop", icon="stop", tooltip="stop this background turn")
+        button.on_click(lambda _b: threading.Thread(target=turn.stop, daemon=True).start())
+        turn.on_done(lambda: setattr(button, "disabled", True))
+        turn.view.out.show(button)
+
+    # ------------------------------------------------------------------ the turn's thread
+
+    def _run(self, turn: Turn, args: argparse.Namespace, prompt: str, blocks: list[dict[str, Any]]) -> None:
+        run, view = turn.run, turn.view
+        note = None
+        try:
+            client = self._client_for(args, turn)
+            if blocks:
+                content = [*blocks, {"type": "text", "text": prompt}]
+                client.query([{"type": "user", "message": {"role": "user", "content": content}, "parent_tool_use_id": None}])
+            else:
+                client.query(prompt)
+            for message in client.receive_messages():
+                run.messages.append(message)
+                if isinstance(message, SystemMessage) and message.subtype == "init":
+                    self.session_id = run.session_id = str(message.data.get("session_id"))
+                view.add(message)
+                if isinstance(message, ResultMessage):
+                    run.result = message
+                    self.session_id = run.session_id = message.session_id
+                    if message.total_cost_usd is not None:
+                        run.cost_usd = message.total_cost_usd - self._totals.get(message.session_id, 0.0)
+                        self._totals[message.session_id] = message.total_cost_usd
+                    break
+        except BaseException as e:  # shown in the cell; a stop's broken stream is no error
+            if not turn.stopping:
+                run.error = e
+                note = f"❌ {type(e).__name__}: {e}"
+                self._stop_cli(interrupt=False)
+        finally:
+            run.stopped = turn.stopping
+            if turn.stopping:
+                note = "⏹ Stopped. The conversation goes on in the next cell."
+            run.text = view.text.strip()
+            view.finish(run.result, run.cost_usd, note)
+            self.shell.user_ns["_claude"] = run
+            turn._ended()
+
+    def _client_for(self, args: argparse.Namespace, turn: Turn) -> ClaudeClient:
+        """The live client if it fits this cell's flags, else a new one going on with the
+        conversation (``--new``, ``--resume`` and ``--continue`` choose another)."""
+        base = self.options
+        key = (args.cwd, args.allowed_tools, args.max_budget_usd, args.kernel_tools, args.allow_kernel_exec)
+        fresh = args.new or args.resume or args.continue_
+        with self._lock:
+            client = self.client
+            if client is not None and (fresh or key != self._key or client._session is None or client._session.closed):
+                self._stop_cli(interrupt=False)
+                client = None
+            if client is not None:
+                if args.model and args.model != self._live.get("model"):
+                    client.set_model(args.model)
+                    self._live["model"] = args.model
+                if args.permission_mode and args.permission_mode != self._live.get("permission_mode"):
+                    client.set_permission_mode(args.permission_mode)
+                    self._live["permission_mode"] = args.permission_mode
+                return client
+            changes: dict[str, Any] = {"include_partial_messages": True, "can_use_tool": self._can_use_tool}
+            if args.model:
+                changes["model"] = args.model
+            if args.permission_mode:
+                changes["permission_mode"] = args.permission_mode
+            if args.cwd:
+                changes["cwd"] = args.cwd
+            if args.allowed_tools:
+                changes["allowed_tools"] = [t.strip() for t in args.allowed_tools.split(",") if t.strip()]
+            if args.max_budget_usd is not None:
+                changes["max_budget_usd"] = args.max_budget_usd
+            if args.kernel_tools:
+                loop = getattr(getattr(self.shell, "kernel", None), "io_loop", None)
+                run_on = on_main_thread(getattr(loop, "asyncio_loop", None)) if args.allow_kernel_exec else None
+                changes["mcp_servers"] = {**(base.mcp_servers if isinstance(base.mcp_servers, dict) else {}),
+                                          "kernel": kernel_server(self.shell.user_ns, run_on)}  # fmt: skip
+                reads = ["mcp__kernel__list_variables", "mcp__kernel__read_variable"]
+                changes["allowed_tools"] = [*changes.get("allowed_tools", base.allowed_tools), *reads]
+            if args.new:
+                self.session_id = None
+            elif args.resume:
+                changes["resume"] = args.resume
+            elif args.continue_:
+                changes["continue_conversation"] = True
+            elif self.session_id:
+                changes["resume"] = self.session_id  # a new CLI, the same conversation
+            client = ClaudeClient(dataclasses.replace(base, **changes))
+            client.connect()
+            self.client, self._key = client, key
+            self._live = {"model": args.model, "permission_mode": args.permission_mode}
+            return client
+
+    def _can_use_tool(self, tool_name: str, tool_input: dict[str, Any], context: ToolPermissionContext) -> Any:
+        if tool_name in self._always:
+            return PermissionResultAllow()
+        turn = self.turn
+        if turn is None or turn.stopping:
+            return PermissionResultDeny(message="The turn was stopped.", interrupt=True)
+        try:
+            approval = Approval(turn.view.out, tool_name, tool_input, context.decision_reason)
+        except ImportError:
+            return PermissionResultDeny(message="No one can approve this here: install ipywidgets for approval buttons "
+                                                "(pip install 'claude-sdkurl[notebook]'), or allow the tool with --allowed-tools.")  # fmt: skip
+        turn.approvals.append(approval)
+        decision = approval.wait()
+        if decision == "allow":
+            return PermissionResultAllow()
+        if decision == "always":
+            self._always.add(tool_name)
+            rule = PermissionUpdate(type="addRules", rules=[PermissionRuleValue(tool_name)], behavior="allow", destination="session")
+            return PermissionResultAllow(updated_permissions=[rule])
+        if decision == "stop":
+            return PermissionResultDeny(message="The turn was stopped.", interrupt=True)
+        return PermissionResultDeny(message="The user denied this in the notebook.")
+
+    # ------------------------------------------------------------------ stopping
+
+    def _stop_cli(self, interrupt: bool) -> None:
+        """Stop the live CLI: after an interrupt it answered within :data:`STOP_WAIT` (so
+        the transcript keeps the turn), or at once."""
+        client, self.client, self._key = self.client, None, None
+        if client is None:
+            return
+        session = client._session
+        if session is not None and not session.closed:
+            if interrupt:
+                session.interrupt_turn(drain=False, timeout=STOP_WAIT)
+            session.close(abort=True)
+        client.disconnect()
+
+    def close(self) -> None:
+        """Stop the CLI (the kernel is shutting down or the extension unloads)."""
+        turn = self.turn
+        if turn is not None and not turn.done.is_set():
+            turn.stopping = True
+            for approval in list(turn.approvals):
+                approval.decide("stop")
+        self._stop_cli(interrupt=False)

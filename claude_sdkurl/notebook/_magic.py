@@ -1,0 +1,123 @@
+"""``%load_ext claude_sdkurl``: the ``%%claude`` cell magic and the ``%claude`` line magic.
+
+How a cell waits without blocking the kernel: Jupyter handles widget clicks (comm
+messages) on the kernel's event loop, which a cell blocking in plain code holds up until it
+ends. So a ``%%claude`` cell is rewritten, before IPython compiles it, into
+``await <its turn>``: IPython runs a cell with a top-level ``await`` as a coroutine on the
+kernel's loop, and while it awaits, ipykernel dispatches comm messages (the approval
+buttons work), the stop button cancels the await (the turn is interrupted and its CLI
+stopped), and "Run all" still runs the next cell only after this one. The turn itself
+runs on a thread of ours and writes into the cell's outputs. With ``--background`` the
+cell returns at once and other cells can run meanwhile (a Stop button stops it). Where
+top-level ``await`` is off (``%autoawait off``), the magic waits in plain code: the stop
+button works, approval buttons do not.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from typing import Any
+
+from ..types import ClaudeAgentOptions
+from ._agent import NotebookAgent, Turn
+
+_agent: NotebookAgent | None = None
+_agent_lock = threading.Lock()
+
+
+def agent() -> NotebookAgent:
+    """The kernel's :class:`NotebookAgent` (made on first use)."""
+    global _agent
+    with _agent_lock:
+        if _agent is None:
+            from IPython import get_ipython
+
+            _agent = NotebookAgent(get_ipython())
+        return _agent
+
+
+def configure(options: ClaudeAgentOptions) -> NotebookAgent:
+    """Set the options every ``%%claude`` cell starts from (its flags change them); the
+    next cell starts a new CLI with them, going on with the conversation."""
+    if not isinstance(options, ClaudeAgentOptions):
+        raise TypeError(f"options must be ClaudeAgentOptions, not {type(options).__name__}")
+    a = agent()
+    a.options = options
+    a._stop_cli(interrupt=False)
+    return a
+
+
+def _wait_plain(turn: Turn) -> None:
+    try:
+        while not turn.done.wait(0.1):
+            pass
+    except KeyboardInterrupt:
+        turn.stop()
+        raise
+
+
+async def _await_turn(turn: Turn) -> None:
+    loop = asyncio.get_running_loop()
+    ended = loop.create_future()
+
+    def settle() -> None:
+        if not ended.done():
+            ended.set_result(None)
+
+    def wake() -> None:
+        loop.call_soon_threadsafe(settle)
+
+    turn.on_done(wake)
+    try:
+        await ended
+    except asyncio.CancelledError:  # the stop button (ipykernel turns SIGINT into a cancel)
+        await loop.run_in_executor(None, turn.stop)
+        raise
+
+
+async def run_cell(line: str, body: str, prog: str = "%%claude") -> None:
+    """What a rewritten ``%%claude`` cell awaits."""
+    turn = agent().start(line, body, prog)
+    if not turn.background:
+        await _await_turn(turn)
+
+
+def claude(line: str, cell: str | None = None) -> None:
+    """``%%claude [flags]`` (the cell is the prompt) or ``%claude [flags] prompt``."""
+    turn = agent().start(line, cell or "", "%%claude" if cell is not None else "%claude")
+    if not turn.background:
+        _wait_plain(turn)
+
+
+def _rewrite(lines: list[str]) -> list[str]:
+    """An input transformer: a ``%%claude`` cell (or a one-line ``%claude`` cell) becomes
+    ``await`` of its turn when top-level ``await`` is on."""
+    from IPython import get_ipython
+
+    shell = get_ipython()
+    if not lines or shell is None or not getattr(shell, "autoawait", False):
+        return lines
+    first = lines[0]
+    if first.startswith("%%claude") and first[8:9] in ("", " ", "\t", "\n"):
+        line, body, prog = first[8:].strip(), "".join(lines[1:]), "%%claude"
+    elif first.startswith("%claude") and first[7:8] in (" ", "\t") and not "".join(lines[1:]).strip():
+        line, body, prog = first[7:].strip(), "", "%claude"
+    else:
+        return lines
+    call = f"await __import__('claude_sdkurl.notebook._magic', fromlist=['run_cell']).run_cell({line!r}, {body!r}, {prog!r})\n"
+    return [call]
+
+
+def load_ipython_extension(shell: Any) -> None:
+    """``%load_ext claude_sdkurl``: register ``%%claude``/``%claude`` and the rewrite."""
+    shell.register_magic_function(claude, magic_kind="line_cell", magic_name="claude")
+    if _rewrite not in shell.input_transformers_cleanup:
+        shell.input_transformers_cleanup.append(_rewrite)
+
+
+def unload_ipython_extension(shell: Any) -> None:
+    if _rewrite in shell.input_transformers_cleanup:
+        shell.input_transformers_cleanup.remove(_rewrite)
+    if _agent is not None:
+        _agent.close()

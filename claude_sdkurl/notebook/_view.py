@@ -1,0 +1,191 @@
+"""One ``%%claude`` cell's output: the answer streaming as Markdown, tool calls folded,
+approval buttons, and the turn's figures at the end. Written from any thread."""
+
+from __future__ import annotations
+
+import contextlib
+import html
+import json
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+from ..display import LiveMarkdown, model_text, tool_markdown, tool_summary
+from ..types import AssistantMessage, ResultMessage, StreamEvent, TextBlock, ToolResultBlock, ToolUseBlock, UserMessage
+
+
+class CellOut:
+    """Outputs that land in the cell that made this object, whichever thread writes them.
+
+    ipykernel files a display under the "parent" message of the thread's context (the
+    executing cell's); a worker thread has none of its own, so each write here sets the
+    cell's for the time of the call.
+    """
+
+    def __init__(self, shell: Any) -> None:
+        import IPython.display
+
+        self._display: Any = IPython.display  # untyped library: kept out of the type checker
+        self._pub: Any = getattr(shell, "display_pub", None)
+        self._parent = getattr(self._pub, "parent_header", None)
+
+    @contextlib.contextmanager
+    def here(self) -> Iterator[None]:
+        """Inside, displays (and widgets shown) go to this cell."""
+        setter = getattr(self._pub, "set_thread_parent", None)
+        token = setter(self._parent) if setter is not None and self._parent else None
+        try:
+            yield
+        finally:
+            if token is not None:
+                self._pub.reset_thread_parent(token)
+
+    def markdown(self, text: str) -> Any:
+        """A new Markdown output; the handle's ``update(text)`` replaces it."""
+        with self.here():
+            return _Handle(self, self._display.display(self._display.Markdown(text), display_id=True))
+
+    def show(self, obj: Any) -> None:
+        with self.here():
+            self._display.display(obj)
+
+
+class _Handle:
+    def __init__(self, out: CellOut, handle: Any) -> None:
+        self._out, self._handle = out, handle
+
+    def update(self, text: str) -> None:
+        with self._out.here():
+            self._handle.update(self._out._display.Markdown(text))
+
+
+class TurnView:
+    """Renders one turn's messages (from ``include_partial_messages=True``) into a cell."""
+
+    def __init__(self, out: CellOut, interval: float = 0.1) -> None:
+        self.out = out
+        self._interval = interval
+        self._lock = threading.Lock()
+        self._text: LiveMarkdown | None = None  # the text block streaming now
+        self._streamed: set[str] = set()  # message ids whose text came as deltas
+        self._tools: dict[str, tuple[Any, str, dict[str, Any]]] = {}  # tool id -> (handle, name, input)
+        self.text = ""  # the answer's text, all blocks
+
+    def _live(self) -> LiveMarkdown:
+        out = self.out
+
+        class _Shown:  # the model's text, with its HTML shown as text
+            def __init__(self, text: str) -> None:
+                self.handle = out.markdown(model_text(text))
+
+            def update(self, text: str) -> None:
+                self.handle.update(model_text(text))
+
+        return LiveMarkdown(_Shown, interval=self._interval)
+
+    def _end_text(self) -> None:
+        if self._text is not None:
+            self._text.close()
+            self.text += self._text.text + "\n\n"
+            self._text = None
+
+    def add(self, message: Any) -> None:
+        with self._lock:
+            if getattr(message, "parent_tool_use_id", None):
+                return  # a subagent's: its Agent tool call stands for it
+            if isinstance(message, StreamEvent):
+                self._event(message.event)
+            elif isinstance(message, AssistantMessage):
+                for block in message.content:
+                    if isinstance(block, TextBlock) and message.message_id not in self._streamed:
+                        self._end_text()
+                        self._text = self._live()
+                        self._text.write(block.text)
+                        self._end_text()
+                    elif isinstance(block, ToolUseBlock):
+                        self._end_text()
+                        handle = self.out.markdown(tool_markdown(block.name, block.input))
+                        self._tools[block.id] = (handle, block.name, block.input)
+            elif isinstance(message, UserMessage) and not isinstance(message.content, str):
+                for block in message.content:
+                    if isinstance(block, ToolResultBlock) and block.tool_use_id in self._tools:
+                        handle, name, tool_input = self._tools[block.tool_use_id]
+                        handle.update(tool_markdown(name, tool_input, block.content if block.content is not None else "",
+                                                    block.is_error))  # fmt: skip
+
+    def _event(self, event: dict[str, Any]) -> None:
+        kind = event.get("type")
+        if kind == "message_start":
+            message_id = (event.get("message") or {}).get("id")
+            if message_id:
+                self._streamed.add(message_id)
+        elif kind == "content_block_start" and (event.get("content_block") or {}).get("type") == "text":
+            self._end_text()
+            self._text = self._live()
+        elif kind == "content_block_delta" and (event.get("delta") or {}).get("type") == "text_delta":
+            if self._text is None:
+                self._text = self._live()
+            self._text.write(event["delta"].get("text", ""))
+        elif kind in ("content_block_stop", "message_stop"):
+            self._end_text()
+
+    def finish(self, result: ResultMessage | None, turn_cost: float | None, note: str | None = None) -> None:
+        """Close the text and show the footer: outcome, this turn's cost and tokens, times."""
+        with self._lock:
+            self._end_text()
+            parts = []
+            if note:
+                parts.append(note)
+            if result is not None:
+                usage = result.usage or {}
+                tokens_in = sum(int(usage.get(k) or 0) for k in ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"))
+                mark = "✅" if not result.is_error else f"⚠️ {result.subtype}"
+                cost = f"${turn_cost:.4f} this turn" if turn_cost is not None else "cost –"
+                total = f" (${result.total_cost_usd:.4f} this session)" if result.total_cost_usd is not None else ""
+                parts.append(f"{mark} · {cost}{total} · {tokens_in:,} in / {int(usage.get('output_tokens') or 0):,} out tokens"
+                             f" · {result.duration_ms / 1000:.1f} s")  # fmt: skip
+                if result.is_error and result.errors:
+                    parts.append("; ".join(result.errors))
+            if parts:
+                self.out.markdown("\n\n".join(parts))
+
+
+class Approval:
+    """Allow / Deny / Always allow buttons for one tool call, shown in the cell; the click is
+    handled on the kernel's thread and wakes the waiting callback."""
+
+    def __init__(self, out: CellOut, tool_name: str, tool_input: dict[str, Any], reason: str | None = None) -> None:
+        import ipywidgets as widgets  # type: ignore[import-untyped]
+
+        self.decision: str | None = None
+        self._done = threading.Event()
+        summary = html.escape(tool_summary(tool_name, tool_input))
+        why = f"<br><i>{html.escape(reason)}</i>" if reason else ""
+        detail = html.escape(json.dumps(tool_input, indent=2, ensure_ascii=False)[:4000])
+        self._head = widgets.HTML(f"<b>Claude asks to use a tool:</b> <code>{summary}</code>{why}")
+        body = widgets.HTML(f"<details><summary>input</summary><pre>{detail}</pre></details>")
+        buttons = []
+        for label, value, style in (("Allow", "allow", "success"), ("Deny", "deny", "danger"), ("Always allow", "always", "")):
+            button = widgets.Button(description=label, button_style=style, tooltip=f"{label}: {tool_name}")
+            button.on_click(lambda _b, v=value: self.decide(v))
+            buttons.append(button)
+        self._buttons = buttons
+        self.box = widgets.VBox([self._head, body, widgets.HBox(buttons)])
+        self._summary = summary
+        out.show(self.box)
+
+    def decide(self, value: str) -> None:
+        """Record the answer once (a click, or a stop: ``"stop"``) and show it in place of the buttons."""
+        if self._done.is_set():
+            return
+        self.decision = value
+        words = {"allow": "✅ Allowed", "always": "✅ Always allowed", "deny": "🚫 Denied", "stop": "⏹ Stopped"}[value]
+        for button in self._buttons:
+            button.disabled = True
+        self._head.value = f"<b>{words}:</b> <code>{self._summary}</code>"
+        self.box.children = (self._head,)
+        self._done.set()
+
+    def wait(self) -> str:
+        self._done.wait()
+        return self.decision or "deny"
