@@ -702,8 +702,8 @@ def _reporter(progress: bool | Callable[[BatchProgress], None] | None, total: in
         return None
     ipython = notebook()
     if ipython is not None:
-        handle = ipython.display.display(ipython.display.HTML(""), display_id=True)
-        return lambda p: handle.update(ipython.display.HTML(_bar(p, html=True)))
+        handle = ipython.display.display(ipython.display.Markdown(""), display_id=True)
+        return lambda p: handle.update(ipython.display.Markdown(_bar(p, markdown=True)))
 
     def line(p: BatchProgress) -> None:
         sys.stderr.write("\r" + _bar(p) + ("\n" if p.done == p.total else ""))
@@ -712,11 +712,11 @@ def _reporter(progress: bool | Callable[[BatchProgress], None] | None, total: in
     return line
 
 
-def _bar(p: BatchProgress, html: bool = False, width: int = 30) -> str:
+def _bar(p: BatchProgress, markdown: bool = False, width: int = 30) -> str:
     filled = int(width * p.done / p.total) if p.total else width
     text = f"[{'#' * filled}{'.' * (width - filled)}] {p.done}/{p.total}, {p.running} running, {p.failed} failed, ${p.cost_usd:.4f}, {p.elapsed:.0f} s"
     if p.paused:
         text += ", paused: rate limited"
     if p.stopped:
         text += ", stopped"
-    return f"<code>{text}</code>" if html else text
+    return f"`{text}`" if markdown else text

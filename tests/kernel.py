@@ -69,8 +69,8 @@ class Kernel:
     def close(self) -> None:
         self._stop.set()
         self.kc.stop_channels()
-        if self.km.is_alive():
-            self.km.shutdown_kernel(now=False)
+        if self.km.has_kernel:
+            self.km.shutdown_kernel(now=not self.km.is_alive())
         self._reader.join(5)
         self._replies.join(5)
 

@@ -17,6 +17,7 @@ from typing import Any
 
 from ..client import ClaudeClient
 from ..types import (
+    AssistantMessage,
     ClaudeAgentOptions,
     Message,
     PermissionResultAllow,
@@ -25,6 +26,7 @@ from ..types import (
     PermissionUpdate,
     ResultMessage,
     SystemMessage,
+    TextBlock,
     ToolPermissionContext,
 )
 from ._context import ContextError, attach, kernel_server, on_main_thread
@@ -75,7 +77,7 @@ class CellRun:
     """One ``%%claude`` cell's turn (``_claude`` in the notebook after it ends)."""
 
     prompt: str
-    text: str = ""  # the answer as shown
+    text: str = ""  # the answer's text (every text block of the turn)
     result: ResultMessage | None = None
     messages: list[Message] = dataclasses.field(default_factory=list)
     session_id: str | None = None
@@ -222,7 +224,8 @@ class NotebookAgent:
             run.stopped = turn.stopping
             if turn.stopping:
                 note = "⏹ Stopped. The conversation goes on in the next cell."
-            run.text = view.text.strip()
+            run.text = "\n\n".join(b.text for m in run.messages if isinstance(m, AssistantMessage) and not m.parent_tool_use_id
+                                    for b in m.content if isinstance(b, TextBlock))  # fmt: skip
             view.finish(run.result, run.cost_usd, note)
             self.shell.user_ns["_claude"] = run
             turn._ended()

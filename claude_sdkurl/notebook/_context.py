@@ -30,13 +30,16 @@ def figure_png(fig: Any) -> bytes:
     return buf.getvalue()
 
 
+def _library(obj: Any) -> str:
+    return (type(obj).__module__ or "").split(".")[0]
+
+
 def _is_figure(obj: Any) -> bool:
-    module = type(obj).__module__ or ""
-    return module.startswith("matplotlib.") and hasattr(getattr(obj, "figure", None) or obj, "savefig")
+    return _library(obj) == "matplotlib" and hasattr(getattr(obj, "figure", None) or obj, "savefig")
 
 
 def _is_frame(obj: Any) -> bool:
-    return (type(obj).__module__ or "").startswith("pandas.") and hasattr(obj, "dtypes") and hasattr(obj, "head")
+    return _library(obj) == "pandas" and hasattr(obj, "dtypes") and hasattr(obj, "head")
 
 
 def _clip(s: str, n: int = MAX_REPR) -> str:

@@ -22,6 +22,8 @@ from typing import Any
 from ..types import ClaudeAgentOptions
 from ._agent import NotebookAgent, Turn
 
+_TICK = 0.1  # seconds between wake-ups of the kernel's loop while a cell awaits its turn
+
 _agent: NotebookAgent | None = None
 _agent_lock = threading.Lock()
 
@@ -70,7 +72,11 @@ async def _await_turn(turn: Turn) -> None:
 
     turn.on_done(wake)
     try:
-        await ended
+        # Race: ipykernel's SIGINT handler schedules the cancel with a plain call_soon, which
+        # does not wake a loop asleep in select(); a tick keeps the stop button under 0.1 s
+        # (awaiting the turn alone, the cancel landed only when the turn ended: measured).
+        while not ended.done():
+            await asyncio.wait([ended], timeout=_TICK)
     except asyncio.CancelledError:  # the stop button (ipykernel turns SIGINT into a cancel)
         await loop.run_in_executor(None, turn.stop)
         raise

@@ -144,7 +144,7 @@ class TurnView:
                 total = f" (${result.total_cost_usd:.4f} this session)" if result.total_cost_usd is not None else ""
                 parts.append(f"{mark} · {cost}{total} · {tokens_in:,} in / {int(usage.get('output_tokens') or 0):,} out tokens"
                              f" · {result.duration_ms / 1000:.1f} s")  # fmt: skip
-                if result.is_error and result.errors:
+                if result.is_error and result.errors and not note:  # a stop's own error text says nothing new
                     parts.append("; ".join(result.errors))
             if parts:
                 self.out.markdown("\n\n".join(parts))

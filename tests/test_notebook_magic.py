@@ -1,0 +1,303 @@
+"""``%%claude`` in a real Jupyter kernel (as a frontend drives it), the real CLI, the mock model.
+
+Widget clicks are sent as the browser sends them (a comm message on the shell channel), the
+stop button as JupyterLab's (the kernel manager's interrupt). The browser itself: test_notebook_browser.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import os
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from claude_sdkurl.testing import MockMessagesAPI, Reply
+from claude_sdkurl.testing.mock_api import RecordedRequest, text, tool_use
+from tests.kernel import Kernel
+
+pytestmark = [pytest.mark.realcli, pytest.mark.foreign_fds]
+
+STORY = "\n\n".join(f"Paragraph {i}: " + "word " * 40 for i in range(12))  # ~2.6k characters
+
+
+def clis_with(home: Path) -> list[int]:
+    """Live processes started with ``home`` as HOME (the CLIs of this test; ours or orphaned)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/environ", "rb") as f:
+                env = f.read()
+            with open(f"/proc/{entry}/stat") as f:
+                state = f.read().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if f"HOME={home}".encode() in env.split(b"\0") and state != "Z":
+            found.append(int(entry))
+    return found
+
+
+@pytest.fixture
+def nb(cli_paths: dict[str, Path], api: MockMessagesAPI, home: Path, transport: str) -> Iterator[Kernel]:
+    """A kernel with the extension loaded and every cell pointed at the real CLI and the mock."""
+    from claude_sdkurl.testing import offline_env
+
+    options = {"cli_path": str(cli_paths[transport]), "env": offline_env(api.url, home), "cwd": str(home / "work"),
+               "transport": transport}  # fmt: skip
+    with Kernel(cwd=str(home / "work")) as k:
+        k.ok(f"from claude_sdkurl import ClaudeAgentOptions\nimport claude_sdkurl.notebook as _nb\n"
+             f"_nb.configure(ClaudeAgentOptions(**{options!r}))\n%load_ext claude_sdkurl")  # fmt: skip
+        yield k
+        if k.km.is_alive():
+            k.run("_nb.agent().close()", timeout=30)
+    deadline = time.monotonic() + 10
+    while clis_with(home) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert clis_with(home) == [], "a CLI outlived its kernel"
+
+
+def script(api: MockMessagesAPI, answer: Callable[[RecordedRequest], Reply | str]) -> None:
+    api.responder = answer
+
+
+def requests_with(api: MockMessagesAPI, needle: str) -> list[RecordedRequest]:
+    return [r for r in api.message_requests() if needle in str(r.messages())]
+
+
+@pytest.mark.parametrize("transport", ["stdio", "websocket"], indirect=True)
+def test_cells_stream_markdown_and_go_on_with_one_conversation(nb: Kernel, api: MockMessagesAPI) -> None:
+    api.enqueue(Reply([{"type": "text", "text": STORY}], chunk=40, delay=0.02))
+    cell = nb.submit("%%claude\nTell me a long story")
+    # The answer shows while it streams, not only at the end.
+    nb.wait_for(lambda: "Paragraph 1:" in cell.text() and not cell.done.is_set(), 30, "text before the turn ends")
+    assert cell.done.wait(60) and not cell.errors()
+    shown = cell.text()
+    for i in range(12):
+        assert f"Paragraph {i}:" in shown
+    assert "this turn" in shown and "this session" in shown and "out tokens" in shown
+    # throttled: far fewer updates than the ~65 deltas
+    assert nb.update_count < 60, nb.update_count
+    assert shown.count("Paragraph 5:") == 1  # once: streamed, not shown again whole
+    out = nb.ok("print(_claude.text == " + repr(STORY) + ", _claude.cost_usd > 0, _claude.result.subtype)")
+    assert out.text().strip() == "True True success"
+
+    script(api, lambda r: text(f"answer to: {r.last_user_text()}"))
+    nb.ok("%%claude\nWhat did I ask for?")
+    (last,) = requests_with(api, "What did I ask for?")
+    assert "Tell me a long story" in str(last.messages()) and "Paragraph 11" in str(last.messages())
+
+    nb.ok("%%claude --new\nHello again")
+    (fresh,) = requests_with(api, "Hello again")
+    assert "Tell me a long story" not in str(fresh.messages())
+
+    line = nb.ok("%claude --model claude-sonnet-4-6 Say one line")
+    (one,) = requests_with(api, "Say one line")
+    assert "answer to: Say one line" in line.text() and one.body["model"] == "claude-sonnet-4-6"
+    assert "Hello again" in str(one.messages())  # the line magic went on with the conversation
+
+
+@pytest.mark.parametrize("transport", ["stdio"], indirect=True)
+def test_approval_buttons_allow_deny_and_always(nb: Kernel, api: MockMessagesAPI, home: Path) -> None:
+    work = home / "work"
+
+    def answer(request: RecordedRequest) -> Reply:
+        results = request.tool_results()
+        if results:
+            content = results[-1].get("content")
+            return text(f"tool said: {content}")
+        name = request.last_user_text().split()[-1]
+        return tool_use("Bash", {"command": f"touch {name}"})
+
+    script(api, answer)
+    cell = nb.submit("%%claude\nmake a.txt")
+    allow = nb.button("Allow")
+    assert not cell.done.is_set()  # the cell waits, and the kernel still took the buttons
+    assert "Claude asks to use a tool" in str(nb.comms.values()) and "touch a.txt" in str(nb.comms.values())
+    nb.click(allow)
+    assert cell.done.wait(60) and not cell.errors()
+    assert (work / "a.txt").exists()
+    assert "✅ Allowed" in str(nb.comms.values())
+
+    cell = nb.submit("%%claude\nmake b.txt")
+    nb.click(nb.button("Deny"))
+    assert cell.done.wait(60) and not cell.errors()
+    assert not (work / "b.txt").exists()
+    denied = api.message_requests()[-1].tool_results()[-1]
+    assert denied.get("is_error") and "denied this in the notebook" in str(denied["content"])
+
+    cell = nb.submit("%%claude\nmake c.txt")
+    nb.click(nb.button("Always allow"))
+    assert cell.done.wait(60) and (work / "c.txt").exists()
+    cell = nb.ok("%%claude\nmake d.txt")  # no button this time
+    assert (work / "d.txt").exists()
+    assert nb.widgets(lambda s: s.get("description") == "Allow" and not s.get("disabled")) == []
+
+
+@pytest.mark.parametrize("transport", ["stdio"], indirect=True)
+def test_with_a_dataframe_and_a_figure(nb: Kernel, api: MockMessagesAPI) -> None:
+    nb.ok("import pandas as pd, matplotlib\nmatplotlib.use('Agg')\nimport matplotlib.pyplot as plt\n"
+          "df = pd.DataFrame({'city': ['Oslo', 'Lima', 'Pune'] * 10, 'temp': [float(i) for i in range(30)]})\n"
+          "fig, ax = plt.subplots(figsize=(2, 1.5)); ax.plot([1, 3, 2])\n"
+          "import hashlib; from claude_sdkurl.notebook import figure_png\n"
+          "print(hashlib.sha256(figure_png(fig)).hexdigest())")  # fmt: skip
+    digest = nb.ok("print(hashlib.sha256(figure_png(fig)).hexdigest())").text().strip()
+    api.enqueue(text("A line going up then down."))
+    nb.ok("%%claude --with df fig\nWhat do you see?")
+    content = api.message_requests()[-1].last_user_content()
+    images = [b for b in content if b.get("type") == "image"]
+    assert len(images) == 1 and images[0]["source"]["media_type"] == "image/png"
+    png = base64.b64decode(images[0]["source"]["data"])
+    assert png.startswith(b"\x89PNG") and hashlib.sha256(png).hexdigest() == digest  # byte for byte
+    words = " ".join(b.get("text", "") for b in content)
+    assert "30 rows × 2 columns" in words and "- city (" in words and "- temp (float64)" in words
+    assert "0,Oslo,0.0" in words and "What do you see?" in words
+
+
+@pytest.mark.parametrize("transport", ["stdio"], indirect=True)
+def test_bad_flags_and_variables_start_nothing(nb: Kernel, api: MockMessagesAPI, home: Path) -> None:
+    nb.ok("class Shy:\n    def __repr__(self): raise RuntimeError('no looking')\nshy = Shy()")
+    cases = {
+        "%%claude --modle x\nhi": "unrecognized arguments: --modle x",
+        "%%claude --with nope\nhi": "no variable named 'nope' in the notebook",
+        "%%claude --with shy\nhi": "--with shy: it cannot be shown (RuntimeError: no looking)",
+        "%%claude\n   ": "nothing to ask",
+        "%%claude --permission-mode yolo\nhi": "invalid choice: 'yolo'",
+        "%claude": "nothing to ask",
+    }
+    for code, message in cases.items():
+        cell = nb.run(code)
+        assert message in cell.text(), (code, cell.text())
+        assert "Traceback" not in str(cell.outputs)  # a usage message, not a crash
+    assert api.message_requests() == [] and clis_with(home) == []
+
+
+@pytest.mark.parametrize("transport", ["stdio", "websocket"], indirect=True)
+def test_stop_button_interrupts_and_the_next_cell_goes_on(nb: Kernel, api: MockMessagesAPI, home: Path) -> None:
+    api.enqueue(Reply([{"type": "text", "text": STORY * 4}], chunk=20, delay=0.05))
+    cell = nb.submit("%%claude\nTell me an endless story")
+    nb.wait_for(lambda: "Paragraph 2:" in cell.text(), 30, "streaming")
+    assert clis_with(home)
+    pressed = time.monotonic()
+    nb.interrupt()
+    assert cell.done.wait(10)
+    assert cell.ended is not None and cell.ended - pressed < 1.5, cell.ended - pressed
+    shown = cell.text()
+    assert "Paragraph 1:" in shown and "Paragraph 40" not in shown and "⏹ Stopped" in shown
+    nb.wait_for(lambda: not clis_with(home), 2, "no CLI left")
+    assert time.monotonic() - pressed < 2.5
+
+    api.enqueue(text("Where were we? The story."))
+    nb.ok("%%claude\nGo on")
+    sent = str(api.message_requests()[-1].messages())
+    assert "Tell me an endless story" in sent and "Go on" in sent  # the same conversation, from its transcript
+
+
+@pytest.mark.parametrize("transport", ["stdio"], indirect=True)
+def test_background_turn_leaves_the_kernel_free(nb: Kernel, api: MockMessagesAPI) -> None:
+    api.enqueue(Reply([{"type": "text", "text": STORY}], chunk=40, delay=0.03))
+    t0 = time.monotonic()
+    cell = nb.ok("%%claude --bg\nA story, in the background")
+    assert time.monotonic() - t0 < 2
+    assert nb.ok("print(6 * 7)").text().strip() == "42"  # another cell ran meanwhile
+    nb.button("Stop")
+    nb.wait_for(lambda: "this turn" in cell.text(), 30, "the background turn's footer")
+    assert "Paragraph 11:" in cell.text()  # it went into its own cell
+    assert nb.ok("print(_claude.result.subtype)").text().strip() == "success"
+
+
+@pytest.mark.parametrize("transport", ["stdio"], indirect=True)
+def test_kernel_tools_read_and_run_code_after_approval(nb: Kernel, api: MockMessagesAPI) -> None:
+    nb.ok("import pandas as pd\nsales = pd.DataFrame({'q': [1, 2, 3]})\ncount = 41")
+    steps = iter([tool_use("mcp__kernel__list_variables", {}), tool_use("mcp__kernel__read_variable", {"name": "sales"}),
+                  text("read them")])  # fmt: skip
+    script(api, lambda r: next(steps))
+    nb.ok("%%claude --kernel-tools\nWhat is in my kernel?")
+    results = [str(r.tool_results()) for r in api.message_requests() if r.tool_results()]
+    assert "count: int = 41" in results[0] and "sales: DataFrame 3×1" in results[0]
+    assert "3 rows × 1 columns" in results[1] and "- q (int64)" in results[1]
+
+    steps = iter([tool_use("mcp__kernel__run_code", {"code": "count = count + 1\ncount * 2"}), text("ran it")])
+    script(api, lambda r: next(steps))
+    cell = nb.submit("%%claude --allow-kernel-exec\nAdd one to count")
+    nb.click(nb.button("Allow"))  # running code in the kernel is asked every time
+    assert cell.done.wait(60) and not cell.errors()
+    assert "84" in str(api.message_requests()[-1].tool_results())
+    assert nb.ok("print(count)").text().strip() == "42"
+
+
+@pytest.mark.parametrize("transport", ["stdio"], indirect=True)
+def test_shutting_the_kernel_down_mid_turn_stops_the_cli(nb: Kernel, api: MockMessagesAPI, home: Path) -> None:
+    api.enqueue(Reply([{"type": "text", "text": STORY * 4}], chunk=20, delay=0.05))
+    cell = nb.submit("%%claude\nA long one")
+    nb.wait_for(lambda: "Paragraph 1:" in cell.text(), 30, "streaming")
+    assert clis_with(home)
+    nb.km.shutdown_kernel(now=False)  # as closing the notebook or restarting the kernel does
+    deadline = time.monotonic() + 10
+    while clis_with(home) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert clis_with(home) == []
+
+
+@pytest.mark.parametrize("transport", ["stdio"], indirect=True)
+def test_stream_text_of_a_burst_is_whole_and_light(nb: Kernel, api: MockMessagesAPI) -> None:
+    story = "".join(f"Line {i:05d} of the story.\n\n" if i % 3 == 2 else f"Line {i:05d} of the story. " for i in range(1000))
+    api.enqueue(Reply([{"type": "text", "text": story}], chunk=10))
+    nb.ok("from claude_sdkurl import query\nfrom claude_sdkurl.display import stream_text\n"
+          "it = query('a long one', _nb.agent().options.__class__(**{**_nb.agent().options.__dict__, 'include_partial_messages': True}))\n"
+          "first = next(it)\nimport time; time.sleep(3)")  # the answer queues up meanwhile: a burst  # fmt: skip
+    before = nb.update_count
+    cell = nb.ok("result = stream_text(it)\nresult")
+    shown = "".join(o["data"]["text/markdown"] for o in cell.outputs if "text/markdown" in o.get("data", {}) and "Line" in o["data"]["text/markdown"])
+    assert shown.replace("\n", "") == story.replace("\n", "")  # whole, in order
+    assert "rate exceeded" not in cell.text()
+    assert "| cost (session so far) |" in cell.text()  # the result table came too
+    assert nb.update_count - before < 300  # ~3,000 deltas
+
+
+@pytest.mark.parametrize("transport", ["stdio"], indirect=True)
+def test_display_of_every_message_is_quiet(nb: Kernel, api: MockMessagesAPI) -> None:
+    api.enqueue(tool_use("Bash", {"command": "echo hi"}), text("first"), text("second"))
+    cell = nb.ok("from claude_sdkurl import ClaudeSDKClient\nfrom IPython.display import display\nimport dataclasses\n"
+                 "opts = dataclasses.replace(_nb.agent().options, include_partial_messages=True, allowed_tools=['Bash'])\n"
+                 "with ClaudeSDKClient(opts) as c:\n"
+                 "    for p in ['one', 'two']:\n"
+                 "        c.query(p)\n"
+                 "        for m in c.receive_response():\n"
+                 "            display(m)\n"
+                 "            if type(m).__name__ == 'AssistantMessage':\n"
+                 "                for b in m.content:\n"
+                 "                    display(b)\n")  # fmt: skip
+    markdown = [o["data"]["text/markdown"] for o in cell.outputs if "text/markdown" in o.get("data", {})]
+    assert not any(m.startswith("*stream:") for m in markdown)  # no line per delta
+    assert sum(m.startswith("*session `") for m in markdown) == 1  # one init line for the session
+    assert any(m.startswith("<details><summary>🔧 <code>Bash echo hi</code>") for m in markdown)  # a tool block
+    assert all("text/html" not in o.get("data", {}) for o in cell.outputs)
+
+
+@pytest.mark.parametrize("transport", ["stdio"], indirect=True)
+def test_stopping_run_batch_stops_its_clis(nb: Kernel, api: MockMessagesAPI, home: Path) -> None:
+    def answer(request: RecordedRequest) -> Reply:
+        if "quick" in request.last_user_text():
+            return text("quick answer")
+        return Reply([{"type": "text", "text": STORY * 4}], chunk=10, delay=0.05)
+
+    script(api, answer)
+    cell = nb.submit("from claude_sdkurl.batch import run_batch\n"
+                     "res = run_batch(['quick 1', 'slow 2', 'slow 3', 'quick 4', 'slow 5'], _nb.agent().options, "
+                     "max_concurrency=5, progress=True)")  # fmt: skip
+    nb.wait_for(lambda: "running" in cell.text(), 10, "a progress line before any item ended")
+    nb.wait_for(lambda: "2/5" in cell.text() and len(clis_with(home)) == 3, 30, "the quick items done, three running")
+    pressed = time.monotonic()
+    nb.interrupt()
+    assert cell.done.wait(10)
+    assert cell.ended is not None and cell.ended - pressed < 3.0
+    nb.wait_for(lambda: not clis_with(home), 2, "no CLI left")
+    assert "stopped" in cell.text() and "BatchStopped" in cell.text()
+    summary = nb.ok("import sys\nr = sys.last_value.result\nprint([(i.index, i.ok, i.fault) for i in r.items])").text()
+    assert summary.strip() == "[(0, True, None), (1, False, 'stopped'), (2, False, 'stopped'), (3, True, None), (4, False, 'stopped')]"
