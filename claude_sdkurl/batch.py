@@ -44,7 +44,7 @@ from typing import IO, Any
 
 from . import _cancel, _trace
 from ._errors import CLIConnectionError, CLINotFoundError, ClaudeSDKError, ExitedBeforeConnectingError, ProcessError, ResultError
-from .display import notebook
+from .display import dollars, notebook
 from .query import query
 from .types import AssistantMessage, ClaudeAgentOptions, RateLimitEvent, ResultMessage, SystemMessage
 
@@ -145,7 +145,7 @@ class BatchResult:
 
     def _repr_markdown_(self) -> str:
         head = (f"**{len(self.succeeded)}** done, **{len(self.failed)}** failed, **{len(self.waiting)}** waiting · "
-                f"${self.total_cost_usd:.4f} · {self.total_tokens('input_tokens'):,} in / {self.total_tokens('output_tokens'):,} out tokens")  # fmt: skip
+                f"{dollars(self.total_cost_usd)} · {self.total_tokens('input_tokens'):,} in / {self.total_tokens('output_tokens'):,} out tokens")  # fmt: skip
         rows = [_item_row(i) for i in self.items[:_SHOWN_ITEMS]]
         if not rows:
             return head
@@ -171,12 +171,12 @@ _SHOWN_ITEMS = 20  # items listed in a notebook's table of a BatchResult
 
 
 def _item_row(item: BatchItem) -> dict[str, str]:
-    def cell(s: str, n: int = 60) -> str:
-        s = " ".join(s.split()).replace("|", "\\|").replace("<", "&lt;")
+    def cell(s: str, n: int = 60) -> str:  # a preview: one line, no HTML, no $ pair read as math (see dollars())
+        s = " ".join(s.split()).replace("|", "\\|").replace("<", "&lt;").replace("$", "＄")
         return s if len(s) <= n else s[: n - 1] + "…"
 
     state = "✅" if item.ok else ("⏸ waiting" if item.parked is not None and item.error is None else f"❌ {item.fault or 'error'}")
-    cost = f"${item.total_cost_usd:.4f}" if item.total_cost_usd is not None else "–"
+    cost = dollars(item.total_cost_usd) if item.total_cost_usd is not None else "–"
     return {"#": str(item.index), "": state, "prompt": cell(item.prompt, 40), "answer or error": cell(item.error or item.text or ""),
             "cost": cost, "seconds": f"{item.seconds:.1f}"}  # fmt: skip
 

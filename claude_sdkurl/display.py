@@ -80,6 +80,13 @@ def model_text(s: str) -> str:
     return "\n".join(out)
 
 
+def dollars(amount: float) -> str:
+    """An amount for Markdown, as code: JupyterLab typesets text between two ``$`` as math,
+    and neither ``\\$`` nor ``&#36;`` stops it (seen in the browser); a code span does, in
+    every Markdown renderer."""
+    return f"`${amount:.4f}`"
+
+
 def _escape(s: str) -> str:
     return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
@@ -159,7 +166,7 @@ def result_rows(result: ResultMessage) -> list[tuple[str, str]]:
         "cache_creation_input_tokens", 0
     )
     tokens_out = usage.get("output_tokens", 0)
-    cost = f"${result.total_cost_usd:.4f}" if result.total_cost_usd is not None else "–"
+    cost = dollars(result.total_cost_usd) if result.total_cost_usd is not None else "–"
     status = "✅" if not result.is_error else "⚠️"
     return [
         ("result", f"{status} {result.subtype}"),

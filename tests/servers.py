@@ -269,8 +269,9 @@ class PhoenixServer:
                         return self
             except OSError:
                 time.sleep(0.2)
+        tail = log_tail(log)
         self.stop()
-        raise ServerUnavailable(f"phoenix did not answer on port {self.port}: {log_tail(log)}")
+        raise ServerUnavailable(f"phoenix did not answer on port {self.port}: {tail}")
 
     @property
     def url(self) -> str:
@@ -296,3 +297,61 @@ class PhoenixServer:
 
     def stop(self) -> None:
         stop_daemon(self.pidfile, self.root)
+
+
+def chromium() -> tuple[str, str]:
+    """Debian's headless browser and its driver (``/usr/bin/chromium``, ``/usr/bin/chromedriver``),
+    installed from Debian's packages when missing and we may; else :class:`ServerUnavailable`
+    naming what is missing."""
+    wanted = {"chromium": "/usr/bin/chromium", "chromium-driver": "/usr/bin/chromedriver"}
+    for package, path in wanted.items():
+        if not os.path.exists(path):
+            _apt_install(package)
+    missing = [f"{path} (Debian package {package})" for package, path in wanted.items() if not os.path.exists(path)]
+    if missing:
+        raise ServerUnavailable(f"the browser stack is missing: {', '.join(missing)}")
+    return wanted["chromium"], wanted["chromium-driver"]
+
+
+class JupyterLabServer:
+    """JupyterLab (from the package index, the test extra) on 127.0.0.1 with a token, serving
+    ``root``; started detached (``setsid``) so it and its kernels are not children of the test
+    process; its settings and workspaces in a temporary directory."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.port = free_port()
+        self.token = os.urandom(12).hex()
+        self.state = Path(tempfile.mkdtemp(prefix="claude-sdkurl-jupyterlab-"))
+        self.pidfile = self.state / "lab.pid"
+        self.log = self.state / "log"
+
+    def start(self) -> JupyterLabServer:
+        env = {**os.environ, "JUPYTERLAB_SETTINGS_DIR": str(self.state / "settings"),
+               "JUPYTERLAB_WORKSPACES_DIR": str(self.state / "workspaces"), "JUPYTER_RUNTIME_DIR": str(self.state / "runtime")}  # fmt: skip
+        args = [sys.executable, "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1", f"--port={self.port}",
+                f"--IdentityProvider.token={self.token}", f"--ServerApp.root_dir={self.root}", "--LabApp.news_url=None",
+                "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"]  # fmt: skip
+        if os.geteuid() == 0:
+            args.append("--allow-root")
+        command = " ".join(f"'{a}'" for a in args)
+        subprocess.run(["sh", "-c", f'setsid {command} > "{self.log}" 2>&1 < /dev/null & echo $! > "{self.pidfile}"'],
+                       env=env, check=True, timeout=30)  # fmt: skip
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:
+            try:
+                with urllib.request.urlopen(f"{self.url}/api/status?token={self.token}", timeout=2) as answer:
+                    if answer.status == 200:
+                        return self
+            except OSError:
+                time.sleep(0.2)
+        tail = log_tail(self.log)
+        self.stop()
+        raise ServerUnavailable(f"JupyterLab did not answer on port {self.port}: {tail}")
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def stop(self) -> None:
+        stop_daemon(self.pidfile, self.state)

@@ -12,7 +12,6 @@ import os
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -231,13 +230,15 @@ def test_kernel_tools_read_and_run_code_after_approval(nb: Kernel, api: MockMess
     assert nb.ok("print(count)").text().strip() == "42"
 
 
-@pytest.mark.parametrize("transport", ["stdio"], indirect=True)
-def test_shutting_the_kernel_down_mid_turn_stops_the_cli(nb: Kernel, api: MockMessagesAPI, home: Path) -> None:
+@pytest.mark.parametrize("transport", ["stdio", "websocket"], indirect=True)
+@pytest.mark.parametrize("how", ["shutdown", "kill"])
+def test_shutting_the_kernel_down_mid_turn_stops_the_cli(nb: Kernel, api: MockMessagesAPI, home: Path, how: str) -> None:
     api.enqueue(Reply([{"type": "text", "text": STORY * 4}], chunk=20, delay=0.05))
     cell = nb.submit("%%claude\nA long one")
     nb.wait_for(lambda: "Paragraph 1:" in cell.text(), 30, "streaming")
     assert clis_with(home)
-    nb.km.shutdown_kernel(now=False)  # as closing the notebook or restarting the kernel does
+    # "Shut down" / "Restart" (a shutdown request), or a kernel that died or was killed
+    nb.km.shutdown_kernel(now=how == "kill")
     deadline = time.monotonic() + 10
     while clis_with(home) and time.monotonic() < deadline:
         time.sleep(0.1)

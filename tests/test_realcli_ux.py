@@ -116,7 +116,8 @@ def test_reprs() -> None:
         }
     )
     md = result._repr_markdown_()
-    assert "| cost (session so far) | $0.0123 |" in md and "| tokens (this turn) | 105 in / 20 out |" in md
+    # As code: JupyterLab renders text between two $ as math.
+    assert "| cost (session so far) | `$0.0123` |" in md and "| tokens (this turn) | 105 in / 20 out |" in md
     assert "| time (this turn) | 1.50 s |" in md and "| API time (session so far) | 0.90 s |" in md
     assert not hasattr(result, "_repr_html_")  # JupyterLab would prefer HTML over the Markdown
     assistant = parse_message(

@@ -1,4 +1,5 @@
-"""The CLI child process: spawn, stderr capture, and a stop that always ends it."""
+"""The CLI child process: spawn, stderr capture, and a stop that always ends it, even
+when this process is killed (see :func:`guard_orphan`)."""
 
 from __future__ import annotations
 
@@ -35,6 +36,30 @@ def _reap_at_exit() -> None:
         proc._signal(signal.SIGKILL)
     for proc in left:
         proc.wait(1.0)
+
+
+# atexit does not run when this process is killed (SIGKILL, the OOM killer, a notebook
+# kernel restarted by force). For that, each local CLI gets a detached watcher (not our
+# child: a shell's background job, left to init) that stops the CLI's process group once
+# this process is gone, and ends by itself when the CLI does (checked each second).
+_GUARD = (
+    "( while kill -0 $2 2>/dev/null; do"
+    " if ! kill -0 $1 2>/dev/null; then kill -s TERM -- -$2 2>/dev/null; sleep 2; kill -s KILL -- -$2 2>/dev/null; exit 0; fi;"
+    " sleep 1; done ) </dev/null >/dev/null 2>&1 &"
+)
+
+
+def guard_orphan(cli_pid: int) -> None:
+    """Have the CLI (a process group leader) stopped if this process dies without stopping it."""
+    if os.name != "posix" or not os.path.exists("/bin/sh"):
+        return
+    try:
+        starter = subprocess.Popen(["/bin/sh", "-c", _GUARD, "claude-sdkurl-guard", str(os.getpid()), str(cli_pid)],
+                                   stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                   start_new_session=True, env={"PATH": "/usr/bin:/bin"})  # fmt: skip
+        starter.wait(5)  # the starting shell exits at once; the watcher runs on without us
+    except (OSError, subprocess.TimeoutExpired) as e:
+        logger.debug("no orphan guard for the CLI %d: %s", cli_pid, e)
 
 
 def _pass_through(line: str) -> None:
@@ -104,6 +129,7 @@ class CLIProcess:
             raise CLINotFoundError("Claude Code is not executable", argv[0]) from e
         except OSError as e:
             raise CLIConnectionError(f"Failed to start Claude Code: {e}") from e
+        guard_orphan(self.popen.pid)
         self._start_common()
 
     def _start_common(self) -> None:

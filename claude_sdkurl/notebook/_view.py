@@ -10,7 +10,7 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
-from ..display import LiveMarkdown, model_text, tool_markdown, tool_summary
+from ..display import LiveMarkdown, dollars, model_text, tool_markdown, tool_summary
 from ..types import AssistantMessage, ResultMessage, StreamEvent, TextBlock, ToolResultBlock, ToolUseBlock, UserMessage
 
 
@@ -140,8 +140,8 @@ class TurnView:
                 usage = result.usage or {}
                 tokens_in = sum(int(usage.get(k) or 0) for k in ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"))
                 mark = "✅" if not result.is_error else f"⚠️ {result.subtype}"
-                cost = f"${turn_cost:.4f} this turn" if turn_cost is not None else "cost –"
-                total = f" (${result.total_cost_usd:.4f} this session)" if result.total_cost_usd is not None else ""
+                cost = f"{dollars(turn_cost)} this turn" if turn_cost is not None else "cost –"
+                total = f" ({dollars(result.total_cost_usd)} this session)" if result.total_cost_usd is not None else ""
                 parts.append(f"{mark} · {cost}{total} · {tokens_in:,} in / {int(usage.get('output_tokens') or 0):,} out tokens"
                              f" · {result.duration_ms / 1000:.1f} s")  # fmt: skip
                 if result.is_error and result.errors and not note:  # a stop's own error text says nothing new

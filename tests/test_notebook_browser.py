@@ -1,0 +1,212 @@
+"""``%%claude`` in a real JupyterLab, driven by a real headless Chromium (Selenium, Debian's
+chromium and chromedriver), against the real CLI and the mock model: what a person sees.
+
+Each step leaves a screenshot in ``test-artifacts/notebook-browser/``. If the browser stack is
+missing and cannot be installed, the test fails naming what is missing.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from claude_sdkurl.testing import MockMessagesAPI, Reply, offline_env
+from claude_sdkurl.testing.mock_api import RecordedRequest, text, tool_use
+from tests.servers import JupyterLabServer, ServerUnavailable, chromium
+from tests.test_notebook_magic import STORY, clis_with
+
+pytestmark = [pytest.mark.realcli]
+
+ARTIFACTS = Path(__file__).parent.parent / "test-artifacts" / "notebook-browser"
+ANSWER = "Hello **bold world**, a list:\n\n- first item\n- second item\n\n| col | val |\n|---|---|\n| a | 1 |\n"
+
+
+def answer(request: RecordedRequest) -> Reply | str:
+    results = request.tool_results()
+    if results:
+        return text(f"tool said: {results[-1].get('content')}")
+    prompt = request.last_user_text()
+    if "Say hi" in prompt:
+        return Reply([{"type": "text", "text": ANSWER}], chunk=6, delay=0.04)
+    if prompt.startswith("make "):
+        return tool_use("Bash", {"command": f"touch {prompt.split()[-1]}"})
+    if "endless" in prompt:
+        return Reply([{"type": "text", "text": STORY * 4}], chunk=20, delay=0.05)
+    return text("ok")
+
+
+@pytest.fixture
+def lab(cli_paths: dict[str, Path], api: MockMessagesAPI, home: Path) -> Iterator[JupyterLabServer]:
+    options = {"cli_path": str(cli_paths["stdio"]), "env": offline_env(api.url, home), "cwd": str(home / "work")}
+    setup = ("from claude_sdkurl import ClaudeAgentOptions\nimport claude_sdkurl.notebook as nb\n"
+             f"nb.configure(ClaudeAgentOptions(**{options!r}))\n%load_ext claude_sdkurl\nprint('ready')")  # fmt: skip
+    notebook = {"cells": [{"cell_type": "code", "execution_count": None, "id": "setup", "metadata": {}, "outputs": [],
+                           "source": setup}],
+                "metadata": {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"}},
+                "nbformat": 4, "nbformat_minor": 5}  # fmt: skip
+    (home / "work" / "claude.ipynb").write_text(json.dumps(notebook))
+    server = JupyterLabServer(home / "work")
+    try:
+        server.start()
+    except ServerUnavailable as e:
+        pytest.fail(str(e))
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def browser() -> Iterator[Any]:
+    try:
+        binary, driver_path = chromium()
+        from selenium import webdriver
+        from selenium.webdriver.chrome.service import Service
+    except (ServerUnavailable, ImportError) as e:
+        pytest.fail(f"the browser stack is not usable: {e}")
+    options = webdriver.ChromeOptions()
+    options.binary_location = binary
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 "--window-size=1400,1100", "--disable-dev-shm-usage"):  # fmt: skip
+        options.add_argument(flag)
+    driver = webdriver.Chrome(service=Service(driver_path), options=options)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+class Page:
+    """The notebook as the person sees it."""
+
+    def __init__(self, driver: Any) -> None:
+        from selenium.webdriver.common.by import By
+
+        self.d, self.by = driver, By
+        self.step = 0
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+
+    def shot(self, name: str) -> None:
+        self.step += 1
+        self.d.save_screenshot(str(ARTIFACTS / f"{self.step:02d}-{name}.png"))
+
+    def wait(self, check: Callable[[], Any], timeout: float, what: str) -> Any:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                value = check()
+            except Exception:  # the DOM changed under us: look again
+                value = None
+            if value:
+                return value
+            time.sleep(0.05)
+        self.shot("timeout")
+        raise AssertionError(f"{what}: not seen in the browser within {timeout} s (screenshot {self.step:02d}-timeout.png)")
+
+    def cells(self) -> list[Any]:
+        return list(self.d.find_elements(self.by.CSS_SELECTOR, ".jp-Notebook .jp-CodeCell"))
+
+    def output(self, index: int) -> Any:
+        return self.cells()[index].find_element(self.by.CSS_SELECTOR, ".jp-Cell-outputWrapper")
+
+    def output_text(self, index: int) -> str:
+        return str(self.output(index).text)
+
+    def run_new_cell(self, source: str) -> int:
+        """Type ``source`` into the empty cell at the end (edit mode after the last Shift+Enter) and run it."""
+        from selenium.webdriver.common.action_chains import ActionChains
+        from selenium.webdriver.common.keys import Keys
+
+        index = len(self.cells()) - 1
+        editor = self.cells()[index].find_element(self.by.CSS_SELECTOR, ".cm-content")
+        editor.click()
+        lines = source.split("\n")
+        keys: list[str] = []
+        for i, line in enumerate(lines):
+            keys.append(line)
+            if i < len(lines) - 1:
+                keys.append(Keys.ENTER)
+        editor.send_keys(*keys)
+        ActionChains(self.d).key_down(Keys.SHIFT).send_keys(Keys.ENTER).key_up(Keys.SHIFT).perform()
+        return index
+
+    def click_button(self, index: int, label: str) -> None:
+        button = self.wait(lambda: next((b for b in self.output(index).find_elements(self.by.CSS_SELECTOR, "button")
+                                         if b.text.strip() == label and b.is_enabled()), None), 30, f"a {label!r} button")  # fmt: skip
+        button.click()
+
+
+def test_a_person_in_jupyterlab(lab: JupyterLabServer, browser: Any, api: MockMessagesAPI, home: Path) -> None:
+    api.responder = answer
+    page = Page(browser)
+    browser.get(f"{lab.url}/lab/tree/claude.ipynb?token={lab.token}")
+    page.wait(lambda: page.cells() and page.cells()[0].find_element(page.by.CSS_SELECTOR, ".cm-content").is_displayed(), 90, "the notebook")
+    page.wait(lambda: "Idle" in browser.find_element(page.by.CSS_SELECTOR, ".jp-StatusBar-Widget").text, 90, "the kernel, idle")
+    for no in browser.find_elements(page.by.XPATH, "//button[normalize-space()='No']"):  # the news question
+        no.click()
+    page.shot("opened")
+    page.cells()[0].find_element(page.by.CSS_SELECTOR, ".cm-content").click()
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.keys import Keys
+
+    ActionChains(browser).key_down(Keys.SHIFT).send_keys(Keys.ENTER).key_up(Keys.SHIFT).perform()
+    page.wait(lambda: "ready" in page.output_text(0), 90, "the setup cell's output")
+    page.wait(lambda: len(page.cells()) == 2, 10, "a new cell below")
+
+    # 1. The answer streams in as rendered Markdown.
+    cell = page.run_new_cell("%%claude\nSay hi")
+    page.wait(lambda: "bold world" in page.output_text(cell) and "second item" not in page.output_text(cell), 30, "part of the answer")
+    page.shot("streaming")
+    page.wait(lambda: "this turn" in page.output_text(cell), 30, "the turn's footer")
+    out = page.output(cell)
+    assert [e.text for e in out.find_elements(page.by.CSS_SELECTOR, ".jp-RenderedMarkdown strong")][:1] == ["bold world"]
+    assert [e.text for e in out.find_elements(page.by.CSS_SELECTOR, ".jp-RenderedMarkdown li")] == ["first item", "second item"]
+    assert out.find_elements(page.by.CSS_SELECTOR, ".jp-RenderedMarkdown table")
+    assert "**" not in page.output_text(cell) and "|---|" not in page.output_text(cell)  # rendered, not source
+    page.shot("answered")
+
+    # 2. Allow: the command runs, its result comes back to the model and into the page.
+    cell = page.run_new_cell("%%claude\nmake allowed.txt")
+    page.wait(lambda: "Claude asks to use a tool" in page.output_text(cell), 30, "the approval")
+    assert "Bash touch allowed.txt" in page.output_text(cell)
+    page.shot("asked")
+    page.click_button(cell, "Allow")
+    page.wait(lambda: "tool said" in page.output_text(cell) and "this turn" in page.output_text(cell), 30, "the tool's result")
+    assert "Allowed" in page.output_text(cell) and (home / "work" / "allowed.txt").exists()
+    tool = page.output(cell).find_element(page.by.XPATH, ".//summary[contains(., 'Bash touch allowed.txt')]")
+    tool.click()  # open the folded call: its input and output
+    page.wait(lambda: "(Bash completed with no output)" in page.output_text(cell), 5, "the tool's output, unfolded")
+    page.shot("allowed")
+
+    # 3. Deny: never runs; the model hears why.
+    cell = page.run_new_cell("%%claude\nmake denied.txt")
+    page.click_button(cell, "Deny")
+    page.wait(lambda: "this turn" in page.output_text(cell), 30, "the turn's end after a denial")
+    assert "Denied" in page.output_text(cell) and "denied this in the notebook" in page.output_text(cell)
+    assert not (home / "work" / "denied.txt").exists()
+    page.shot("denied")
+
+    # 4. The stop button mid-stream: stopped within a second, partial answer kept, no CLI left.
+    cell = page.run_new_cell("%%claude\nTell me an endless story")
+    page.wait(lambda: "Paragraph 2:" in page.output_text(cell), 30, "the story streaming")
+    page.shot("before-stop")
+    stop = browser.find_element(page.by.CSS_SELECTOR, "[data-command='notebook:interrupt-kernel']")
+    pressed = time.monotonic()
+    stop.click()
+    page.wait(lambda: "Stopped" in page.output_text(cell), 5, "the stop")
+    assert time.monotonic() - pressed < 2.0
+    assert "Paragraph 1:" in page.output_text(cell) and "Paragraph 40:" not in page.output_text(cell)
+    page.wait(lambda: not clis_with(home), 3, "no CLI left after the stop")
+    page.shot("stopped")
+
+    # 5. The next cell goes on with the conversation.
+    cell = page.run_new_cell("%%claude\nSay hi again")
+    page.wait(lambda: "this turn" in page.output_text(cell), 30, "the next turn")
+    assert "Tell me an endless story" in str(api.message_requests()[-1].messages())
+    page.shot("went-on")
