@@ -302,3 +302,20 @@ def test_stopping_run_batch_stops_its_clis(nb: Kernel, api: MockMessagesAPI, hom
     assert "stopped" in cell.text() and "BatchStopped" in cell.text()
     summary = nb.ok("import sys\nr = sys.last_value.result\nprint([(i.index, i.ok, i.fault) for i in r.items])").text()
     assert summary.strip() == "[(0, True, None), (1, False, 'stopped'), (2, False, 'stopped'), (3, True, None), (4, False, 'stopped')]"
+
+
+@pytest.mark.parametrize("transport", ["stdio"], indirect=True)
+def test_with_top_level_await_off_the_magic_waits_plainly(nb: Kernel, api: MockMessagesAPI, home: Path) -> None:
+    nb.ok("%autoawait off")
+    api.enqueue(text("plain **wait**"))
+    assert "plain **wait**" in nb.ok("%%claude\nhello").text()
+    api.enqueue(Reply([{"type": "text", "text": STORY * 4}], chunk=20, delay=0.05))
+    cell = nb.submit("%%claude\nA long one")
+    nb.wait_for(lambda: "Paragraph 1:" in cell.text(), 30, "streaming")
+    pressed = time.monotonic()
+    nb.interrupt()
+    assert cell.done.wait(10) and cell.ended is not None and cell.ended - pressed < 1.5
+    assert "⏹ Stopped" in cell.text() and "KeyboardInterrupt" in cell.text()
+    nb.wait_for(lambda: not clis_with(home), 2, "no CLI left")
+    nb.ok("%unload_ext claude_sdkurl")
+    assert "UsageError" in nb.run("%%claude\nhello").text()  # the magic is gone with the extension

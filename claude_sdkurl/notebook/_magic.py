@@ -123,7 +123,10 @@ def load_ipython_extension(shell: Any) -> None:
 
 
 def unload_ipython_extension(shell: Any) -> None:
+    """``%unload_ext claude_sdkurl``: the magics and the rewrite go, the CLI is stopped."""
     if _rewrite in shell.input_transformers_cleanup:
         shell.input_transformers_cleanup.remove(_rewrite)
+    for kind in ("line", "cell"):
+        shell.magics_manager.magics[kind].pop("claude", None)
     if _agent is not None:
         _agent.close()
