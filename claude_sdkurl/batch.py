@@ -109,9 +109,17 @@ class BatchItem:
 
 @dataclasses.dataclass
 class BatchResult:
-    """Every item, in prompt order, and the totals."""
+    """Every item, in prompt order, and the totals.
+
+    Loaded from a checkpoint, it also says where an unfinished batch stood: ``unfinished``,
+    the latest run of each item that was to run again (limited, or a transient fault: its
+    session goes on when resumed), and ``paused_until``, the time (epoch seconds) its driver
+    meant to probe a rate limit again when it stopped while paused.
+    """
 
     items: list[BatchItem]
+    unfinished: dict[int, BatchItem] = dataclasses.field(default_factory=dict)
+    paused_until: float | None = None
 
     @property
     def succeeded(self) -> list[BatchItem]:
@@ -156,15 +164,30 @@ class BatchResult:
 
     @classmethod
     def load(cls, path: str | Path) -> BatchResult:
-        """The items of a checkpoint file (the last line of an index wins)."""
+        """A checkpoint file's items (the last line of an index wins) and, from its state lines,
+        where the batch stood (see the class)."""
         items: dict[int, BatchItem] = {}
+        unfinished: dict[int, BatchItem] = {}
+        paused_until: float | None = None
         p = Path(path)
         if p.exists():
             for line in p.read_text(encoding="utf-8").splitlines():
-                if line.strip():
-                    item = BatchItem(**json.loads(line))
+                if not line.strip():
+                    continue
+                data = json.loads(line)
+                state = data.pop("state", None)
+                if state is None:
+                    item = BatchItem(**data)
                     items[item.index] = item
-        return cls([items[k] for k in sorted(items)])
+                    unfinished.pop(item.index, None)
+                elif state == "again":
+                    run = BatchItem(**data["item"])
+                    unfinished[run.index] = run
+                elif state == "paused":
+                    paused_until = float(data["probe_at"])
+                elif state == "going_on":
+                    paused_until = None
+        return cls([items[k] for k in sorted(items)], unfinished, paused_until)
 
 
 _SHOWN_ITEMS = 20  # items listed in a notebook's table of a BatchResult
@@ -202,6 +225,7 @@ def run_one(
     resume_session: str | None = None,
     continue_prompt: str | None = None,
     attempt: int = 1,
+    release_after: float | None = None,
 ) -> BatchItem:
     """Run one prompt to the end; never raises for a failed run (see :class:`BatchItem`).
 
@@ -210,7 +234,10 @@ def run_one(
     The item's ``session_id`` is known from the session's first message, so a
     failed item still names the session it started. ``attempt`` counts the runs of this
     item (it also keeps a run again apart from the first for executors that cache by
-    arguments, as Dask does).
+    arguments, as Dask does). ``release_after``: when the CLI says it will wait at least this
+    many seconds before retrying a rate-limited or overloaded request (its ``api_retry``
+    message), the run is stopped there and ends as ``fault="limit"``, so no CLI sits idle on
+    a limit (the batch's driver pauses and runs it again).
     A module-level function, so any executor (process pools, Dask, Ray) can ship it.
     """
     t0 = time.monotonic()
@@ -220,9 +247,16 @@ def run_one(
         options = dataclasses.replace(options or ClaudeAgentOptions(), resume=resume_session, continue_conversation=False)
         prompt = continue_prompt or prompt
     try:
-        for message in query(prompt, options):
+        for message in (messages := query(prompt, options)):
             if isinstance(message, ResultMessage):
                 result = message
+            elif isinstance(message, SystemMessage) and (delay := _limit_wait(message)) is not None \
+                    and release_after is not None and delay >= release_after:  # fmt: skip
+                item.fault, item.resets_at = "limit", time.time() + delay
+                item.error = (f"RateLimited: the API answered {message.data.get('error_status')}; "
+                              f"the CLI would have waited {delay:.1f} s, so it was stopped")  # fmt: skip
+                getattr(messages, "close")()  # the query's generator: interrupts the turn, stops the CLI now
+                break
             elif item.session_id is None and isinstance(message, SystemMessage):
                 sid = message.data.get("session_id")
                 item.session_id = sid if isinstance(sid, str) else None
@@ -253,6 +287,14 @@ def run_one(
         item.error = "CLIConnectionError: no result"
     item.seconds = time.monotonic() - t0
     return item
+
+
+def _limit_wait(message: SystemMessage) -> float | None:
+    """How long the CLI will wait before retrying a rate-limited or overloaded request (its
+    ``api_retry`` message), in seconds; ``None`` for any other message."""
+    if message.subtype != "api_retry" or message.data.get("error_status") not in _LIMIT_STATUSES:
+        return None
+    return float(message.data.get("retry_delay_ms") or 0) / 1000
 
 
 def _crashed(error: BaseException) -> bool:
@@ -292,12 +334,16 @@ class RetryPolicy:
     a worker lost) runs that item again after the same kind of wait, at most ``max_retries``
     times; then it fails, ``fault="transient"``. ``max_pauses`` bounds the probes of one pause
     (``None``: no bound); past it the limited items fail with ``fault="limit"``.
+    A CLI that meets a limit with a short ``retry-after`` waits and retries by itself; once it
+    says it will wait ``release_after`` seconds or more, its run is stopped and counts as limited
+    (the CLI is released; the item runs again after the pause). ``None``: CLIs wait as they will.
     """
 
     first_wait: float = 1.0
     max_wait: float = 60.0
     max_retries: int = 3
     max_pauses: int | None = None
+    release_after: float | None = 5.0
     continue_prompt: str = "Continue where you left off."
 
     def __post_init__(self) -> None:
@@ -342,9 +388,13 @@ def run_batch(
             runs them on other processes or machines; the options are pickled.
         progress: ``True`` for a progress line on standard error (or a live line
             in a notebook), a callable for your own, ``None``/``False`` for none.
-        checkpoint: a JSON-lines file each finished item is appended to.
+        checkpoint: a JSON-lines file each finished item is appended to, and where the batch
+            stands as it changes: a run to go on with after a limit or fault, a pause and
+            when it probes again, the pause's end (``{"state": ...}`` lines).
         resume: a checkpoint file or an earlier result: prompts finished there
-            (same index and prompt, no error) are not run again.
+            (same index and prompt, no error) are not run again. Under a ``retry`` policy,
+            a run that was to go again there goes on with its session, and a batch stopped
+            while paused starts paused: one probe at the time it had planned.
         continue_prompt: with ``resume`` and ``options.session_store``: an item
             that failed there after its session started goes on with that
             session from the store (``resume=<its session>``), sent this prompt
@@ -387,6 +437,18 @@ def run_batch(
         elif continue_prompt is not None and item.session_id:
             go_on[item.index] = item.session_id
     todo = [i for i in range(len(prompts)) if i not in done]
+    state = _Driver(retry, max_total_cost_usd, max_concurrency)
+    if previous is not None and retry is not None:
+        # A checkpoint of a batch stopped mid-way: runs to go on with (their sessions) and a
+        # pause to keep (the limit may still hold: one probe first, not a wave of requests).
+        for index, run in previous.unfinished.items():
+            if index in todo and prompts[index] == run.prompt and index not in go_on:
+                state.last[index], state.attempts[index] = run, run.attempts
+        limited = [i for i in todo if state.last.get(i) is not None and state.last[i].fault == "limit"]
+        if previous.paused_until is not None and limited:
+            state.paused, state.waiting = True, limited
+            state.probe_at = time.monotonic() + max(0.0, min(previous.paused_until - time.time(), retry.max_wait))
+            todo = [i for i in todo if i not in limited]
     report = _reporter(progress, len(prompts))
     sink = _Checkpoint(checkpoint) if checkpoint is not None else None
     pool = executor if executor is not None else cf.ThreadPoolExecutor(max_concurrency, thread_name_prefix="claude-sdkurl-batch")
@@ -396,7 +458,6 @@ def run_batch(
     batch_span = _trace.start(tracer, "claude_sdkurl.batch", {"openinference.span.kind": "CHAIN", "claude_sdkurl.batch.size": len(prompts),
                                                               "claude_sdkurl.batch.to_run": len(todo)})  # fmt: skip
     item_spans: dict[int, Any] = {}
-    state = _Driver(retry, max_total_cost_usd, max_concurrency)
     running: dict[cf.Future[BatchItem], int] = {}
     scopes: dict[int, _cancel.Scope] = {}  # a thread pool's running items, to stop them
     late: list[cf.Future[BatchItem]] = []  # runs still stopping when a stopped batch returned
@@ -412,7 +473,8 @@ def run_batch(
         run_options = options if share is None else dataclasses.replace(options, max_budget_usd=share)
         # The attempt number makes each run's arguments new: Dask would otherwise hand back
         # the first run's cached result for a run again (its tasks are keyed by their arguments).
-        job = (index, prompts[index], run_options, session, prompt_then, state.attempts[index])
+        release = retry.release_after if retry is not None else None
+        job = (index, prompts[index], run_options, session, prompt_then, state.attempts[index], release)
         item_span = item_spans.get(index) or _trace.start(tracer, "claude_sdkurl.batch.item", {"openinference.span.kind": "CHAIN",
                                                           "claude_sdkurl.batch.index": index}, batch_span)  # fmt: skip
         item_spans[index] = item_span
@@ -493,8 +555,12 @@ def run_batch(
                 tell()
                 continue
             wake = state.next_wake()
+            if wake is not None and wake <= time.monotonic():
+                # Due, but it waits for a running item (a free slot, or none running for a
+                # probe): only an ending can change that. (Waiting for the due time spun here.)
+                wake = None
             if report is not None:  # a live progress line: its clock moves while items run
-                wake = min(wake or now + _TICK, now + _TICK)
+                wake = now + _TICK if wake is None else min(wake, now + _TICK)
             finished, _ = cf.wait(list(running), timeout=None if wake is None else max(0.0, wake - time.monotonic()),
                                   return_when=cf.FIRST_COMPLETED)  # fmt: skip
             if not finished:
@@ -506,7 +572,15 @@ def run_batch(
                 except BaseException as e:  # the worker itself died (killed process, lost node)
                     item = BatchItem(index=index, prompt=prompts[index], error=f"{type(e).__name__}: {e}", fault="transient",
                                      attempts=state.attempts[index])  # fmt: skip
+                was_paused, probe_was = state.paused, state.probe_at
                 verdict = state.outcome(index, item)
+                if sink is not None:  # the checkpoint follows where the batch stands
+                    if verdict == "again":
+                        sink.state("again", item=dataclasses.asdict(item))
+                    if state.paused and (not was_paused or state.probe_at != probe_was):
+                        sink.state("paused", probe_at=time.time() + state.probe_at - time.monotonic())
+                    elif was_paused and not state.paused:
+                        sink.state("going_on")
                 if verdict == "done":
                     finish(index, item)
                 elif verdict == "failed-all":  # the pause was given up: every limited item fails
@@ -681,12 +755,21 @@ def picklable(options: ClaudeAgentOptions) -> ClaudeAgentOptions:
 
 
 class _Checkpoint:
+    """The checkpoint file: a line per ended item, and state lines (``{"state": ...}``: a run to
+    go on with, a pause and its probe time, the end of a pause) read back by :meth:`BatchResult.load`."""
+
     def __init__(self, path: str | Path) -> None:
         self._file: IO[str] = open(path, "a", encoding="utf-8")  # noqa: SIM115
         self._lock = threading.Lock()
 
     def write(self, item: BatchItem) -> None:
-        line = json.dumps(dataclasses.asdict(item), default=str)
+        self._line(dataclasses.asdict(item))
+
+    def state(self, kind: str, **fields: Any) -> None:
+        self._line({"state": kind, **fields})
+
+    def _line(self, data: dict[str, Any]) -> None:
+        line = json.dumps(data, default=str)
         with self._lock:
             self._file.write(line + "\n")
             self._file.flush()

@@ -28,8 +28,9 @@ class LimitWindow:
     """The API answers 429 (``retry-after: 120``: the CLI gives up at once) for ``seconds``
     after its first request, then answers; every request's start and end are recorded."""
 
-    def __init__(self, seconds: float) -> None:
+    def __init__(self, seconds: float, retry_after: str = "120") -> None:
         self.seconds = seconds
+        self.retry_after = retry_after
         self.began: float | None = None
         self.lock = threading.Lock()
         self.log: list[tuple[float, bool]] = []  # (time, limited)
@@ -41,7 +42,7 @@ class LimitWindow:
             limited = now - self.began < self.seconds
             self.log.append((now, limited))
         if limited:
-            return Reply(status=429, error_type="rate_limit_error", error_message="rate limited", headers={"retry-after": "120"})
+            return Reply(status=429, error_type="rate_limit_error", error_message="rate limited", headers={"retry-after": self.retry_after})
         return text(f"answer to {request.last_user_text()}")
 
     @property
@@ -82,7 +83,39 @@ def test_a_limit_window_pauses_the_batch_and_loses_nothing(cli_paths: Any, api: 
     # the batch went on within 5 s of the window's end
     first_answer = min(t for t, limited in window.log if not limited)
     assert first_answer - window.ends < 5.0
-    assert len(reports) == 50 and reports[-1].failed == 0  # one report per item, limited runs not counted as done
+    done = [p.done for p in reports]
+    assert done == sorted(done) and done[-1] == 50 and reports[-1].failed == 0  # limited runs not counted as done
+    assert any(p.paused for p in reports) and len(reports) < 50 + 2 * 60  # per item and about once a second
+
+
+def test_clis_that_would_wait_on_a_limit_are_released(cli_paths: Any, api: MockMessagesAPI, home: Path) -> None:
+    """retry-after 8: each CLI would wait and retry by itself, holding its process idle; the
+    batch stops it at its first api_retry, pauses, and runs the item again after the window."""
+    window = LimitWindow(10.0, retry_after="8")
+    api.responder = window
+    clis: list[tuple[float, int]] = []
+    stop = threading.Event()
+
+    def watch() -> None:
+        while not stop.is_set():
+            clis.append((time.monotonic(), len(child_pids())))
+            time.sleep(0.1)
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    try:
+        result = run_batch([f"item {i}" for i in range(8)], _options(cli_paths, api, home), max_concurrency=4,
+                           retry=RetryPolicy(first_wait=1.0, max_wait=3.0))  # fmt: skip
+    finally:
+        stop.set()
+        watcher.join()
+    assert [i.error for i in result.items if i.error] == []
+    assert all(i.text == f"answer to item {i.index}" for i in result.items)
+    assert sum(1 for i in result.items if i.attempts > 1) >= 4  # the first wave was released and ran again
+    settled = window.began + 3.0  # type: ignore[operator]
+    assert max(n for t, n in clis if settled < t < window.ends) <= 1  # no CLI waits out the limit: only a probe runs
+    first_answer = min(t for t, limited in window.log if not limited)
+    assert first_answer - window.ends < 5.0
 
 
 def test_transient_faults_are_retried_then_named(cli_paths: Any, api: MockMessagesAPI, home: Path) -> None:
@@ -178,6 +211,46 @@ def test_a_driver_killed_mid_batch_resumes_without_losing_or_repeating_an_item(c
     assert all(after.items[i].session_id == sid for i, sid in finished_then.items())  # finished items not run again
     lines = [json.loads(line)["index"] for line in checkpoint.read_text().splitlines()]
     assert sorted(lines) == list(range(30))  # every item ended once: one line each
+
+
+PAUSED_DRIVER = DRIVER.replace("from claude_sdkurl.batch import run_batch", "from claude_sdkurl.batch import RetryPolicy, run_batch").replace(
+    "resume=config[\"checkpoint\"])", "resume=config[\"checkpoint\"], retry=RetryPolicy(first_wait=2.0, max_wait=3.0))")
+
+
+def test_a_driver_killed_while_paused_resumes_paused(cli_paths: Any, api: MockMessagesAPI, home: Path, tmp_path: Path) -> None:
+    """The checkpoint records the pause: a driver restarted in a limit window sends one probe at
+    a time (not a fresh wave into the wall), and the limited items go on; every item ends once."""
+    import json
+    import signal
+    import subprocess
+    import sys
+
+    from claude_sdkurl.batch import BatchResult
+
+    assert "RetryPolicy(first_wait=2.0" in PAUSED_DRIVER
+    window = LimitWindow(15.0)
+    api.responder = window
+    checkpoint = tmp_path / "cp.jsonl"
+    config = {"cli": str(cli_paths["stdio"]), "env": offline_env(api.url, home), "cwd": str(home / "work"), "checkpoint": str(checkpoint)}
+    driver = subprocess.Popen([sys.executable, "-c", PAUSED_DRIVER, json.dumps(config)], start_new_session=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and (not checkpoint.exists() or '"state": "paused"' not in checkpoint.read_text()):
+        time.sleep(0.05)
+    os.killpg(driver.pid, signal.SIGKILL)
+    driver.wait(10)
+    before = BatchResult.load(checkpoint)
+    assert before.paused_until is not None and before.items == []
+    assert before.unfinished and all(run.fault == "limit" for run in before.unfinished.values())
+    restarted = time.monotonic()
+    again = subprocess.run([sys.executable, "-c", PAUSED_DRIVER, json.dumps(config)], timeout=300)
+    assert again.returncode == 0
+    after = BatchResult.load(checkpoint)
+    assert [i.index for i in after.items] == list(range(30)) and after.failed == [] and after.unfinished == {}
+    assert after.paused_until is None  # the pause's end was written too
+    in_window = [t for t, limited in window.log if limited and t > restarted]
+    assert in_window and all(b - a >= 0.5 for a, b in zip(in_window, in_window[1:]))  # probes, one at a time
+    lines = [d["index"] for d in map(json.loads, checkpoint.read_text().splitlines()) if "state" not in d]
+    assert sorted(lines) == list(range(30))
 
 
 @pytest.mark.foreign_threads
