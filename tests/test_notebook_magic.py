@@ -185,11 +185,11 @@ def test_stop_button_interrupts_and_the_next_cell_goes_on(nb: Kernel, api: MockM
     pressed = time.monotonic()
     nb.interrupt()
     assert cell.done.wait(10)
-    assert cell.ended is not None and cell.ended - pressed < 1.5, cell.ended - pressed
+    assert cell.ended is not None and cell.ended - pressed < 1.0, cell.ended - pressed
     shown = cell.text()
     assert "Paragraph 1:" in shown and "Paragraph 40" not in shown and "⏹ Stopped" in shown
     nb.wait_for(lambda: not clis_with(home), 2, "no CLI left")
-    assert time.monotonic() - pressed < 2.5
+    assert time.monotonic() - pressed < 1.0  # interrupt and stop, both within a second
 
     api.enqueue(text("Where were we? The story."))
     nb.ok("%%claude\nGo on")
