@@ -88,6 +88,47 @@ def test_a_limit_window_pauses_the_batch_and_loses_nothing(cli_paths: Any, api: 
     assert any(p.paused for p in reports) and len(reports) < 50 + 2 * 60  # per item and about once a second
 
 
+class UsageLimit(LimitWindow):
+    """A subscription's usage limit: the API refuses with the unified rate-limit headers, a reset
+    time ``seconds`` after the first request, then answers. The CLI (logged in with an OAuth token,
+    as a subscriber) turns them into a rejected ``rate_limit_event`` with ``resetsAt`` and ends
+    the turn at once ("You've hit your 5-hour limit · resets ...": measured on 2.1.330)."""
+
+    def __call__(self, request: Any) -> Reply:
+        now = time.monotonic()
+        with self.lock:
+            self.began = self.began or now
+            self.reset_epoch = getattr(self, "reset_epoch", None) or time.time() + self.seconds
+            limited = now - self.began < self.seconds
+            self.log.append((now, limited))
+        if limited:
+            reset = str(int(self.reset_epoch) + 1)
+            return Reply(status=429, error_type="rate_limit_error", error_message="usage limit", headers={
+                "anthropic-ratelimit-unified-status": "rejected", "anthropic-ratelimit-unified-reset": reset,
+                "anthropic-ratelimit-unified-representative-claim": "five_hour",
+                "anthropic-ratelimit-unified-5h-status": "rejected", "anthropic-ratelimit-unified-5h-reset": reset,
+                "anthropic-ratelimit-unified-5h-utilization": "1.0"})  # fmt: skip
+        return text(f"answer to {request.last_user_text()}")
+
+
+def test_a_usage_limit_waits_for_its_reset_time(cli_paths: Any, api: MockMessagesAPI, home: Path) -> None:
+    window = UsageLimit(12.0)
+    api.responder = window
+    env = offline_env(api.url, home)
+    env.pop("ANTHROPIC_API_KEY")
+    env["CLAUDE_CODE_OAUTH_TOKEN"] = "sk-ant-oat01-offline-test"  # a subscriber's login: usage limits come as events
+    options = ClaudeAgentOptions(cli_path=str(cli_paths["stdio"]), env=env, cwd=str(home / "work"))
+    result = run_batch([f"item {i}" for i in range(12)], options, max_concurrency=4, retry=RetryPolicy(first_wait=1.0, max_wait=30.0))
+    assert [i.error for i in result.items if i.error] == []
+    assert all(i.text == f"answer to item {i.index}" for i in result.items)
+    limited = [t for t, was in window.log if was]
+    # the first wave met the limit; then nothing until the reset the CLI reported (no probes
+    # spent against a limit that said when it ends), then one probe and the rest
+    assert len(limited) <= 4 + 1 and max(limited) - min(limited) < 2.0
+    first_answer = min(t for t, was in window.log if not was)
+    assert 0 <= first_answer - window.ends < 5.0
+
+
 def test_clis_that_would_wait_on_a_limit_are_released(cli_paths: Any, api: MockMessagesAPI, home: Path) -> None:
     """retry-after 8: each CLI would wait and retry by itself, holding its process idle; the
     batch stops it at its first api_retry, pauses, and runs the item again after the window."""
