@@ -310,3 +310,24 @@ def test_a_limit_window_on_a_dask_cluster_loses_nothing(cli_paths: Any, api: Moc
     assert [i.error for i in result.items if i.error] == []
     assert sum(1 for i in result.items if i.attempts > 1) >= 4
     assert min(t for t, limited in window.log if not limited) - window.ends < 4.0
+
+
+@pytest.mark.foreign_threads
+@pytest.mark.foreign_fds  # run alone, Ray's client keeps 11 descriptors of its own after ray.shutdown()
+def test_a_limit_window_on_a_ray_instance_loses_nothing(cli_paths: Any, api: MockMessagesAPI, home: Path) -> None:
+    # The same pause and probe with items as Ray tasks (a real local instance: GCS, raylet, workers).
+    ray = pytest.importorskip("ray")  # in the test extra: never skipped in CI
+    from claude_sdkurl.batch import RayExecutor
+
+    window = LimitWindow(6.0)
+    api.responder = window
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    try:
+        result = run_batch([f"item {i}" for i in range(8)], _options(cli_paths, api, home), executor=RayExecutor(),
+                           max_concurrency=4, retry=RetryPolicy(first_wait=1.0, max_wait=2.0))  # fmt: skip
+    finally:
+        ray.shutdown()
+    assert [i.error for i in result.items if i.error] == []
+    assert all(i.text == f"answer to item {i.index}" for i in result.items)
+    assert sum(1 for i in result.items if i.attempts > 1) >= 1
+    assert min(t for t, limited in window.log if not limited) - window.ends < 4.0
