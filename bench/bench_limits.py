@@ -5,7 +5,8 @@ CLI binary and mock API.
     .venv/bin/pip install -q -e '.[bench]' && .venv/bin/python bench/bench_limits.py [--items 16] [--concurrency 4] [--window 20]
 
 For ``--window`` seconds from its first request the mock answers 429 with ``retry-after: 120``
-(the CLI then gives up at once: measured), then answers. Printed for each side: items lost
+(the CLI then gives up at once: measured; ``--retry-after 10``: it waits and retries by itself,
+holding its process), then answers. Printed for each side: items lost
 (not answered at the end), wall time, API requests during the window, and CLI-seconds held
 during the window (CLI processes alive, sampled every 0.1 s). The official SDK has no batch
 retry of its own (its ``query()`` raises or ends on the error result), so its lost items are
@@ -32,8 +33,9 @@ from claude_sdkurl.testing import STDIO_CLI_VERSION, MockMessagesAPI, Reply, ins
 
 
 class Window:
-    def __init__(self, seconds: float) -> None:
+    def __init__(self, seconds: float, retry_after: str = "120") -> None:
         self.seconds = seconds
+        self.retry_after = retry_after
         self.began: float | None = None
         self.limited = 0
         self.lock = threading.Lock()
@@ -45,7 +47,7 @@ class Window:
             limited = now - self.began < self.seconds
             self.limited += limited
         if limited:
-            return Reply(status=429, error_type="rate_limit_error", error_message="rate limited", headers={"retry-after": "120"})
+            return Reply(status=429, error_type="rate_limit_error", error_message="rate limited", headers={"retry-after": self.retry_after})
         return text(f"answer to {request.last_user_text()}")
 
 
@@ -66,8 +68,8 @@ def clis_alive() -> int:
     return count
 
 
-def measure(side: str, items: int, concurrency: int, seconds: float, cli: str) -> dict[str, float]:
-    window = Window(seconds)
+def measure(side: str, items: int, concurrency: int, seconds: float, cli: str, retry_after: str = "120") -> dict[str, float]:
+    window = Window(seconds, retry_after)
     held = [0.0]
     stop = threading.Event()
 
@@ -117,10 +119,11 @@ def main() -> None:
     parser.add_argument("--items", type=int, default=16)
     parser.add_argument("--concurrency", type=int, default=4)
     parser.add_argument("--window", type=float, default=20.0)
+    parser.add_argument("--retry-after", default="120", help="the 429s' retry-after; under about 60 the CLI waits and retries by itself")
     args = parser.parse_args()
     cli = str(install_cli(STDIO_CLI_VERSION))
-    rows = {side: measure(side, args.items, args.concurrency, args.window, cli) for side in ("ours", "official")}
-    print(f"{args.items} items, concurrency {args.concurrency}, a {args.window:g} s window of 429 (retry-after: 120)")
+    rows = {side: measure(side, args.items, args.concurrency, args.window, cli, args.retry_after) for side in ("ours", "official")}
+    print(f"{args.items} items, concurrency {args.concurrency}, a {args.window:g} s window of 429 (retry-after: {args.retry_after})")
     for key in rows["ours"]:
         print(f"{key:<24} ours {rows['ours'][key]:8.1f}   official {rows['official'][key]:8.1f}")
     sys.stdout.flush()
