@@ -65,8 +65,9 @@ def script(api: MockMessagesAPI, answer: Callable[[RecordedRequest], Reply | str
     api.responder = answer
 
 
-def requests_with(api: MockMessagesAPI, needle: str) -> list[RecordedRequest]:
-    return [r for r in api.message_requests() if needle in str(r.messages())]
+def requests_with(api: MockMessagesAPI, prompt: str) -> list[RecordedRequest]:
+    """The model requests whose last user text is ``prompt`` (a turn's, not a side request's)."""
+    return [r for r in api.message_requests() if r.last_user_text() == prompt]
 
 
 @pytest.mark.parametrize("transport", ["stdio", "websocket"], indirect=True)
@@ -319,3 +320,53 @@ def test_with_top_level_await_off_the_magic_waits_plainly(nb: Kernel, api: MockM
     nb.wait_for(lambda: not clis_with(home), 2, "no CLI left")
     nb.ok("%unload_ext claude_sdkurl")
     assert "UsageError" in nb.run("%%claude\nhello").text()  # the magic is gone with the extension
+
+
+@pytest.mark.parametrize("transport", ["stdio"], indirect=True)
+def test_each_flag_reaches_the_cli(nb: Kernel, api: MockMessagesAPI, home: Path) -> None:
+    other = home / "work" / "other"
+    other.mkdir()
+
+    def answer(request: RecordedRequest) -> Reply:
+        if request.tool_results():
+            return text("did it")
+        prompt = request.last_user_text()
+        if prompt.startswith("touch "):
+            return tool_use("Bash", {"command": prompt})
+        return text(f"answer to: {prompt}")
+
+    script(api, answer)
+    # --allowed-tools: no button
+    nb.ok("%%claude --allowed-tools Bash\ntouch here.txt")
+    assert (home / "work" / "here.txt").exists()
+    # --permission-mode on the live CLI: plan mode refuses to run the tool (no button either)
+    nb.ok("%%claude --allowed-tools Bash --permission-mode plan\ntouch planned.txt")
+    assert not (home / "work" / "planned.txt").exists()
+    first = nb.ok("print(_claude.session_id)").text().strip()
+    # --max-budget-usd: a new CLI for the same conversation, stopped at the budget
+    cell = nb.ok("%%claude --max-budget-usd 0.00001\nspend")
+    assert "error_max_budget_usd" in cell.text()
+    assert nb.ok("print(_claude.session_id)").text().strip() == first
+    # --new, then --resume the first conversation by id, then --continue the latest one
+    nb.ok("%%claude --new\nsomething else")
+    nb.ok(f"%%claude --resume {first}\nback to the first")
+    (back,) = requests_with(api, "back to the first")
+    assert "touch here.txt" in str(back.messages()) and "something else" not in str(back.messages())
+    nb.ok("%%claude --continue\nand on")
+    (on,) = requests_with(api, "and on")
+    assert "back to the first" in str(on.messages())
+    # --cwd: the command runs there
+    nb.ok(f"%%claude --new --allowed-tools Bash --cwd {other}\ntouch there.txt")
+    assert (other / "there.txt").exists()
+
+
+@pytest.mark.parametrize("transport", ["stdio"], indirect=True)
+def test_an_approval_in_a_background_turn_while_other_cells_run(nb: Kernel, api: MockMessagesAPI, home: Path) -> None:
+    steps = iter([tool_use("Bash", {"command": "touch bg.txt"}), text("done in the background")])
+    script(api, lambda r: next(steps))
+    cell = nb.ok("%%claude --bg\nmake bg.txt")  # returns at once
+    allow = nb.button("Allow")
+    assert nb.ok("print(sum(range(10)))").text().strip() == "45"  # the kernel runs cells while the turn waits
+    nb.click(allow)
+    nb.wait_for(lambda: "done in the background" in cell.text(), 30, "the background turn's answer")
+    assert (home / "work" / "bg.txt").exists()
