@@ -19,7 +19,6 @@ class Cell:
         self.msg_id = msg_id
         self.outputs: list[dict[str, Any]] = []
         self.done = threading.Event()
-        self.reply: dict[str, Any] | None = None
         self.started = time.monotonic()
         self.ended: float | None = None
 
@@ -57,8 +56,6 @@ class Kernel:
         self._stop = threading.Event()
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
-        self._replies = threading.Thread(target=self._read_shell, daemon=True)
-        self._replies.start()
 
     def __enter__(self) -> Kernel:
         return self
@@ -72,21 +69,6 @@ class Kernel:
         if self.km.has_kernel:
             self.km.shutdown_kernel(now=not self.km.is_alive())
         self._reader.join(5)
-        self._replies.join(5)
-
-    @property
-    def pid(self) -> int:
-        return int(self.km.provisioner.process.pid)  # type: ignore[union-attr]
-
-    def _read_shell(self) -> None:
-        while not self._stop.is_set():
-            try:
-                msg = self.kc.get_shell_msg(timeout=0.2)
-            except (queue.Empty, Exception):
-                continue
-            cell = self.cells.get(msg["parent_header"].get("msg_id"))
-            if cell is not None and msg["msg_type"] == "execute_reply":
-                cell.reply = msg["content"]
 
     def _read(self) -> None:
         while not self._stop.is_set():

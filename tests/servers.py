@@ -14,6 +14,7 @@ from __future__ import annotations
 import glob
 import json
 import os
+import shlex
 import shutil
 import socket
 import subprocess
@@ -55,6 +56,26 @@ def stop_daemon(pidfile: Path, root: Path) -> None:
         pass
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+def start_detached(argv: list[str], env: dict[str, str], log: Path, pidfile: Path, url: str, seconds: float, name: str,
+                   stop: Any) -> None:  # fmt: skip
+    """Start ``argv`` in its own session, not a child of the test process (``setsid``, the shell
+    exits), its pid in ``pidfile``; wait for ``url`` to answer 200, else ``stop()`` and
+    :class:`ServerUnavailable` with the log's tail."""
+    command = " ".join(shlex.quote(a) for a in argv)
+    subprocess.run(["sh", "-c", f'setsid {command} > "{log}" 2>&1 < /dev/null & echo $! > "{pidfile}"'], env=env, check=True, timeout=30)
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(url, timeout=2) as answer:
+                if answer.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.2)
+    tail = log_tail(log)
+    stop()
+    raise ServerUnavailable(f"{name} did not answer at {url}: {tail}")
 
 
 def _apt_install(package: str) -> None:
@@ -258,20 +279,8 @@ class PhoenixServer:
     def start(self) -> PhoenixServer:
         env = {**os.environ, "PHOENIX_WORKING_DIR": str(self.root), "PHOENIX_HOST": "127.0.0.1", "PHOENIX_PORT": str(self.port),
                "PHOENIX_GRPC_PORT": str(self.grpc_port), "PHOENIX_TELEMETRY_ENABLED": "false"}  # fmt: skip
-        log = self.root / "log"
-        subprocess.run(["sh", "-c", f'setsid "{self.binary}" serve > "{log}" 2>&1 < /dev/null & echo $! > "{self.pidfile}"'],
-                       env=env, check=True, timeout=30)  # fmt: skip
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            try:
-                with urllib.request.urlopen(f"{self.url}/healthz", timeout=2) as answer:
-                    if answer.status == 200:
-                        return self
-            except OSError:
-                time.sleep(0.2)
-        tail = log_tail(log)
-        self.stop()
-        raise ServerUnavailable(f"phoenix did not answer on port {self.port}: {tail}")
+        start_detached([str(self.binary), "serve"], env, self.root / "log", self.pidfile, f"{self.url}/healthz", 120, "phoenix", self.stop)
+        return self
 
     @property
     def url(self) -> str:
@@ -334,20 +343,8 @@ class JupyterLabServer:
                 "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"]  # fmt: skip
         if os.geteuid() == 0:
             args.append("--allow-root")
-        command = " ".join(f"'{a}'" for a in args)
-        subprocess.run(["sh", "-c", f'setsid {command} > "{self.log}" 2>&1 < /dev/null & echo $! > "{self.pidfile}"'],
-                       env=env, check=True, timeout=30)  # fmt: skip
-        deadline = time.monotonic() + 90
-        while time.monotonic() < deadline:
-            try:
-                with urllib.request.urlopen(f"{self.url}/api/status?token={self.token}", timeout=2) as answer:
-                    if answer.status == 200:
-                        return self
-            except OSError:
-                time.sleep(0.2)
-        tail = log_tail(self.log)
-        self.stop()
-        raise ServerUnavailable(f"JupyterLab did not answer on port {self.port}: {tail}")
+        start_detached(args, env, self.log, self.pidfile, f"{self.url}/api/status?token={self.token}", 90, "JupyterLab", self.stop)
+        return self
 
     @property
     def url(self) -> str:
