@@ -362,11 +362,14 @@ def test_each_flag_reaches_the_cli(nb: Kernel, api: MockMessagesAPI, home: Path)
 
 @pytest.mark.parametrize("transport", ["stdio"], indirect=True)
 def test_an_approval_in_a_background_turn_while_other_cells_run(nb: Kernel, api: MockMessagesAPI, home: Path) -> None:
-    steps = iter([tool_use("Bash", {"command": "touch bg.txt"}), text("done in the background")])
+    steps = iter([tool_use("Bash", {"command": "touch bg.txt"}), text("done in the background"), text("and the next one")])
     script(api, lambda r: next(steps))
     cell = nb.ok("%%claude --bg\nmake bg.txt")  # returns at once
     allow = nb.button("Allow")
     assert nb.ok("print(sum(range(10)))").text().strip() == "45"  # the kernel runs cells while the turn waits
-    nb.click(allow)
+    after = nb.submit("%%claude\nthe next one")  # waits for the background turn, without holding the kernel:
+    time.sleep(0.5)
+    nb.click(allow)  # its button still works
     nb.wait_for(lambda: "done in the background" in cell.text(), 30, "the background turn's answer")
     assert (home / "work" / "bg.txt").exists()
+    assert after.done.wait(30) and "and the next one" in after.text()

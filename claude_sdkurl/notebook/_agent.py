@@ -73,6 +73,15 @@ def parser(prog: str = "%%claude") -> argparse.ArgumentParser:
 
 
 @dataclasses.dataclass
+class Asked:
+    """A cell's checked request: its flags, prompt and attached variables."""
+
+    args: argparse.Namespace
+    prompt: str
+    blocks: list[dict[str, Any]]
+
+
+@dataclasses.dataclass
 class CellRun:
     """One ``%%claude`` cell's turn (``_claude`` in the notebook after it ends)."""
 
@@ -142,14 +151,16 @@ class NotebookAgent:
         self._totals: dict[str, float] = {}  # session -> the CLI's cost total at its last result
         self._always: set[str] = set()
         self.turn: Turn | None = None
-        self._lock = threading.Lock()
+        # Re-entrant: a cell's thread stops the old CLI (_stop_cli) while it holds the lock to
+        # pick the client; a stop from the kernel's thread takes it only for the swap.
+        self._lock = threading.RLock()
         atexit.register(self.close)
 
     # ------------------------------------------------------------------ cells
 
-    def start(self, line: str, body: str, prog: str = "%%claude") -> Turn:
-        """Parse the flags, attach variables, show the cell's outputs and start the turn.
-        Raises a usage error (nothing started) for bad flags or variables."""
+    def prepare(self, line: str, body: str, prog: str = "%%claude") -> Asked:
+        """Parse the flags and attach the variables; a usage error (nothing started) for bad
+        flags or variables."""
         try:
             args = parser(prog).parse_args(shlex.split(line))
         except ValueError as e:  # shlex: an unclosed quote
@@ -165,19 +176,24 @@ class NotebookAgent:
             blocks = attach(args.with_, self.shell.user_ns) if args.with_ else []
         except ContextError as e:
             raise _usage_error(str(e)) from None
-        previous = self.turn
-        if previous is not None and not previous.done.is_set():
-            if not previous.background:
-                raise _usage_error(f"{prog}: a turn is still running; wait for it or stop it first")
-            previous.done.wait()  # a background turn: this one follows it
-        out = CellOut(self.shell)
-        view = TurnView(out)
-        run = CellRun(prompt=prompt)
-        turn = Turn(self, run, view, args.background)
+        return Asked(args, prompt, blocks)
+
+    def unfinished(self) -> Turn | None:
+        """The turn still running (a background one: the next cell waits for it, and must not
+        block the kernel meanwhile, or its approval buttons could never be clicked)."""
+        turn = self.turn
+        return turn if turn is not None and not turn.done.is_set() else None
+
+    def begin(self, asked: Asked) -> Turn:
+        """Show the cell's outputs and start the turn on its thread."""
+        if self.unfinished() is not None:
+            raise _usage_error("%%claude: a turn is still running; wait for it or stop it first")
+        turn = Turn(self, CellRun(prompt=asked.prompt), TurnView(CellOut(self.shell)), asked.args.background)
         self.turn = turn
-        thread = threading.Thread(target=self._run, args=(turn, args, prompt, blocks), name="claude-sdkurl-cell", daemon=True)
+        thread = threading.Thread(target=self._run, args=(turn, asked.args, asked.prompt, asked.blocks), name="claude-sdkurl-cell",
+                                  daemon=True)  # fmt: skip
         thread.start()
-        if args.background:
+        if asked.args.background:
             self._stop_button(turn)
         return turn
 
@@ -309,7 +325,8 @@ class NotebookAgent:
     def _stop_cli(self, interrupt: bool) -> None:
         """Stop the live CLI: after an interrupt it answered within :data:`STOP_WAIT` (so
         the transcript keeps the turn), or at once."""
-        client, self.client, self._key = self.client, None, None
+        with self._lock:
+            client, self.client, self._key = self.client, None, None
         if client is None:
             return
         session = client._session

@@ -83,15 +83,26 @@ async def _await_turn(turn: Turn) -> None:
 
 
 async def run_cell(line: str, body: str, prog: str = "%%claude") -> None:
-    """What a rewritten ``%%claude`` cell awaits."""
-    turn = agent().start(line, body, prog)
+    """What a rewritten ``%%claude`` cell awaits: a background turn still running first (the
+    kernel stays free meanwhile: that turn's buttons work), then its own."""
+    a = agent()
+    asked = a.prepare(line, body, prog)
+    previous = a.unfinished()
+    if previous is not None:
+        await _await_turn(previous)
+    turn = a.begin(asked)
     if not turn.background:
         await _await_turn(turn)
 
 
 def claude(line: str, cell: str | None = None) -> None:
     """``%%claude [flags]`` (the cell is the prompt) or ``%claude [flags] prompt``."""
-    turn = agent().start(line, cell or "", "%%claude" if cell is not None else "%claude")
+    a = agent()
+    asked = a.prepare(line, cell or "", "%%claude" if cell is not None else "%claude")
+    previous = a.unfinished()
+    if previous is not None:
+        _wait_plain(previous)
+    turn = a.begin(asked)
     if not turn.background:
         _wait_plain(turn)
 
