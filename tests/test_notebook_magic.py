@@ -230,6 +230,18 @@ def test_kernel_tools_read_and_run_code_after_approval(nb: Kernel, api: MockMess
     assert "84" in str(api.message_requests()[-1].tool_results())
     assert nb.ok("print(count)").text().strip() == "42"
 
+    # a rule that allows the tool does not skip the buttons, and there is no "Always allow"
+    steps = iter([tool_use("mcp__kernel__run_code", {"code": "count = 0"}), text("tried")])
+    script(api, lambda r: next(steps))
+    cell = nb.submit("%%claude --allow-kernel-exec --allowed-tools mcp__kernel__run_code\nReset count")
+    deny = nb.button("Deny")
+    assert nb.widgets(lambda s: s.get("description") == "Always allow" and not s.get("disabled")) == []
+    nb.click(deny)
+    assert cell.done.wait(60) and not cell.errors()
+    refused = api.message_requests()[-1].tool_results()[-1]
+    assert refused.get("is_error") and "denied this in the notebook" in str(refused["content"])
+    assert nb.ok("print(count)").text().strip() == "42"
+
 
 @pytest.mark.parametrize("transport", ["stdio", "websocket"], indirect=True)
 @pytest.mark.parametrize("how", ["shutdown", "kill"])

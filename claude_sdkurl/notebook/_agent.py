@@ -35,6 +35,14 @@ from ._view import Approval, CellOut, TurnView
 STOP_WAIT = 1.0  # seconds a stop gives the CLI to answer its interrupt before it is stopped
 
 
+_REFUSED = {  # what the model is told when a tool call is not allowed, by the decision
+    "deny": "The user denied this in the notebook.",
+    "stop": "The turn was stopped.",
+    "unseen": "No one can approve this here: install ipywidgets for approval buttons "
+              "(pip install 'claude-sdkurl[notebook]'), or allow the tool with --allowed-tools.",
+}
+
+
 class UsageError(ValueError):
     """A ``%%claude`` line that cannot be run (IPython shows it without a traceback)."""
 
@@ -280,9 +288,12 @@ class NotebookAgent:
                 loop = getattr(getattr(self.shell, "kernel", None), "io_loop", None)
                 run_on = on_main_thread(getattr(loop, "asyncio_loop", None)) if args.allow_kernel_exec else None
                 changes["mcp_servers"] = {**(base.mcp_servers if isinstance(base.mcp_servers, dict) else {}),
-                                          "kernel": kernel_server(self.shell.user_ns, run_on)}  # fmt: skip
-                reads = ["mcp__kernel__list_variables", "mcp__kernel__read_variable"]
-                changes["allowed_tools"] = [*changes.get("allowed_tools", base.allowed_tools), *reads]
+                                          "kernel": kernel_server(self.shell.user_ns, run_on, self._approve_code)}  # fmt: skip
+                # run_code asks the buttons itself, every run, whatever the permission mode (a
+                # rule or bypassPermissions would let the CLI skip can_use_tool): allowed here,
+                # so it is not asked twice.
+                ours = ["mcp__kernel__list_variables", "mcp__kernel__read_variable", "mcp__kernel__run_code"]
+                changes["allowed_tools"] = [*changes.get("allowed_tools", base.allowed_tools), *ours]
             if args.new:
                 self.session_id = None
             elif args.resume:
@@ -300,25 +311,33 @@ class NotebookAgent:
     def _can_use_tool(self, tool_name: str, tool_input: dict[str, Any], context: ToolPermissionContext) -> Any:
         if tool_name in self._always:
             return PermissionResultAllow()
-        turn = self.turn
-        if turn is None or turn.stopping:
-            return PermissionResultDeny(message="The turn was stopped.", interrupt=True)
-        try:
-            approval = Approval(turn.view.out, tool_name, tool_input, context.decision_reason)
-        except ImportError:
-            return PermissionResultDeny(message="No one can approve this here: install ipywidgets for approval buttons "
-                                                "(pip install 'claude-sdkurl[notebook]'), or allow the tool with --allowed-tools.")  # fmt: skip
-        turn.approvals.append(approval)
-        decision = approval.wait()
+        decision = self._ask(tool_name, tool_input, context.decision_reason)
         if decision == "allow":
             return PermissionResultAllow()
         if decision == "always":
             self._always.add(tool_name)
             rule = PermissionUpdate(type="addRules", rules=[PermissionRuleValue(tool_name)], behavior="allow", destination="session")
             return PermissionResultAllow(updated_permissions=[rule])
-        if decision == "stop":
-            return PermissionResultDeny(message="The turn was stopped.", interrupt=True)
-        return PermissionResultDeny(message="The user denied this in the notebook.")
+        return PermissionResultDeny(message=_REFUSED[decision], interrupt=decision == "stop")
+
+    def _approve_code(self, code: str) -> str | None:
+        """The kernel's ``run_code`` asks before each run (no "Always allow"): ``None`` to run,
+        else why not."""
+        decision = self._ask("mcp__kernel__run_code", {"code": code}, None, always=False)
+        return None if decision == "allow" else _REFUSED[decision]
+
+    def _ask(self, tool_name: str, tool_input: dict[str, Any], reason: str | None, always: bool = True) -> str:
+        """Show the buttons in the running turn's cell and wait for a click: "allow",
+        "always", "deny", "stop" (the turn is stopping) or "unseen" (no ipywidgets)."""
+        turn = self.turn
+        if turn is None or turn.stopping:
+            return "stop"
+        try:
+            approval = Approval(turn.view.out, tool_name, tool_input, reason, always=always)
+        except ImportError:
+            return "unseen"
+        turn.approvals.append(approval)
+        return approval.wait()
 
     # ------------------------------------------------------------------ stopping
 

@@ -98,10 +98,13 @@ def _summary(obj: Any) -> str:
     return text
 
 
-def kernel_server(namespace: dict[str, Any], run_on_kernel: Callable[[Callable[[], Any]], Any] | None) -> McpSdkServerConfig:
+def kernel_server(namespace: dict[str, Any], run_on_kernel: Callable[[Callable[[], Any]], Any] | None,
+                  approve: Callable[[str], str | None] | None = None) -> McpSdkServerConfig:
     """An in-process MCP server named ``kernel``: ``list_variables`` and ``read_variable``
     (read-only), and ``run_code`` when ``run_on_kernel`` is given (it runs a function on
-    the kernel's main thread and returns its result)."""
+    the kernel's main thread and returns its result). ``approve(code)`` is asked before every
+    run, whatever the CLI's permission mode or rules: ``None`` runs it, a string refuses it
+    (the model is told that string)."""
 
     @tool("list_variables", "List the notebook's variables: name, type, size.", {})
     def list_variables(args: dict[str, Any]) -> dict[str, Any]:
@@ -126,6 +129,9 @@ def kernel_server(namespace: dict[str, Any], run_on_kernel: Callable[[Callable[[
               "returns what it printed and the value of its last expression.", {"code": str})  # fmt: skip
         def run_code(args: dict[str, Any]) -> dict[str, Any]:
             code = str(args.get("code", ""))
+            refused = approve(code) if approve is not None else None
+            if refused is not None:
+                return {"content": [{"type": "text", "text": refused}], "is_error": True}
             output, error = run_on_kernel(lambda: _execute(code, namespace))
             return {"content": [{"type": "text", "text": _clip(output) or "(no output)"}], "is_error": error}
 

@@ -151,21 +151,25 @@ class TurnView:
 
 
 class Approval:
-    """Allow / Deny / Always allow buttons for one tool call, shown in the cell; the click is
-    handled on the kernel's thread and wakes the waiting callback."""
+    """Allow / Deny (and, unless ``always=False``, Always allow) buttons for one tool call,
+    shown in the cell; the click is handled on the kernel's thread and wakes the waiting
+    callback."""
 
-    def __init__(self, out: CellOut, tool_name: str, tool_input: dict[str, Any], reason: str | None = None) -> None:
+    def __init__(self, out: CellOut, tool_name: str, tool_input: dict[str, Any], reason: str | None = None,
+                 always: bool = True) -> None:
         import ipywidgets as widgets  # type: ignore[import-untyped]
 
         self.decision: str | None = None
         self._done = threading.Event()
+        self._lock = threading.Lock()
         summary = html.escape(tool_summary(tool_name, tool_input))
         why = f"<br><i>{html.escape(reason)}</i>" if reason else ""
         detail = html.escape(json.dumps(tool_input, indent=2, ensure_ascii=False)[:4000])
         self._head = widgets.HTML(f"<b>Claude asks to use a tool:</b> <code>{summary}</code>{why}")
         body = widgets.HTML(f"<details><summary>input</summary><pre>{detail}</pre></details>")
         buttons = []
-        for label, value, style in (("Allow", "allow", "success"), ("Deny", "deny", "danger"), ("Always allow", "always", "")):
+        choices = [("Allow", "allow", "success"), ("Deny", "deny", "danger")] + ([("Always allow", "always", "")] if always else [])
+        for label, value, style in choices:
             button = widgets.Button(description=label, button_style=style, tooltip=f"{label}: {tool_name}")
             button.on_click(lambda _b, v=value: self.decide(v))
             buttons.append(button)
@@ -176,9 +180,10 @@ class Approval:
 
     def decide(self, value: str) -> None:
         """Record the answer once (a click, or a stop: ``"stop"``) and show it in place of the buttons."""
-        if self._done.is_set():
-            return
-        self.decision = value
+        with self._lock:  # a click and a stop may land together: the first one decides
+            if self.decision is not None:
+                return
+            self.decision = value
         words = {"allow": "✅ Allowed", "always": "✅ Always allowed", "deny": "🚫 Denied", "stop": "⏹ Stopped"}[value]
         for button in self._buttons:
             button.disabled = True
