@@ -123,6 +123,16 @@ def test_a_batch_goes_on_past_parked_items_decided_later_from_other_processes(cl
     assert waiting == list(range(0, 50, 5))  # 10 parked
     assert len(result.succeeded) == 40 and result.failed == []
     assert runs(log) == [i for i in range(50) if i % 5]  # the other 40 ran theirs, none parked ran
+    # the checkpoint keeps the parked items as waiting: resuming from it runs nothing again
+    requests_before = len(api.message_requests())
+    store = SQLiteSessionStore(store_path)
+    try:
+        again = run_batch([f"item {i}" for i in range(50)], _options(cli_paths, api, home, session_store=store),
+                          resume=tmp_path / "cp.jsonl")  # fmt: skip
+    finally:
+        store.close()
+    assert [i.index for i in again.waiting] == waiting and len(again.succeeded) == 40
+    assert runs(log) == [i for i in range(50) if i % 5] and len(api.message_requests()) == requests_before
     config = {"store": str(store_path), "cli": str(cli_paths["stdio"]), "env": offline_env(api.url, home), "cwd": str(home / "work"),
               "checkpoint": str(tmp_path / "cp.jsonl")}  # fmt: skip
     # two processes decide the same ten at once: each call is decided once, by one of them
