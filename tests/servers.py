@@ -11,6 +11,7 @@ and are stopped when the test session ends.
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import json
 import os
@@ -319,7 +320,13 @@ def chromium() -> tuple[str, str]:
     missing = [f"{path} (Debian package {package})" for package, path in wanted.items() if not os.path.exists(path)]
     if missing:
         raise ServerUnavailable(f"the browser stack is missing: {', '.join(missing)}")
+    if not os.path.exists(EMOJI_FONT):  # for screenshots as a person sees them (else ✅ ⏹ are boxes); the DOM checks need none
+        with contextlib.suppress(ServerUnavailable):
+            _apt_install("fonts-noto-color-emoji")
     return wanted["chromium"], wanted["chromium-driver"]
+
+
+EMOJI_FONT = "/usr/share/fonts/truetype/noto/NotoColorEmoji.ttf"
 
 
 class JupyterLabServer:

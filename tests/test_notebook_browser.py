@@ -32,7 +32,9 @@ def answer(request: RecordedRequest) -> Reply | str:
         return text(f"tool said: {results[-1].get('content')}")
     prompt = request.last_user_text()
     if "Say hi" in prompt:
-        return Reply([{"type": "text", "text": ANSWER}], chunk=6, delay=0.04)
+        # paced so a partial answer stays on the page ~1 s (at 0.04 s a chunk it was ~0.25 s, and a
+        # slow render could miss it: seen once)
+        return Reply([{"type": "text", "text": ANSWER}], chunk=6, delay=0.15)
     if prompt.startswith("make "):
         return tool_use("Bash", {"command": f"touch {prompt.split()[-1]}"})
     if "endless" in prompt:
@@ -203,6 +205,8 @@ def test_a_person_in_jupyterlab(lab: JupyterLabServer, browser: Any, api: MockMe
     assert time.monotonic() - pressed < 2.0
     assert "Paragraph 1:" in page.output_text(cell) and "Paragraph 40:" not in page.output_text(cell)
     page.wait(lambda: not clis_with(home), 3, "no CLI left after the stop")
+    footer = [line for line in page.output_text(cell).splitlines() if "this turn" in line]
+    assert all("⚠" not in f and "error_during_execution" not in f and " 0 in / 0 out" not in f for f in footer), footer
     page.shot("stopped")
 
     # 5. The next cell goes on with the conversation.

@@ -189,6 +189,10 @@ def test_stop_button_interrupts_and_the_next_cell_goes_on(nb: Kernel, api: MockM
     assert cell.ended is not None and cell.ended - pressed < 1.0, cell.ended - pressed
     shown = cell.text()
     assert "Paragraph 1:" in shown and "Paragraph 40" not in shown and "⏹ Stopped" in shown
+    # the interrupted turn's result (when it came before the CLI was stopped) is not shown as
+    # an error, and its missing usage is not shown as zero tokens
+    footer = [line for line in shown.splitlines() if "this turn" in line]
+    assert all("⚠" not in f and "error_during_execution" not in f and " 0 in / 0 out" not in f for f in footer), footer
     nb.wait_for(lambda: not clis_with(home), 2, "no CLI left")
     assert time.monotonic() - pressed < 1.0  # interrupt and stop, both within a second
 

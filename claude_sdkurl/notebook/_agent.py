@@ -250,7 +250,7 @@ class NotebookAgent:
                 note = "⏹ Stopped. The conversation goes on in the next cell."
             run.text = "\n\n".join(b.text for m in run.messages if isinstance(m, AssistantMessage) and not m.parent_tool_use_id
                                     for b in m.content if isinstance(b, TextBlock))  # fmt: skip
-            view.finish(run.result, run.cost_usd, note)
+            view.finish(run.result, run.cost_usd, note, stopped=turn.stopping)
             self.shell.user_ns["_claude"] = run
             turn._ended()
 

@@ -129,8 +129,10 @@ class TurnView:
         elif kind in ("content_block_stop", "message_stop"):
             self._end_text()
 
-    def finish(self, result: ResultMessage | None, turn_cost: float | None, note: str | None = None) -> None:
-        """Close the text and show the footer: outcome, this turn's cost and tokens, times."""
+    def finish(self, result: ResultMessage | None, turn_cost: float | None, note: str | None = None, stopped: bool = False) -> None:
+        """Close the text and show the footer: outcome (``note`` first, if any), this turn's cost
+        and tokens, times. A stopped turn's error result is not marked as an error (the note
+        says it stopped)."""
         with self._lock:
             self._end_text()
             parts = []
@@ -139,11 +141,13 @@ class TurnView:
             if result is not None:
                 usage = result.usage or {}
                 tokens_in = sum(int(usage.get(k) or 0) for k in ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"))
-                mark = "✅" if not result.is_error else f"⚠️ {result.subtype}"
+                tokens_out = int(usage.get("output_tokens") or 0)
+                # an interrupted turn's result carries no usage (2.1.330): none is shown, not zeros
+                tokens = f"{tokens_in:,} in / {tokens_out:,} out tokens" if tokens_in or tokens_out else "tokens not reported"
+                mark = "✅" if not result.is_error else ("" if stopped else f"⚠️ {result.subtype}")  # a stop: the note says it
                 cost = f"{dollars(turn_cost)} this turn" if turn_cost is not None else "cost –"
                 total = f" ({dollars(result.total_cost_usd)} this session)" if result.total_cost_usd is not None else ""
-                parts.append(f"{mark} · {cost}{total} · {tokens_in:,} in / {int(usage.get('output_tokens') or 0):,} out tokens"
-                             f" · {result.duration_ms / 1000:.1f} s")  # fmt: skip
+                parts.append(" · ".join(p for p in (mark, f"{cost}{total}", tokens, f"{result.duration_ms / 1000:.1f} s") if p))
                 if result.is_error and result.errors and not note:  # a stop's own error text says nothing new
                     parts.append("; ".join(result.errors))
             if parts:
