@@ -329,8 +329,10 @@ class RetryPolicy:
     A limit (an item ends on a 429 or 529, or a rejected ``rate_limit_event``) pauses the whole
     batch: no item starts, and once the running ones have ended one probe (a limited item run
     again) decides when to go on. Probes wait ``first_wait`` seconds, doubling after each one
-    limited again, with full jitter, never more than ``max_wait`` (a reset time the CLI gave is
-    waited for when it is sooner than that). A transient fault (an API 5xx, a CLI that crashed,
+    limited again, with full jitter, never more than ``max_wait``. A reset time the CLI gave (a
+    usage limit's ``resetsAt``, or the delay it said it would wait before a CLI was released) is
+    waited for in full, however far: a probe before it would only spend a request. A batch paused
+    for hours can be stopped (Ctrl-C: :class:`BatchStopped`) and resumed later from its checkpoint. A transient fault (an API 5xx, a CLI that crashed,
     a worker lost) runs that item again after the same kind of wait, at most ``max_retries``
     times; then it fails, ``fault="transient"``. ``max_pauses`` bounds the probes of one pause
     (``None``: no bound); past it the limited items fail with ``fault="limit"``.
@@ -360,11 +362,8 @@ class RetryPolicy:
         """Seconds before try ``tries`` (1 = the first retry): jittered doubling, capped."""
         ceiling = min(self.max_wait, self.first_wait * 2 ** max(0, tries - 1))
         jittered = random.uniform(self.first_wait / 2, max(self.first_wait / 2, ceiling))
-        if resets_at is not None:
-            until = resets_at - time.time()
-            if 0 < until <= self.max_wait:
-                return max(until, jittered / 4)
-        return jittered
+        until = resets_at - time.time() if resets_at is not None else 0.0
+        return max(until, jittered / 4) if until > 0 else jittered
 
 
 def run_batch(
@@ -447,7 +446,7 @@ def run_batch(
         limited = [i for i in todo if state.last.get(i) is not None and state.last[i].fault == "limit"]
         if previous.paused_until is not None and limited:
             state.paused, state.waiting = True, limited
-            state.probe_at = time.monotonic() + max(0.0, min(previous.paused_until - time.time(), retry.max_wait))
+            state.probe_at = time.monotonic() + max(0.0, previous.paused_until - time.time())  # as the driver had planned it
             todo = [i for i in todo if i not in limited]
     report = _reporter(progress, len(prompts))
     sink = _Checkpoint(checkpoint) if checkpoint is not None else None

@@ -1,0 +1,100 @@
+"""run_batch's driver alone (pauses, probes, reset times, the checkpoint's pause), fast: an
+executor that runs nothing and answers each submitted run with a scripted BatchItem. The real
+CLI under real limits: test_realcli_batch_limits."""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from claude_sdkurl.batch import BatchItem, BatchProgress, BatchResult, BatchStopped, RetryPolicy, run_batch
+
+HOUR = 3600.0
+
+
+class Scripted(cf.Executor):
+    """Each submitted run is answered at once by ``answer(index, prompt, attempt)``; every
+    submit is recorded as (wall-clock time, index, attempt)."""
+
+    def __init__(self, answer: Callable[[int, str, int], BatchItem]) -> None:
+        self.answer = answer
+        self.calls: list[tuple[float, int, int]] = []
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> cf.Future[Any]:
+        index, prompt, _options, _session, _prompt_then, attempt, _release = args
+        self.calls.append((time.time(), index, attempt))
+        future: cf.Future[Any] = cf.Future()
+        future.set_result(self.answer(index, prompt, attempt))
+        return future
+
+
+def stop_after(seconds: float) -> Callable[[BatchProgress], None]:
+    """A progress callback that stops the batch (as Ctrl-C does) once, ``seconds`` from now."""
+    t0 = time.monotonic()
+    fired: list[BatchProgress] = []
+
+    def report(p: BatchProgress) -> None:
+        if not fired and time.monotonic() - t0 > seconds:
+            fired.append(p)
+            raise KeyboardInterrupt
+
+    return report
+
+
+def test_wait_honours_a_reset_time_however_far() -> None:
+    policy = RetryPolicy(first_wait=1.0, max_wait=60.0)
+    assert HOUR - 5 < policy.wait(1, time.time() + HOUR) <= HOUR  # not cut to max_wait
+    assert 0.5 <= policy.wait(1, time.time() - 5) <= 1.0  # a reset already past: the backoff
+    assert all(0.5 <= policy.wait(n) <= 60.0 for n in range(1, 20))
+
+
+def test_a_usage_limit_an_hour_away_is_waited_for_not_probed(tmp_path: Path) -> None:
+    """The first wave meets a usage limit that resets in an hour: nothing runs again before
+    then, whatever max_wait says; stopped and resumed, the batch is still paused until then."""
+    resets = time.time() + HOUR
+
+    def answer(index: int, prompt: str, attempt: int) -> BatchItem:
+        return BatchItem(index=index, prompt=prompt, error="ResultError: usage limit", fault="limit", resets_at=resets,
+                         attempts=attempt)  # fmt: skip
+
+    checkpoint = tmp_path / "cp.jsonl"
+    pool = Scripted(answer)
+    policy = RetryPolicy(first_wait=0.2, max_wait=0.5)  # a backoff alone would probe within 0.5 s
+    with pytest.raises(BatchStopped) as stopped:
+        run_batch([f"item {i}" for i in range(4)], executor=pool, max_concurrency=4, retry=policy, checkpoint=checkpoint,
+                  progress=stop_after(2.0))  # fmt: skip
+    assert sorted(index for _, index, _ in pool.calls) == [0, 1, 2, 3]  # the first wave only: no probe
+    assert [i.fault for i in stopped.value.result.items] == ["stopped"] * 4
+    saved = BatchResult.load(checkpoint)
+    assert saved.paused_until is not None and abs(saved.paused_until - resets) < 5
+    assert sorted(saved.unfinished) == [0, 1, 2, 3]
+
+    again = Scripted(answer)
+    with pytest.raises(BatchStopped):
+        run_batch([f"item {i}" for i in range(4)], executor=again, max_concurrency=4, retry=policy, checkpoint=checkpoint,
+                  resume=checkpoint, progress=stop_after(1.5))  # fmt: skip
+    assert again.calls == []  # resumed paused, its probe still an hour away
+
+
+def test_one_probe_at_the_reset_time_then_the_rest() -> None:
+    """A reset 1 s away: nothing runs until it, then one probe, then every item left."""
+    resets = time.time() + 1.0
+
+    def answer(index: int, prompt: str, attempt: int) -> BatchItem:
+        if time.time() < resets:
+            return BatchItem(index=index, prompt=prompt, error="ResultError: usage limit", fault="limit", resets_at=resets,
+                             attempts=attempt)  # fmt: skip
+        return BatchItem(index=index, prompt=prompt, text=f"answer {index}", attempts=attempt)
+
+    pool = Scripted(answer)
+    result = run_batch([f"item {i}" for i in range(6)], executor=pool, max_concurrency=3, retry=RetryPolicy(first_wait=0.2, max_wait=0.5))
+    assert [i.text for i in result.items] == [f"answer {i}" for i in range(6)] and result.failed == []
+    wave, probe, rest = pool.calls[:3], pool.calls[3], pool.calls[4:]
+    assert sorted(index for _, index, _ in wave) == [0, 1, 2] and all(t < resets for t, _, _ in wave)
+    assert probe[0] >= resets - 0.02 and probe[2] == 2  # not before the reset: a limited item's second run
+    assert sorted(index for _, index, _ in rest) == sorted({0, 1, 2, 3, 4, 5} - {probe[1]})
