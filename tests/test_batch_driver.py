@@ -18,18 +18,18 @@ HOUR = 3600.0
 
 
 class Scripted(cf.Executor):
-    """Each submitted run is answered at once by ``answer(index, prompt, attempt)``; every
-    submit is recorded as (wall-clock time, index, attempt)."""
+    """Each submitted run is answered at once by ``answer(index, prompt, attempt, options)``;
+    every submit is recorded as (wall-clock time, index, attempt)."""
 
-    def __init__(self, answer: Callable[[int, str, int], BatchItem]) -> None:
+    def __init__(self, answer: Callable[..., BatchItem]) -> None:
         self.answer = answer
         self.calls: list[tuple[float, int, int]] = []
 
     def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> cf.Future[Any]:
-        index, prompt, _options, _session, _prompt_then, attempt, _release = args
+        index, prompt, options, _session, _prompt_then, attempt, _release = args
         self.calls.append((time.time(), index, attempt))
         future: cf.Future[Any] = cf.Future()
-        future.set_result(self.answer(index, prompt, attempt))
+        future.set_result(self.answer(index, prompt, attempt, options))
         return future
 
 
@@ -58,7 +58,7 @@ def test_a_usage_limit_an_hour_away_is_waited_for_not_probed(tmp_path: Path) -> 
     then, whatever max_wait says; stopped and resumed, the batch is still paused until then."""
     resets = time.time() + HOUR
 
-    def answer(index: int, prompt: str, attempt: int) -> BatchItem:
+    def answer(index: int, prompt: str, attempt: int, options: Any) -> BatchItem:
         return BatchItem(index=index, prompt=prompt, error="ResultError: usage limit", fault="limit", resets_at=resets,
                          attempts=attempt)  # fmt: skip
 
@@ -85,7 +85,7 @@ def test_one_probe_at_the_reset_time_then_the_rest() -> None:
     """A reset 1 s away: nothing runs until it, then one probe, then every item left."""
     resets = time.time() + 1.0
 
-    def answer(index: int, prompt: str, attempt: int) -> BatchItem:
+    def answer(index: int, prompt: str, attempt: int, options: Any) -> BatchItem:
         if time.time() < resets:
             return BatchItem(index=index, prompt=prompt, error="ResultError: usage limit", fault="limit", resets_at=resets,
                              attempts=attempt)  # fmt: skip
@@ -98,3 +98,47 @@ def test_one_probe_at_the_reset_time_then_the_rest() -> None:
     assert sorted(index for _, index, _ in wave) == [0, 1, 2] and all(t < resets for t, _, _ in wave)
     assert probe[0] >= resets - 0.02 and probe[2] == 2  # not before the reset: a limited item's second run
     assert sorted(index for _, index, _ in rest) == sorted({0, 1, 2, 3, 4, 5} - {probe[1]})
+
+
+def test_transient_faults_run_again_then_fail_named() -> None:
+    def answer(index: int, prompt: str, attempt: int, options: Any) -> BatchItem:
+        if index == 0 or attempt < 3:
+            return BatchItem(index=index, prompt=prompt, error="ProcessError: killed by signal 9", fault="transient", attempts=attempt)
+        return BatchItem(index=index, prompt=prompt, text="ok", attempts=attempt)
+
+    pool = Scripted(answer)
+    result = run_batch(["a", "b"], executor=pool, retry=RetryPolicy(first_wait=0.01, max_wait=0.02, max_retries=2))
+    first, second = result.items
+    assert first.error == "RetriesExhausted: 3 runs; the last: ProcessError: killed by signal 9" and first.fault == "transient"
+    assert second.ok and second.attempts == 3
+    assert sorted((index, attempt) for _, index, attempt in pool.calls) == [(0, 1), (0, 2), (0, 3), (1, 1), (1, 2), (1, 3)]
+    # without a policy, a fault fails its item at once
+    once = Scripted(answer)
+    assert run_batch(["a"], executor=once, retry=None).items[0].error == "ProcessError: killed by signal 9" and len(once.calls) == 1
+
+
+def test_max_pauses_gives_the_limited_items_up() -> None:
+    def answer(index: int, prompt: str, attempt: int, options: Any) -> BatchItem:
+        return BatchItem(index=index, prompt=prompt, error="ResultError: 429", fault="limit", attempts=attempt)
+
+    pool = Scripted(answer)
+    result = run_batch([f"item {i}" for i in range(3)], executor=pool, max_concurrency=3,
+                       retry=RetryPolicy(first_wait=0.01, max_wait=0.02, max_pauses=2))  # fmt: skip
+    assert [i.fault for i in result.items] == ["limit"] * 3 and len(result.failed) == 3
+    assert len(pool.calls) == 3 + 2  # the first wave, then two probes, one at a time
+
+
+def test_a_batch_budget_is_shared_and_then_ends_the_rest() -> None:
+    """Each run is given a share of what is left as its max_budget_usd and spends it all: the
+    batch never spends more than its budget, and what could not start ends as "budget"."""
+
+    def answer(index: int, prompt: str, attempt: int, options: Any) -> BatchItem:
+        return BatchItem(index=index, prompt=prompt, text="ok", total_cost_usd=options.max_budget_usd, attempts=attempt)
+
+    pool = Scripted(answer)
+    result = run_batch([f"item {i}" for i in range(10)], executor=pool, max_concurrency=2, max_total_cost_usd=1.0)
+    shares = [i.total_cost_usd for i in result.items if i.ok]
+    assert shares and all(s > 0 for s in shares) and sum(shares) <= 1.0 + 1e-9
+    ended = [i for i in result.items if not i.ok]
+    assert ended and all(i.fault == "budget" and (i.error or "").startswith("BudgetExceeded") for i in ended)
+    assert len(pool.calls) == len(shares)  # nothing started once the budget was spent
