@@ -137,7 +137,7 @@ def test_a_batch_budget_is_shared_and_then_ends_the_rest() -> None:
 
     pool = Scripted(answer)
     result = run_batch([f"item {i}" for i in range(10)], executor=pool, max_concurrency=2, max_total_cost_usd=1.0)
-    shares = [i.total_cost_usd for i in result.items if i.ok]
+    shares = [i.total_cost_usd or 0.0 for i in result.items if i.ok]
     assert shares and all(s > 0 for s in shares) and sum(shares) <= 1.0 + 1e-9
     ended = [i for i in result.items if not i.ok]
     assert ended and all(i.fault == "budget" and (i.error or "").startswith("BudgetExceeded") for i in ended)
