@@ -332,9 +332,10 @@ class RetryPolicy:
     limited again, with full jitter, never more than ``max_wait``. A reset time the CLI gave (a
     usage limit's ``resetsAt``, or the delay it said it would wait before a CLI was released) is
     waited for in full, however far: a probe before it would only spend a request. A batch paused
-    for hours can be stopped (Ctrl-C: :class:`BatchStopped`) and resumed later from its checkpoint. A transient fault (an API 5xx, a CLI that crashed,
-    a worker lost) runs that item again after the same kind of wait, at most ``max_retries``
-    times; then it fails, ``fault="transient"``. ``max_pauses`` bounds the probes of one pause
+    for hours can be stopped (Ctrl-C: :class:`BatchStopped`) and resumed later from its
+    checkpoint. A transient fault (an API 5xx, a CLI that crashed, a worker lost) runs that item
+    again after the same kind of wait, at most ``max_retries`` times; then it fails,
+    ``fault="transient"``. ``max_pauses`` bounds the probes of one pause
     (``None``: no bound); past it the limited items fail with ``fault="limit"``.
     A CLI that meets a limit with a short ``retry-after`` waits and retries by itself; once it
     says it will wait ``release_after`` seconds or more, its run is stopped and counts as limited
@@ -359,7 +360,8 @@ class RetryPolicy:
             raise ValueError(f"RetryPolicy.max_pauses must be None or an int > 0, not {self.max_pauses!r}")
 
     def wait(self, tries: int, resets_at: float | None = None) -> float:
-        """Seconds before try ``tries`` (1 = the first retry): jittered doubling, capped."""
+        """Seconds before try ``tries`` (1 = the first retry): jittered doubling, capped at
+        ``max_wait``; or until ``resets_at`` (epoch seconds) when that is still ahead."""
         ceiling = min(self.max_wait, self.first_wait * 2 ** max(0, tries - 1))
         jittered = random.uniform(self.first_wait / 2, max(self.first_wait / 2, ceiling))
         until = resets_at - time.time() if resets_at is not None else 0.0
