@@ -94,6 +94,7 @@ class BatchItem:
     model_usage: dict[str, Any] | None = None  # the CLI's per-model tokens and cost (its ``costUSD``)
     fault: str | None = None  # why it failed: "limit" (rate limit, overload), "transient", "budget", "stopped"; None otherwise
     resets_at: float | None = None  # with a limit: when the CLI said it resets (epoch seconds), if it did
+    retry_after: float | None = None  # with a limit: how long the CLI meant to wait before retrying (the server's hint), seconds
     worked: bool = False  # the model answered at least once (the session holds work worth resuming)
     attempts: int = 1  # runs of this item in this batch (limits and transient faults run it again)
     parked: dict[str, Any] | None = None  # a tool call waiting for approve()/deny() (claude_sdkurl.approvals)
@@ -252,7 +253,7 @@ def run_one(
                 result = message
             elif isinstance(message, SystemMessage) and (delay := _limit_wait(message)) is not None \
                     and release_after is not None and delay >= release_after:  # fmt: skip
-                item.fault, item.resets_at = "limit", time.time() + delay
+                item.fault, item.retry_after = "limit", delay
                 item.error = (f"RateLimited: the API answered {message.data.get('error_status')}; "
                               f"the CLI would have waited {delay:.1f} s, so it was stopped")  # fmt: skip
                 getattr(messages, "close")()  # the query's generator: interrupts the turn, stops the CLI now
@@ -329,11 +330,11 @@ class RetryPolicy:
     A limit (an item ends on a 429 or 529, or a rejected ``rate_limit_event``) pauses the whole
     batch: no item starts, and once the running ones have ended one probe (a limited item run
     again) decides when to go on. Probes wait ``first_wait`` seconds, doubling after each one
-    limited again, with full jitter, never more than ``max_wait``. A reset time the CLI gave (a
-    usage limit's ``resetsAt``, or the delay it said it would wait before a CLI was released) is
-    waited for in full, however far: a probe before it would only spend a request. A batch paused
-    for hours can be stopped (Ctrl-C: :class:`BatchStopped`) and resumed later from its
-    checkpoint. A transient fault (an API 5xx, a CLI that crashed, a worker lost) runs that item
+    limited again, with full jitter, never more than ``max_wait``; a ``retry-after`` hint (the
+    delay a CLI said it would wait before it was released) is honoured where it is shorter than
+    that. A reset time the CLI gave (a usage limit's ``resetsAt``) is waited for in full, however
+    far: a probe before it would only spend a request. A batch paused for hours can be stopped
+    (Ctrl-C: :class:`BatchStopped`) and resumed later from its checkpoint. A transient fault (an API 5xx, a CLI that crashed, a worker lost) runs that item
     again after the same kind of wait, at most ``max_retries`` times; then it fails,
     ``fault="transient"``. ``max_pauses`` bounds the probes of one pause
     (``None``: no bound); past it the limited items fail with ``fault="limit"``.
@@ -359,13 +360,18 @@ class RetryPolicy:
         if self.max_pauses is not None and not (isinstance(self.max_pauses, int) and self.max_pauses > 0):
             raise ValueError(f"RetryPolicy.max_pauses must be None or an int > 0, not {self.max_pauses!r}")
 
-    def wait(self, tries: int, resets_at: float | None = None) -> float:
-        """Seconds before try ``tries`` (1 = the first retry): jittered doubling, capped at
-        ``max_wait``; or until ``resets_at`` (epoch seconds) when that is still ahead."""
+    def wait(self, tries: int, resets_at: float | None = None, retry_after: float | None = None) -> float:
+        """Seconds before try ``tries`` (1 = the first retry): until ``resets_at`` (epoch seconds)
+        when that is still ahead, however far; else jittered doubling capped at ``max_wait``,
+        and at least ``retry_after`` (seconds) where that is within the cap."""
         ceiling = min(self.max_wait, self.first_wait * 2 ** max(0, tries - 1))
         jittered = random.uniform(self.first_wait / 2, max(self.first_wait / 2, ceiling))
         until = resets_at - time.time() if resets_at is not None else 0.0
-        return max(until, jittered / 4) if until > 0 else jittered
+        if until > 0:
+            return max(until, jittered / 4)
+        if retry_after is not None and 0 < retry_after <= self.max_wait:
+            return max(retry_after, jittered / 4)
+        return jittered
 
 
 def run_batch(
@@ -664,7 +670,7 @@ class _Driver:
                 if policy.max_pauses is not None and self.probes >= policy.max_pauses:
                     return "failed-all"
                 self.waiting.insert(0, index)
-                self.probe_at = now + policy.wait(self.probes + 1, item.resets_at)
+                self.probe_at = now + policy.wait(self.probes + 1, item.resets_at, item.retry_after)
                 return "again"
             # The probe got through (or failed otherwise): the pause is over, every limited item runs again.
             self.paused, self.probes = False, 0
@@ -675,7 +681,7 @@ class _Driver:
             self.waiting.append(index)
             if not self.paused:
                 self.paused, self.probes = True, 0
-                self.probe_at = now + policy.wait(1, item.resets_at)
+                self.probe_at = now + policy.wait(1, item.resets_at, item.retry_after)
             return "again"
         if item.fault == "transient" and policy is not None:
             if item.attempts <= policy.max_retries:

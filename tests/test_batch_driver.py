@@ -51,6 +51,9 @@ def test_wait_honours_a_reset_time_however_far() -> None:
     assert HOUR - 5 < policy.wait(1, time.time() + HOUR) <= HOUR  # not cut to max_wait
     assert 0.5 <= policy.wait(1, time.time() - 5) <= 1.0  # a reset already past: the backoff
     assert all(0.5 <= policy.wait(n) <= 60.0 for n in range(1, 20))
+    # a retry-after hint is honoured where it is within the cap, and the cap wins where it is not
+    assert 8.0 <= policy.wait(1, retry_after=8.0) <= 8.0 + 1.0
+    assert RetryPolicy(first_wait=1.0, max_wait=3.0).wait(1, retry_after=8.0) <= 3.0
 
 
 def test_a_usage_limit_an_hour_away_is_waited_for_not_probed(tmp_path: Path) -> None:
