@@ -334,10 +334,10 @@ class RetryPolicy:
     delay a CLI said it would wait before it was released) is honoured where it is shorter than
     that. A reset time the CLI gave (a usage limit's ``resetsAt``) is waited for in full, however
     far: a probe before it would only spend a request. A batch paused for hours can be stopped
-    (Ctrl-C: :class:`BatchStopped`) and resumed later from its checkpoint. A transient fault (an API 5xx, a CLI that crashed, a worker lost) runs that item
-    again after the same kind of wait, at most ``max_retries`` times; then it fails,
-    ``fault="transient"``. ``max_pauses`` bounds the probes of one pause
-    (``None``: no bound); past it the limited items fail with ``fault="limit"``.
+    (Ctrl-C: :class:`BatchStopped`) and resumed later from its checkpoint. A transient fault (an
+    API 5xx, a CLI that crashed, a worker lost) runs that item again after the same kind of wait,
+    at most ``max_retries`` times; then it fails, ``fault="transient"``. ``max_pauses`` bounds the
+    probes of one pause (``None``: no bound); past it the limited items fail with ``fault="limit"``.
     A CLI that meets a limit with a short ``retry-after`` waits and retries by itself; once it
     says it will wait ``release_after`` seconds or more, its run is stopped and counts as limited
     (the CLI is released; the item runs again after the pause). ``None``: CLIs wait as they will.
