@@ -11,6 +11,8 @@ from typing import Any
 
 from jupyter_client.manager import KernelManager
 
+VIEW = "application/vnd.jupyter.widget-view+json"  # a displayed widget's output
+
 
 class Cell:
     """One execute request: its outputs as shown (display ids updated in place)."""
@@ -148,11 +150,29 @@ class Kernel:
             time.sleep(0.05)
         raise TimeoutError(f"{what} not seen within {timeout} s")
 
+    def _shown(self) -> set[str]:
+        """Comm ids of the widgets a frontend shows now: those a cell displays, and their
+        children, down (a widget's comm opens when it is made, before it is shown)."""
+        todo = [o["data"][VIEW]["model_id"] for cell in self.cells.values() for o in cell.outputs if VIEW in o.get("data", {})]
+        shown: set[str] = set()
+        while todo:
+            cid = todo.pop()
+            if cid not in shown:
+                shown.add(cid)
+                children = self.comms.get(cid, {}).get("children") or []
+                todo.extend(c.removeprefix("IPY_MODEL_") for c in children if isinstance(c, str))
+        return shown
+
     def button(self, description: str, timeout: float = 30) -> str:
-        """The comm id of an enabled button with this label (waits for it to appear)."""
-        return str(self.wait_for(lambda: next((cid for cid, s in self.comms.items() if s.get("_model_name") == "ButtonModel"
-                                                and s.get("description") == description and not s.get("disabled")), None),
-                                 timeout, f"a {description!r} button"))  # fmt: skip
+        """The comm id of an enabled button with this label, once it is shown (as a person
+        can click it: its click handler is set by then)."""
+
+        def find() -> str | None:
+            shown = self._shown()
+            return next((cid for cid, s in self.comms.items() if s.get("_model_name") == "ButtonModel" and cid in shown
+                         and s.get("description") == description and not s.get("disabled")), None)  # fmt: skip
+
+        return str(self.wait_for(find, timeout, f"a shown {description!r} button"))
 
     def click(self, comm_id: str) -> None:
         msg = self.kc.session.msg("comm_msg", {"comm_id": comm_id, "data": {"method": "custom", "content": {"event": "click"}}})
