@@ -38,6 +38,7 @@ import random
 import sys
 import threading
 import time
+import uuid
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import IO, Any
@@ -468,6 +469,7 @@ def run_batch(
     running: dict[cf.Future[BatchItem], int] = {}
     scopes: dict[int, _cancel.Scope] = {}  # a thread pool's running items, to stop them
     late: list[cf.Future[BatchItem]] = []  # runs still stopping when a stopped batch returned
+    token = uuid.uuid4().hex  # names this batch's runs on other processes, to stop them there
 
     def submit(index: int) -> None:
         state.attempts[index] = state.attempts.get(index, 0) + 1
@@ -489,7 +491,7 @@ def run_batch(
             scopes[index] = _cancel.Scope()
             running[pool.submit(_run_here, scopes[index], item_span, *job)] = index
         else:
-            running[pool.submit(run_one, *job)] = index
+            running[pool.submit(_run_elsewhere, token, *job)] = index
 
     def start(index: int) -> None:
         if state.out_of_budget():
@@ -516,12 +518,18 @@ def run_batch(
         # interrupts its turn and stops its CLI at once); what ends within the bound is kept.
         for scope in scopes.values():
             scope.cancel()
-        for future in running:
-            future.cancel()  # other executors: what has not started does not
+        if not _stop_elsewhere(pool, token, list(running)):
+            for future in running:
+                future.cancel()  # a thread or process pool: what has not started does not
+        # Dask and Ray runs were told to stop instead: their futures end as they do. (Dask's
+        # futures cancel at once, but the task goes on running on its worker.)
         ended, _ = cf.wait(list(running), timeout=_STOP_WAIT)
+        for future in running:
+            if future not in ended:
+                future.cancel()  # past the bound: not waited for
         for future in ended:
             index = running.pop(future)
-            if not future.cancelled() and future.exception() is None:
+            if not future.cancelled() and future.exception() is None and future.result().fault != "stopped":
                 finish(index, future.result())  # it ended on its own meanwhile
         for index in [i for i in range(len(prompts)) if i not in done]:
             last = state.last.get(index)
@@ -718,6 +726,72 @@ def _run_here(scope: _cancel.Scope, span: Any, *job: Any) -> BatchItem:
         _cancel.enter(None)
 
 
+# Runs on other processes (Dask, Ray, process pools), per process: the running ones of each
+# batch (its token), to stop them there, and the batches stopped (a run of one that starts
+# late ends at once). A few dozen bytes per stopped batch stay for the worker's lifetime.
+_elsewhere: dict[str, dict[int, _cancel.Scope]] = {}
+_stopped: set[str] = set()
+_elsewhere_lock = threading.Lock()
+
+
+def _run_elsewhere(token: str, index: int, prompt: str, *job: Any) -> BatchItem:
+    """:func:`run_one` on another process's worker, stoppable there: by :func:`_stop_runs`
+    (Dask runs it on every worker) or by a ``KeyboardInterrupt`` (Ray's ``cancel``, a
+    terminal's Ctrl-C reaching a process pool). A stopped run ends as a ``fault="stopped"``
+    item (its query has interrupted the turn and stopped its CLI); it is not raised, since a
+    worker may treat an exception that is not an ``Exception`` as its own end."""
+    # Races with a stop: one that came before this run registered is in _stopped (checked
+    # under the lock it is added under); one after finds the scope, and a cancel before
+    # enter() is still pending, raised at the query's first wait.
+    scope = _cancel.Scope()
+    with _elsewhere_lock:
+        if token in _stopped:
+            scope.cancel()
+        _elsewhere.setdefault(token, {})[index] = scope
+    _cancel.enter(scope)
+    try:
+        return run_one(index, prompt, *job)
+    except (_cancel.CancelledError, KeyboardInterrupt):
+        attempt = job[3] if len(job) > 3 else 1
+        return BatchItem(index=index, prompt=prompt, attempts=attempt, fault="stopped",
+                         error="Stopped: the batch was stopped before this item ended")  # fmt: skip
+    finally:
+        _cancel.enter(None)
+        with _elsewhere_lock:
+            runs = _elsewhere.get(token, {})
+            runs.pop(index, None)
+            if not runs:
+                _elsewhere.pop(token, None)
+
+
+def _stop_runs(token: str) -> int:
+    """On a worker process: stop the runs of batch ``token`` here and any that start later;
+    how many were running. Quick (it only asks): each run stops its own CLI."""
+    with _elsewhere_lock:
+        _stopped.add(token)
+        scopes = list(_elsewhere.get(token, {}).values())
+    for scope in scopes:
+        scope.cancel()
+    return len(scopes)
+
+
+def _stop_elsewhere(pool: cf.Executor, token: str, futures: list[cf.Future[BatchItem]]) -> bool:
+    """Tell runs on other processes to stop: ``True`` for a Dask client's executor (every
+    worker runs :func:`_stop_runs`) and :class:`RayExecutor` (``ray.cancel``), ``False``
+    for any other executor (its futures are only cancelled: what runs goes on to its end)."""
+    if isinstance(pool, RayExecutor):
+        pool._stop(futures)
+        return True
+    client = getattr(pool, "_client", None)  # distributed.cfexecutor.ClientExecutor keeps its Client there
+    if type(pool).__module__.startswith("distributed.") and client is not None:
+        try:
+            client.run(_stop_runs, token, on_error="ignore")  # a worker lost meanwhile has no run to stop
+        except Exception:  # a closed client, a cluster gone: nothing there to stop
+            return False
+        return True
+    return False
+
+
 class RayExecutor(cf.Executor):
     """Ray as a ``concurrent.futures`` executor, for :func:`run_batch` (Ray has none of its own).
 
@@ -734,14 +808,38 @@ class RayExecutor(cf.Executor):
         self._ray = ray
         self._options = remote_options
         self._remotes: dict[Any, Any] = {}
+        self._refs: dict[cf.Future[Any], Any] = {}  # each running future's ObjectRef, to cancel the task
 
     def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> cf.Future[Any]:
         remote = self._remotes.get(fn)
         if remote is None:
             remote = self._ray.remote(**self._options)(fn) if self._options else self._ray.remote(fn)
             self._remotes[fn] = remote
-        future: cf.Future[Any] = remote.remote(*args, **kwargs).future()
+        ref = remote.remote(*args, **kwargs)
+        future: cf.Future[Any] = ref.future()
+        self._refs[future] = ref  # dropped when its run ends
+        future.add_done_callback(lambda f: self._refs.pop(f, None))
         return future
+
+    def _stop(self, futures: list[cf.Future[Any]], grace: float = 1.0) -> None:
+        """Cancel these runs' Ray tasks (cancelling the future alone would leave the task
+        running): one not started never starts, a running one gets a ``KeyboardInterrupt``
+        (its query interrupts the turn and stops its CLI). That one is not reliable (measured
+        with Ray 2.60: in most stops a task had not ended 5 s later): a task still running
+        after ``grace`` seconds is cancelled by force, its worker process killed, and the
+        CLI's watcher stops the CLI at once."""
+        self._cancel(futures, force=False)
+        _, running = cf.wait(futures, timeout=grace)
+        self._cancel(list(running), force=True)
+
+    def _cancel(self, futures: list[cf.Future[Any]], force: bool) -> None:
+        for future in futures:
+            ref = self._refs.get(future)
+            if ref is not None:
+                try:
+                    self._ray.cancel(ref, force=force)
+                except Exception:  # ended meanwhile, or Ray is shut down: nothing to stop
+                    pass
 
 
 def picklable(options: ClaudeAgentOptions) -> ClaudeAgentOptions:

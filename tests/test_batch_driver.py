@@ -26,7 +26,7 @@ class Scripted(cf.Executor):
         self.calls: list[tuple[float, int, int]] = []
 
     def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> cf.Future[Any]:
-        index, prompt, options, _session, _prompt_then, attempt, _release = args
+        _token, index, prompt, options, _session, _prompt_then, attempt, _release = args
         self.calls.append((time.time(), index, attempt))
         future: cf.Future[Any] = cf.Future()
         future.set_result(self.answer(index, prompt, attempt, options))

@@ -4,17 +4,19 @@
 from __future__ import annotations
 
 import concurrent.futures as cf
+import contextlib
 import json
 import os
 import signal
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from claude_sdkurl import ClaudeAgentOptions, PermissionResultAllow
-from claude_sdkurl.batch import BatchProgress, BatchResult, UnpicklableOptionError, run_batch
+from claude_sdkurl.batch import BatchProgress, BatchResult, BatchStopped, UnpicklableOptionError, run_batch
 from claude_sdkurl.testing import MockMessagesAPI, RecordedRequest, Reply, error, offline_env, text
 
 from .conftest import processes
@@ -208,3 +210,62 @@ def test_twenty_prompts_on_a_local_ray_instance(batch_options: Any) -> None:
     check_totals(result, prompts)
     assert [i.prompt for i in result.failed] == ["fail-ray"] and len(result.succeeded) == 19
     assert sorted(r.last_user_text() for r in api.message_requests() if r.last_user_text().startswith("r")) == sorted(prompts[:-1])
+
+
+def _slow_unless_quick(request: RecordedRequest) -> Reply:
+    if request.last_user_text().startswith("quick"):
+        return text("quick answer")
+    return Reply([{"type": "text", "text": "word " * 4000}], chunk=20, delay=0.05)  # about 50 s
+
+
+@contextlib.contextmanager
+def _cluster(kind: str) -> Iterator[cf.Executor]:
+    if kind == "dask":
+        distributed = pytest.importorskip("distributed")  # in the test extra: never skipped in CI
+        with distributed.LocalCluster(n_workers=2, threads_per_worker=2, processes=True, dashboard_address=None) as cluster:
+            with distributed.Client(cluster) as client:
+                yield client.get_executor()
+    else:
+        ray = pytest.importorskip("ray")
+        from claude_sdkurl.batch import RayExecutor
+
+        ray.init(num_cpus=3, include_dashboard=False, log_to_driver=False, configure_logging=False)
+        try:
+            yield RayExecutor()
+        finally:
+            ray.shutdown()
+
+
+@pytest.mark.foreign_threads
+@pytest.mark.parametrize("kind", ["dask", "ray"])
+def test_a_stopped_batch_stops_the_clis_on_its_workers(kind: str, cli_paths: dict[str, Path], home: Path) -> None:
+    """Ctrl-C (here raised from the progress callback) on a batch running on Dask or Ray worker
+    processes: the batch returns at once and no CLI of it runs on: each worker's run
+    interrupts its turn and stops its CLI, as on threads."""
+
+    def clis() -> list[int]:  # this test's CLIs, by their HOME (workers' children included)
+        return processes("environ", lambda env: f"HOME={home}".encode() in env.split(b"\0"))
+
+    pressed: list[float] = []
+
+    def press_stop(p: BatchProgress) -> None:
+        if not pressed and p.done >= 1 and len(clis()) >= 3:  # the quick item done, three slow ones running
+            pressed.append(time.monotonic())
+            raise KeyboardInterrupt
+
+    prompts = ["quick 0", "slow 1", "slow 2", "slow 3", "slow 4"]
+    with MockMessagesAPI(_slow_unless_quick) as api, _cluster(kind) as executor:
+        options = ClaudeAgentOptions(cli_path=str(cli_paths["stdio"]), env=offline_env(api.url, home), cwd=str(home / "work"))
+        with pytest.raises(BatchStopped) as stopped:
+            run_batch(prompts, options, executor=executor, max_concurrency=3, progress=press_stop, retry=None)
+        returned = time.monotonic() - pressed[0]
+        deadline = time.monotonic() + 3
+        while clis() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        left = clis()
+        gone = time.monotonic() - pressed[0]
+        assert left == [], f"{len(left)} CLI(s) still running {gone:.1f} s after the stop"
+        assert returned < 3.0 and gone < 4.0, (returned, gone)
+        items = stopped.value.result.items
+        assert [(i.ok, i.fault) for i in items] == [(True, None)] + [(False, "stopped")] * 4
+        assert "slow 4" not in {r.last_user_text() for r in api.message_requests()}  # never started
