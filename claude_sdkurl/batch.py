@@ -534,7 +534,7 @@ def run_batch(
         for index in [i for i in range(len(prompts)) if i not in done]:
             last = state.last.get(index)
             item = dataclasses.replace(last) if last is not None else BatchItem(index=index, prompt=prompts[index], attempts=0)
-            item.fault, item.error = "stopped", "Stopped: the batch was stopped before this item ended"
+            item.fault, item.error = "stopped", _STOPPED
             done[index] = item
         late.extend(running)
         running.clear()
@@ -711,6 +711,7 @@ class _Driver:
         return min(times) if times else None
 
 
+_STOPPED = "Stopped: the batch was stopped before this item ended"  # a stopped item's error
 _STOP_WAIT = 2.0  # seconds a stopped batch waits for its runs to stop (each interrupts, then stops its CLI)
 _TICK = 1.0  # seconds between progress reports while nothing ends
 
@@ -734,7 +735,8 @@ _stopped: set[str] = set()
 _elsewhere_lock = threading.Lock()
 
 
-def _run_elsewhere(token: str, index: int, prompt: str, *job: Any) -> BatchItem:
+def _run_elsewhere(token: str, index: int, prompt: str, options: ClaudeAgentOptions | None, resume_session: str | None,
+                   continue_prompt: str | None, attempt: int, release_after: float | None) -> BatchItem:
     """:func:`run_one` on another process's worker, stoppable there: by :func:`_stop_runs`
     (Dask runs it on every worker) or by a ``KeyboardInterrupt`` (Ray's ``cancel``, a
     terminal's Ctrl-C reaching a process pool). A stopped run ends as a ``fault="stopped"``
@@ -750,11 +752,9 @@ def _run_elsewhere(token: str, index: int, prompt: str, *job: Any) -> BatchItem:
         _elsewhere.setdefault(token, {})[index] = scope
     _cancel.enter(scope)
     try:
-        return run_one(index, prompt, *job)
+        return run_one(index, prompt, options, resume_session, continue_prompt, attempt, release_after)
     except (_cancel.CancelledError, KeyboardInterrupt):
-        attempt = job[3] if len(job) > 3 else 1
-        return BatchItem(index=index, prompt=prompt, attempts=attempt, fault="stopped",
-                         error="Stopped: the batch was stopped before this item ended")  # fmt: skip
+        return BatchItem(index=index, prompt=prompt, attempts=attempt, fault="stopped", error=_STOPPED)
     finally:
         _cancel.enter(None)
         with _elsewhere_lock:
