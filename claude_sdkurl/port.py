@@ -59,8 +59,14 @@ from __future__ import annotations
 
 import argparse
 import ast
+import contextlib
 import difflib
+import io
+import os
+import stat
 import sys
+import tempfile
+import tokenize
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -138,7 +144,17 @@ def _libcst() -> Any:
 
 
 def port_source(source: str, path: str = "<string>") -> Ported:
-    """Port one program's text (see the module doc). :class:`PortError` if it does not parse."""
+    """Port one program's text (see the module doc). :class:`PortError` if it does not parse,
+    or is more than the parsers can take (nested too deep, too large)."""
+    try:
+        return _port(source, path)
+    except RecursionError:
+        raise PortError(f"{path}: too deeply nested for Python's parser (RecursionError)") from None
+    except MemoryError:
+        raise PortError(f"{path}: too large for Python's parser (MemoryError)") from None
+
+
+def _port(source: str, path: str) -> Ported:
     cst = _libcst()
     from libcst.metadata import MetadataWrapper, PositionProvider
 
@@ -147,6 +163,8 @@ def port_source(source: str, path: str = "<string>") -> Ported:
         module = cst.parse_module(source)
     except SyntaxError as bad:
         raise PortError(f"{path}:{bad.lineno}:{bad.offset}: does not parse: {bad.msg}") from None
+    except ValueError as bad:  # a NUL byte, say
+        raise PortError(f"{path}: does not parse: {bad}") from None
     except cst.ParserSyntaxError as bad:
         raise PortError(f"{path}:{bad.editor_line}:{bad.editor_column}: not Python this tool can read: {bad.message}") from None
     if "claude_agent_sdk" not in source and not any(f"{loop}." in source for loop in _LOOPS):
@@ -457,29 +475,48 @@ def _has(cst: Any, node: Any, kind: Any) -> bool:
 
 
 def _fix_imports(cst: Any, module: Any, porter: Any) -> Any:
-    """Add the stdlib modules the rewrites call; drop ``import asyncio/anyio/trio`` no longer used."""
+    """Add the stdlib modules the rewrites call; drop ``import asyncio/anyio/trio`` no longer
+    used (the comments and blank lines above a dropped line stay, above the next statement).
+    The module's names are collected once, and only where a loop library is imported."""
     kept = []
+    carried: list[Any] = []  # the leading lines of a dropped import, for the next statement
+    used: set[str] | None = None
     for stmt in module.body:
         names = _plain_imports(cst, stmt)
-        unused = set(names) & set(_LOOPS) - _names_used(cst, module, stmt)
+        loops = set(names) & set(_LOOPS)
+        if loops and used is None:
+            used = _names_used(cst, module, skip=lambda s: bool(set(_plain_imports(cst, s)) & set(_LOOPS)))
+        unused = loops - (used or set())
         if unused:  # a loop library no longer used: drop it from the import
             imp = stmt.body[0]
             aliases = [a for a in imp.names if _dotted(cst, a.name) not in unused]
             if not aliases:
+                carried += list(stmt.leading_lines)
                 continue
             aliases[-1] = aliases[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
             stmt = stmt.with_changes(body=[imp.with_changes(names=aliases)])
+        if carried:
+            stmt = stmt.with_changes(leading_lines=[*carried, *stmt.leading_lines])
+            carried = []
         kept.append(stmt)
     present = {n for stmt in kept for n in _plain_imports(cst, stmt)}
     missing = sorted(porter.need - present)
+    footer = list(module.footer)
+    if carried:  # the dropped import was the last statement: its comments go to the footer
+        footer = [*carried, *footer]
     if missing:
         at = next((i for i, s in enumerate(kept) if _plain_imports(cst, s) or _is_from_import(cst, s)), 0)
         if at == 0 and kept and _is_docstring(cst, kept[0]):
             at = 1
         while at < len(kept) and _is_from_future(cst, kept[at]):
             at += 1
-        kept[at:at] = [cst.parse_statement(f"import {name}\n") for name in missing]
-    return module.with_changes(body=kept)
+        added = [cst.parse_statement(f"import {name}\n") for name in missing]
+        if at < len(kept) and kept[at].leading_lines and added:
+            # the new imports go below the comments that headed the statement they precede
+            added[0] = added[0].with_changes(leading_lines=kept[at].leading_lines)
+            kept[at] = kept[at].with_changes(leading_lines=[])
+        kept[at:at] = added
+    return module.with_changes(body=kept, footer=footer)
 
 
 def _plain_imports(cst: Any, stmt: Any) -> list[str]:
@@ -507,7 +544,7 @@ def _is_docstring(cst: Any, stmt: Any) -> bool:
 
 
 def _names_used(cst: Any, module: Any, skip: Any) -> set[str]:
-    """Every name the module refers to, outside the statement ``skip``."""
+    """Every name the module refers to, outside the top-level statements ``skip(stmt)`` is true of."""
     used: set[str] = set()
 
     class Collect(cst.CSTVisitor):  # type: ignore[misc]
@@ -515,7 +552,7 @@ def _names_used(cst: Any, module: Any, skip: Any) -> set[str]:
             used.add(node.value)
 
     for stmt in module.body:
-        if stmt is not skip:
+        if not skip(stmt):
             stmt.visit(Collect())
     return used
 
@@ -524,38 +561,101 @@ def _names_used(cst: Any, module: Any, skip: Any) -> set[str]:
 
 
 def _files(paths: Sequence[str]) -> list[Path]:
+    """The files named, and the ``*.py`` below the directories named (symlinked directories are
+    not followed, so a link loop is walked once)."""
     found: list[Path] = []
     for p in map(Path, paths):
-        found += sorted(p.rglob("*.py")) if p.is_dir() else [p]
+        if not p.is_dir():
+            found.append(p)
+            continue
+        for top, dirs, names in os.walk(p):
+            dirs.sort()
+            found += [Path(top, n) for n in sorted(names) if n.endswith(".py")]
     return found
+
+
+def _read(path: Path) -> tuple[str, str]:
+    """The file's text and its encoding, as Python reads a source file (PEP 263: a BOM or a
+    ``coding:`` line, else UTF-8)."""
+    with open(path, "rb") as f:
+        data = f.read()
+    encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    return data.decode(encoding), encoding
+
+
+def _write(path: Path, text: str, encoding: str) -> None:
+    """Replace the file's contents at once: written to a temporary file beside it (its mode
+    copied), flushed to disk, then renamed over it; a write cut short (a full disk, a size limit)
+    leaves the file as it was. A symlink is followed: its target is written, the link stays."""
+    target = Path(os.path.realpath(path))
+    mode = stat.S_IMODE(target.stat().st_mode)
+    if not mode & 0o222 or not os.access(target, os.W_OK):
+        raise PermissionError("the file is read-only")
+    data = text.encode(encoding)
+    fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".port-tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(temporary, mode)
+        os.replace(temporary, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+
+
+def _reason(error: BaseException) -> str:
+    if isinstance(error, OSError) and error.strerror:
+        return error.strerror
+    return str(error) or type(error).__name__
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """The command (see the module doc). Exit 0: done (or nothing to do); 1 with ``--check``
-    when a file would change or has places left; 2: a file could not be read or parsed."""
+    when a file would change or has places left; 2: a file could not be read, parsed or
+    written (each such file is named on one line; the other files are ported all the same).
+
+    Each file is written whole or not at all (see :func:`_write`); a run is not all-or-nothing
+    across files: the files that could be ported are written."""
     parser = argparse.ArgumentParser(prog="python -m claude_sdkurl.port", description=__doc__.split("\n\n")[0])
     parser.add_argument("paths", nargs="+", help="files or directories (*.py below them)")
     parser.add_argument("-w", "--write", action="store_true", help="write the ported files in place")
     parser.add_argument("--check", action="store_true", help="exit 1 if any file still needs porting")
     args = parser.parse_args(argv)
-    results: list[Ported] = []
+    results: list[tuple[Ported, str]] = []
     status = 0
     for path in _files(args.paths):
         try:
-            results.append(port_source(path.read_text(encoding="utf-8"), str(path)))
-        except (OSError, UnicodeDecodeError, PortError) as error:
+            source, encoding = _read(path)
+        except (OSError, SyntaxError, UnicodeDecodeError, LookupError) as error:
+            print(f"claude_sdkurl.port: {path}: cannot read: {_reason(error)}", file=sys.stderr)
+            status = 2
+            continue
+        try:
+            results.append((port_source(source, str(path)), encoding))
+        except PortError as error:
             print(f"claude_sdkurl.port: {error}", file=sys.stderr)
             status = 2
-    for r in results:
+    written: list[Ported] = []
+    for r, encoding in results:
         if not r.changed and not r.todo:
             continue
         if args.write and r.changed:
-            Path(r.path).write_text(r.after, encoding="utf-8")
+            try:
+                _write(Path(r.path), r.after, encoding)
+            except (OSError, UnicodeEncodeError) as error:
+                print(f"claude_sdkurl.port: {r.path}: not written: {_reason(error)}", file=sys.stderr)
+                status = 2
+                continue
+            written.append(r)
         elif not args.check:
             sys.stdout.write(r.diff())
-    left = [(r.path, line, text) for r in results for line, text in r.todo]
-    unsure = [(r.path, line, text) for r in results for line, text in r.unsure]
-    changed = [r.path for r in results if r.changed]
+    ported = [r for r, _ in results]
+    left = [(r.path, line, text) for r in ported for line, text in r.todo]
+    unsure = [(r.path, line, text) for r in ported for line, text in r.unsure]
+    changed = written if args.write else [r for r in ported if r.changed]
     print(f"claude_sdkurl.port: {len(changed)} file(s) {'written' if args.write else 'to change'}, "
           f"{len(left)} place(s) left for you", file=sys.stderr)  # fmt: skip
     for where, line, text in left:

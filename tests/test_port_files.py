@@ -1,0 +1,172 @@
+"""The porting command and the user's files, the hostile cases: a write cut short, a file it
+may not write, input Python's parser cannot take, a declared encoding, a symlink loop. Each
+file is ported whole or left as it was, and one bad file never stops the others."""
+
+from __future__ import annotations
+
+import os
+import resource
+import stat
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from claude_sdkurl.port import main, port_source
+
+PROGRAM = textwrap.dedent(
+    """\
+    import asyncio
+    from claude_agent_sdk import query
+
+
+    async def main():
+        async for message in query(prompt="hi"):
+            print(message)
+        await asyncio.sleep(0)
+
+
+    asyncio.run(main())
+    """
+)
+
+
+def _big_program(lines: int) -> str:
+    body = "".join(f"    x{i} = {i}  # filler line {i} to make the file large\n" for i in range(lines))
+    return PROGRAM.replace("async def main():\n", "async def main():\n" + body)
+
+
+def _port_with_file_size_limit(path: Path, limit: int) -> subprocess.CompletedProcess[str]:
+    """``python -m claude_sdkurl.port -w path`` in a child whose files may not grow past ``limit``
+    bytes (``RLIMIT_FSIZE``: what a full disk does to a write, cut short)."""
+
+    def cap() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    return subprocess.run([sys.executable, "-m", "claude_sdkurl.port", "-w", str(path)], preexec_fn=cap,
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+
+
+def test_a_write_cut_short_leaves_the_file_as_it_was(tmp_path: Path) -> None:
+    app = tmp_path / "app.py"
+    original = _big_program(1000)
+    assert len(original.encode()) > 40_000
+    app.write_text(original)
+    done = _port_with_file_size_limit(app, 8192)
+    assert done.returncode == 2, done.stderr
+    assert app.read_text() == original  # not its first 8,192 bytes
+    assert f"{app}: not written" in done.stderr and "File too large" in done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["app.py"]  # no temporary file left
+
+
+def test_a_read_only_file_is_reported_and_the_others_are_ported(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    first, locked, last = (tmp_path / f"{n}.py" for n in ("a", "b", "c"))
+    for f in (first, locked, last):
+        f.write_text(PROGRAM)
+    locked.chmod(0o444)
+    assert main(["-w", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert f"{locked}: not written: the file is read-only" in err
+    assert locked.read_text() == PROGRAM and stat.S_IMODE(locked.stat().st_mode) == 0o444
+    assert "claude_agent_sdk" not in first.read_text() and "claude_agent_sdk" not in last.read_text()
+    assert "2 file(s) written" in err
+
+
+def test_the_mode_of_a_written_file_is_kept_and_a_symlink_stays_a_symlink(tmp_path: Path) -> None:
+    script = tmp_path / "tool.py"
+    script.write_text("#!/usr/bin/env python3\n" + PROGRAM)
+    script.chmod(0o751)
+    link = tmp_path / "link_to_tool.py"
+    link.symlink_to(script.name)
+    assert main(["-w", str(link)]) == 0
+    assert link.is_symlink() and "claude_sdkurl" in script.read_text()
+    assert stat.S_IMODE(script.stat().st_mode) == 0o751
+
+
+def test_input_the_parser_cannot_take_is_named_and_the_rest_goes_on(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    deep = tmp_path / "deep.py"
+    deep.write_text("import asyncio\nx = " + "+".join(["1"] * 50_000) + "\n")
+    unary = tmp_path / "unary.py"
+    unary.write_text("import asyncio\nx = " + "-" * 200_000 + "1\n")
+    binary = tmp_path / "binary.py"
+    binary.write_bytes(b"import asyncio\nx = '\xff\xfe'\n")
+    good = tmp_path / "good.py"
+    good.write_text(PROGRAM)
+    before = {p: p.read_bytes() for p in (deep, unary, binary)}
+    assert main(["-w", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    for p in (deep, unary, binary):
+        assert p.read_bytes() == before[p]
+        lines = [line for line in err.splitlines() if str(p) in line]
+        assert len(lines) == 1, err  # one line naming the file
+    assert "Traceback" not in err
+    assert "can't decode" in err or "decode" in err
+    assert "claude_sdkurl" in good.read_text()
+
+
+def test_a_declared_encoding_is_read_and_written_in_that_encoding(tmp_path: Path) -> None:
+    app = tmp_path / "latin.py"
+    source = "# -*- coding: latin-1 -*-\n" + PROGRAM.replace('"hi"', '"café"')
+    app.write_bytes(source.encode("latin-1"))
+    assert main(["-w", str(app)]) == 0
+    data = app.read_bytes()
+    assert "café".encode("latin-1") in data and "café".encode() not in data
+    assert "claude_sdkurl" in data.decode("latin-1")
+    bom = tmp_path / "bom.py"
+    bom.write_bytes(b"\xef\xbb\xbf" + PROGRAM.encode())
+    assert main(["-w", str(bom)]) == 0
+    assert bom.read_bytes().startswith(b"\xef\xbb\xbf") and b"claude_sdkurl" in bom.read_bytes()
+
+
+def test_a_symlink_loop_is_named_and_the_rest_goes_on(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "loop.py").symlink_to("loop.py")
+    sub = tmp_path / "pkg"
+    sub.mkdir()
+    (sub / "again").symlink_to("..")  # a directory loop: walked once
+    good = sub / "good.py"
+    good.write_text(PROGRAM)
+    assert main(["-w", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert f"{tmp_path / 'loop.py'}: cannot read" in err and "Traceback" not in err
+    assert "claude_sdkurl" in good.read_text()
+
+
+def test_a_comment_above_a_removed_import_is_kept() -> None:
+    source = textwrap.dedent(
+        """\
+        # %% [cell 1] setup
+        # the loop library, used below
+        import asyncio
+        # %% [cell 2] run
+        from claude_agent_sdk import query
+
+
+        async def main():
+            await asyncio.sleep(1)
+
+
+        asyncio.run(main())
+        """
+    )
+    after = port_source(source).after
+    assert "import asyncio" not in after
+    assert "# %% [cell 1] setup\n# the loop library, used below\n" in after
+    assert after.index("# %% [cell 1]") < after.index("# %% [cell 2]")
+
+
+def test_a_long_module_is_ported_whole() -> None:
+    # (its time per MB is bench/bench_port_size.py's: the old import fixer walked the module
+    # once per top-level statement)
+    source = "import asyncio\n" + "".join(f"v{i} = {i}\n" for i in range(3000)) + "asyncio.run(main())\n"
+    after = port_source(source).after
+    assert after.endswith("v2999 = 2999\nmain()\n") and "import asyncio" not in after
+
+
+def test_nothing_is_written_without_w(tmp_path: Path) -> None:
+    app = tmp_path / "app.py"
+    app.write_text(PROGRAM)
+    mtime = os.stat(app).st_mtime_ns
+    assert main([str(app)]) == 0
+    assert app.read_text() == PROGRAM and os.stat(app).st_mtime_ns == mtime
