@@ -21,11 +21,23 @@ How it works (measured on 2.1.330). A ``PreToolUse`` hook answering ``defer`` en
 without running the tool: the result has ``terminal_reason="tool_deferred"`` and
 ``deferred_tool_use`` (id, name, input). Resuming that session with a hook that answers
 ``allow`` (``deny``) for that tool use makes the CLI run (refuse) it first, then go on with the
-prompt sent. The decision is claimed once before anything runs: with ``options.session_store``
-by an entry keyed by the tool use id in the store (the stores here keep the first entry of a
-uuid, so of two deciders only one wins, on any machine), otherwise by a file created
-exclusively under the CLI's config directory (one machine). A second decision raises
-:class:`AlreadyDecidedError`, and nothing runs.
+prompt sent.
+
+What a decision applies to. Before anything is claimed, the call is looked up in the session's
+transcript (``options.session_store`` when set, else the CLI's transcript on this machine, under
+the ``HOME``/``CLAUDE_CONFIG_DIR`` of ``options.env``): the tool use id must name a call of that
+session that has no result yet, with the tool name and input of the :class:`Parked` record.
+Anything else (a forged or malformed id, a record edited to show another command, a transcript
+that is gone) raises :class:`NotParkedError` and uses up nothing. While the call runs, the
+deciding hook answers only a call with that id, name and input; a call presented otherwise is
+denied.
+
+The decision is then claimed once: with ``options.session_store`` by an entry the store keeps
+the first of (so of two deciders only one wins, on any machine), otherwise by a file created
+exclusively under the CLI's config directory (one machine), named by a hash of the ids, never
+by the ids themselves. A second decision raises :class:`AlreadyDecidedError`, and nothing runs.
+When the resumed run fails before the call has a result in the transcript (the CLI could not
+start, the store failed), the claim is released: the decision can be made again.
 
 In a batch (:func:`claude_sdkurl.batch.run_batch`) a parked item ends with ``fault="parked"``
 and its :class:`Parked` in ``BatchItem.parked``; the rest of the batch goes on, and
@@ -35,7 +47,10 @@ and its :class:`Parked` in ``BatchItem.parked``; the rest of the batch goes on, 
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import json
 import os
+import re
 import secrets
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -44,17 +59,28 @@ from typing import Any
 from ._errors import ClaudeSDKError
 from ._usercode import call_user
 from .query import query
-from .sessions._paths import config_dir, project_key_for_directory
+from .sessions._chain import entries_of_text
+from .sessions._paths import cli_projects_dir, config_dir, is_session_id, project_dir_name, project_key_for_directory, real_path
 from .sessions._storecall import call
-from .types import ClaudeAgentOptions, HookMatcher, Message, ResultMessage
+from .types import ClaudeAgentOptions, HookMatcher, Message, ResultMessage, ToolResultBlock, UserMessage
 
-__all__ = ["AlreadyDecidedError", "Parked", "approve", "deny", "parked", "parking"]
+__all__ = ["AlreadyDecidedError", "NotParkedError", "Parked", "approve", "deny", "parked", "parking"]
 
 _DECISIONS = "claude_sdkurl-decisions"  # the store subpath (and local directory) of claims
 
 
 class AlreadyDecidedError(ClaudeSDKError):
     """This parked tool call was approved or denied already (here or elsewhere)."""
+
+
+class NotParkedError(ClaudeSDKError, ValueError):
+    """What was given to decide is not a call parked in that session: a malformed or unknown
+    id, a record whose tool name or input differ from the session's call, or a session whose
+    transcript cannot be found. Nothing was claimed or run."""
+
+
+# A tool use id as the API makes them (toolu_...); anything else is refused before any use.
+_TOOL_USE_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -119,13 +145,22 @@ def _decide(waiting: Any, options: ClaudeAgentOptions | None, decision: str, pro
     if call_ is None:
         raise ValueError(f"nothing is parked in {type(waiting).__name__}")
     options = options or ClaudeAgentOptions()
-    _claim(call_, decision, options)
+    if _pending(call_, options) is None:  # the transcript shows a result: it was settled
+        raise AlreadyDecidedError(f"the tool call {call_.tool_use_id} has its result in the session already")
+    release = _claim(call_, decision, options)
+
+    def shown(hook_input: dict[str, Any]) -> bool:
+        """The call the CLI presents is the one the decider was shown: name and input."""
+        return hook_input.get("tool_name") == call_.tool_name and _same(hook_input.get("tool_input"), call_.tool_input)
 
     def answer(hook_input: dict[str, Any], tool_use_id: str | None, context: Any) -> dict[str, Any]:
         if (tool_use_id or hook_input.get("tool_use_id")) != call_.tool_use_id:
             return {}  # another call: the options' own hooks and rules decide
         output: dict[str, Any] = {"hookEventName": "PreToolUse", "permissionDecision": decision}
-        if reason:
+        if not shown(hook_input):
+            output = {"hookEventName": "PreToolUse", "permissionDecision": "deny",
+                      "permissionDecisionReason": "this call differs from the one the decision was made on"}  # fmt: skip
+        elif reason:
             output["permissionDecisionReason"] = reason
         return {"hookSpecificOutput": output}
 
@@ -143,28 +178,125 @@ def _decide(waiting: Any, options: ClaudeAgentOptions | None, decision: str, pro
     own = [dataclasses.replace(m, hooks=[passing(h) for h in m.hooks]) for m in hooks.get("PreToolUse", [])]
     hooks["PreToolUse"] = [HookMatcher(matcher=call_.tool_name, hooks=[answer]), *own]
     resumed = dataclasses.replace(options, resume=call_.session_id, continue_conversation=False, hooks=hooks)
-    return query(prompt, resumed)
+    return _released_on_failure(query(prompt, resumed), call_, options, release)
 
 
-def _claim(call_: Parked, decision: str, options: ClaudeAgentOptions) -> None:
-    """Record the decision once, or raise :class:`AlreadyDecidedError` (see the module doc)."""
+def _released_on_failure(messages: Iterator[Message], call_: Parked, options: ClaudeAgentOptions,
+                         release: Callable[[], None]) -> Iterator[Message]:  # fmt: skip
+    """The run's messages; if it raises before the call has its result, and the transcript
+    still shows the call waiting, the claim is released (the decision may be made again)."""
+    settled = False
+    try:
+        for message in messages:
+            if isinstance(message, UserMessage) and isinstance(message.content, list):
+                settled = settled or any(isinstance(b, ToolResultBlock) and b.tool_use_id == call_.tool_use_id for b in message.content)
+            yield message
+    except Exception:
+        if not settled:
+            try:
+                still_waiting = _pending(call_, options) is not None
+            except NotParkedError:
+                still_waiting = True  # the transcript is unreadable now: nothing ran from it
+            if still_waiting:
+                release()
+        raise
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal as JSON (what the transcript and the record hold)."""
+    return json.dumps(a, sort_keys=True, default=str) == json.dumps(b, sort_keys=True, default=str)
+
+
+def _pending(call_: Parked, options: ClaudeAgentOptions) -> dict[str, Any] | None:
+    """The session's ``tool_use`` block of ``call_`` while it has no result; ``None`` once it
+    has one. :class:`NotParkedError` when the ids are malformed, the transcript is not found,
+    no such call is in it, or the record's name or input differ from it."""
+    if not isinstance(call_.session_id, str) or not is_session_id(call_.session_id):
+        raise NotParkedError(f"not a session id: {call_.session_id!r}")
+    if not isinstance(call_.tool_use_id, str) or _TOOL_USE_ID.fullmatch(call_.tool_use_id) is None:
+        raise NotParkedError(f"not a tool use id: {call_.tool_use_id!r}")
+    entries = _transcript(call_.session_id, options)
+    block: dict[str, Any] | None = None
+    answered = False
+    for entry in entries:
+        content = (entry.get("message") or {}).get("content") if isinstance(entry.get("message"), dict) else None
+        for b in content if isinstance(content, list) else []:
+            if not isinstance(b, dict):
+                continue
+            if entry.get("type") == "assistant" and b.get("type") == "tool_use" and b.get("id") == call_.tool_use_id:
+                block = b
+            elif entry.get("type") == "user" and b.get("type") == "tool_result" and b.get("tool_use_id") == call_.tool_use_id:
+                answered = True
+    if block is None:
+        raise NotParkedError(f"session {call_.session_id} has no tool call {call_.tool_use_id}")
+    if block.get("name") != call_.tool_name or not _same(block.get("input"), call_.tool_input):
+        raise NotParkedError(
+            f"the record of {call_.tool_use_id} does not match the session's call ({block.get('name')} "
+            f"{json.dumps(block.get('input'), default=str)[:200]}): nothing was decided"
+        )
+    return None if answered else block
+
+
+def _transcript(session_id: str, options: ClaudeAgentOptions) -> list[dict[str, Any]]:
+    store = options.session_store
+    if store is not None:
+        key = {"project_key": project_key_for_directory(options.cwd), "session_id": session_id}
+        loaded = call(store.load, key) or []
+        entries = [e for e in loaded if isinstance(e, dict)]
+    else:
+        projects = Path(cli_projects_dir(options.env or {}))
+        home = projects / project_dir_name(real_path(str(options.cwd or ".")))
+        path = home / f"{session_id}.jsonl"
+        if not path.is_file():
+            path = next(iter(sorted(projects.glob(f"*/{session_id}.jsonl"))), path)
+        try:
+            entries = entries_of_text(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError) as e:
+            raise NotParkedError(f"the transcript of session {session_id} cannot be read ({e})") from None
+    if not entries:
+        raise NotParkedError(f"no transcript of session {session_id} was found")
+    return entries
+
+
+def _claim(call_: Parked, decision: str, options: ClaudeAgentOptions) -> Callable[[], None]:
+    """Record the decision once, or raise :class:`AlreadyDecidedError` (see the module doc);
+    returns what releases the claim."""
     token = secrets.token_hex(8)
     store = options.session_store
     if store is not None:
         key = {"project_key": project_key_for_directory(options.cwd), "session_id": call_.session_id, "subpath": _DECISIONS}
-        entry = {"type": "claude_sdkurl_decision", "uuid": f"decision-{call_.tool_use_id}", "decision": decision, "claim": token}
+        mine = f"decision-{call_.tool_use_id}"
+        entries = [e for e in call(store.load, key) or [] if isinstance(e, dict)]
+        # Each released claim frees the next generation; a store keeps the first entry of a uuid.
+        generation = sum(1 for e in entries if e.get("type") == "claude_sdkurl_release" and e.get("of") == mine)
+        uuid = f"{mine}-{generation}"
+        entry = {"type": "claude_sdkurl_decision", "uuid": uuid, "decision": decision, "claim": token}
         call(store.append, key, [entry])
-        first = next((e for e in call(store.load, key) or [] if isinstance(e, dict) and e.get("uuid") == entry["uuid"]), None)
+        first = next((e for e in call(store.load, key) or [] if isinstance(e, dict) and e.get("uuid") == uuid), None)
         if first is None or first.get("claim") != token:
             raise AlreadyDecidedError(f"the tool call {call_.tool_use_id} was {(first or {}).get('decision', 'decided')} already")
-        return
+
+        def release_entry() -> None:
+            call(store.append, key, [{"type": "claude_sdkurl_release", "uuid": f"release-{uuid}", "of": mine}])
+
+        return release_entry
     env = options.env or {}
     base = Path(env["CLAUDE_CONFIG_DIR"]) if "CLAUDE_CONFIG_DIR" in env else Path(env["HOME"], ".claude") if "HOME" in env else config_dir()
     folder = base / _DECISIONS
-    folder.mkdir(parents=True, exist_ok=True)
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    name = hashlib.sha256(f"{call_.session_id}/{call_.tool_use_id}".encode()).hexdigest()
+    path = folder / name
     try:
-        fd = os.open(folder / call_.tool_use_id, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+        fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
     except FileExistsError:
         raise AlreadyDecidedError(f"the tool call {call_.tool_use_id} was decided already") from None
     with os.fdopen(fd, "w") as f:
         f.write(decision)
+
+    def release_file() -> None:
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            pass
+
+    return release_file

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from claude_sdkurl import ClaudeAgentOptions, ResultMessage, ToolResultBlock, UserMessage, query
-from claude_sdkurl.approvals import AlreadyDecidedError, approve, deny, parked, parking
+from claude_sdkurl.approvals import AlreadyDecidedError, NotParkedError, approve, deny, parked, parking
 from claude_sdkurl.batch import run_batch
 from claude_sdkurl.stores import SQLiteSessionStore
 from claude_sdkurl.testing import MockMessagesAPI, offline_env, text, tool_use
@@ -149,3 +149,104 @@ def test_a_batch_goes_on_past_parked_items_decided_later_from_other_processes(cl
     approved = [i for i in waiting if i % 10 == 0]
     assert runs(log) == sorted([i for i in range(50) if i % 5] + approved)  # approved ones once, denied never
     assert len(approved) == 5
+
+
+# ---------------------------------------------------------------------- hostile decisions
+
+
+def _park(options: ClaudeAgentOptions, prompt: str = "item 5") -> Any:
+    waiting = parked([m for m in query(prompt, options) if isinstance(m, ResultMessage)][-1])
+    assert waiting is not None
+    return waiting
+
+
+def _decision_files(home: Path) -> list[Path]:
+    return sorted(p for p in home.rglob("*") if p.is_file() and "claude_sdkurl-decisions" in p.parts)
+
+
+def test_a_forged_or_path_like_id_is_refused_and_uses_up_nothing(cli_paths: Any, api: MockMessagesAPI, home: Path, tmp_path: Path) -> None:
+    log = tmp_path / "ran.log"
+    api.responder = responder(log)
+    options = _options(cli_paths, api, home)
+    waiting = _park(options)
+    served = len(api.message_requests())
+    forged = [
+        dataclasses.replace(waiting, tool_use_id="toolu_mock_99"),  # well formed, not in the session
+        dataclasses.replace(waiting, tool_use_id="../../../../tmp/owned"),
+        dataclasses.replace(waiting, tool_use_id=str(tmp_path / "owned")),
+        dataclasses.replace(waiting, session_id="../" + waiting.session_id),
+        dataclasses.replace(waiting, session_id="00000000-0000-4000-8000-000000000000"),  # no such session
+    ]
+    for bad in forged:
+        with pytest.raises(NotParkedError):
+            approve(bad, options)
+        with pytest.raises(NotParkedError):
+            deny(bad, options)
+    assert not (tmp_path / "owned").exists() and not Path("/tmp/owned").exists()
+    assert _decision_files(home) == []  # nothing claimed
+    assert len(api.message_requests()) == served and runs(log) == []  # no CLI resumed, nothing ran
+    list(approve(waiting, options))  # the real decision is still to be made, and works
+    assert runs(log) == [5]
+    (claim,) = _decision_files(home)
+    assert waiting.tool_use_id not in claim.name and claim.stat().st_mode & 0o777 == 0o600
+
+
+def test_a_tampered_record_is_refused_and_the_real_call_never_runs_unseen(cli_paths: Any, api: MockMessagesAPI, home: Path,
+                                                                          tmp_path: Path) -> None:  # fmt: skip
+    log = tmp_path / "ran.log"
+    api.responder = responder(log)
+    options = _options(cli_paths, api, home)
+    waiting = _park(options)
+    harmless = dataclasses.replace(waiting, tool_input={"command": "echo harmless"})
+    with pytest.raises(NotParkedError, match="does not match"):
+        approve(harmless, options)
+    with pytest.raises(NotParkedError):
+        approve(dataclasses.replace(waiting, tool_name="Read"), options)
+    assert runs(log) == [] and _decision_files(home) == []
+    # past the check (as if the transcript had been edited between the check and the run): the
+    # deciding hook itself sees a call that differs from the record it was given, and denies it
+    from claude_sdkurl import approvals
+
+    real_pending = approvals._pending
+    approvals._pending = lambda call_, options: {"id": call_.tool_use_id}  # type: ignore[assignment]
+    try:
+        answered = list(approve(harmless, options))
+    finally:
+        approvals._pending = real_pending  # type: ignore[assignment]
+    assert runs(log) == []  # "echo 5 ... # danger" never ran on an approval of "echo harmless"
+    results = [b for m in answered if isinstance(m, UserMessage) and isinstance(m.content, list) for b in m.content
+               if isinstance(b, ToolResultBlock) and b.tool_use_id == waiting.tool_use_id]  # fmt: skip
+    assert results and results[0].is_error and "differs" in str(results[0].content)
+
+
+def test_a_decision_on_a_missing_transcript_is_refused_then_made_once_it_is_back(cli_paths: Any, api: MockMessagesAPI, home: Path,
+                                                                                 tmp_path: Path) -> None:  # fmt: skip
+    log = tmp_path / "ran.log"
+    api.responder = responder(log)
+    options = _options(cli_paths, api, home)
+    waiting = _park(options)
+    (transcript,) = (home / ".claude" / "projects").glob(f"*/{waiting.session_id}.jsonl")
+    saved = transcript.read_bytes()
+    transcript.unlink()
+    with pytest.raises(NotParkedError, match="transcript"):
+        approve(waiting, options)
+    assert _decision_files(home) == [] and runs(log) == []
+    transcript.write_bytes(saved)
+    list(approve(waiting, options))
+    assert runs(log) == [5]
+    with pytest.raises(AlreadyDecidedError):
+        approve(waiting, options)
+
+
+def test_a_decision_whose_run_fails_before_the_call_ran_can_be_made_again(cli_paths: Any, api: MockMessagesAPI, home: Path,
+                                                                          tmp_path: Path) -> None:  # fmt: skip
+    log = tmp_path / "ran.log"
+    api.responder = responder(log)
+    options = _options(cli_paths, api, home)
+    waiting = _park(options)
+    broken = dataclasses.replace(options, cli_path=str(tmp_path / "no-such-cli"))
+    with pytest.raises(Exception):  # noqa: B017 - the run's own error: the CLI is missing
+        list(approve(waiting, broken))
+    assert runs(log) == [] and _decision_files(home) == []  # released
+    list(approve(waiting, options))
+    assert runs(log) == [5]
