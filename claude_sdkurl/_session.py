@@ -22,6 +22,7 @@ from __future__ import annotations
 import atexit
 import uuid
 import collections
+import itertools
 import logging
 import queue
 import threading
@@ -60,6 +61,7 @@ from ._parse import parse_message
 from ._run import RunTracker
 from ._transport import Transport, TransportCallbacks
 from ._workers import CALLBACK_WORKERS, Workers
+from .sessions._carried import NOTHING, Carried, carried
 from .sessions._mirror import MirrorBatcher
 from .sessions._resume import Materialized
 from . import ledger as _ledger
@@ -131,6 +133,9 @@ def _check_blocking_hooks(plan: LaunchPlan, answer: dict[str, Any]) -> None:
         )
 
 
+_LEDGER_KEYS = itertools.count(1)
+
+
 class Session:
     """A live conversation with one Claude Code CLI.
 
@@ -185,6 +190,11 @@ class Session:
         # temporary config dir (removed at close), and the mirror into the store.
         self._materialized: Materialized | None = None
         self._mirror: MirrorBatcher | None = None
+        # What a resumed session had cost before this run (read at its first init message).
+        self._carried: Carried | None = None
+        # This run's key in the ledgers: unique for the process's life (an id() is reused once
+        # a session is collected, and two runs would be booked as one).
+        self._ledger_key = next(_LEDGER_KEYS)
 
     # What start() planned (empty before it): read from the plan, not copied from it.
 
@@ -334,11 +344,23 @@ class Session:
             self._put_batch(batch)
 
     def _observe(self, message: Message) -> None:
-        """Hand a message to the run's spans and to the ledgers that count it, as it arrives."""
+        """Hand a message to the run's spans and to the ledgers that count it, as it arrives.
+        At the first ``init`` of a resumed, forked or continued session, what that session had
+        already cost is read (see :mod:`claude_sdkurl.sessions._carried`): the CLI's figures
+        include it, and spans and ledgers count only what this run spends."""
+        if self._carried is None and isinstance(message, SystemMessage) and message.subtype == "init":
+            options = self.plan.options if self.plan is not None else self.options
+            if options.resume or options.continue_conversation:
+                source = options.resume or message.data.get("session_id")
+                self._carried = carried(self.plan.projects_dir if self.plan is not None else None, source)
+            else:
+                self._carried = NOTHING
+            if self.trace is not None:
+                self.trace.carry(self._carried)
         if self.trace is not None:
             self.trace.observe(message)
         if self.ledgers or _ledger._active:
-            _ledger.feed(self.ledgers, id(self), message)
+            _ledger.feed(self.ledgers, self._ledger_key, message, self._carried)
 
     def _check_version(self, message: Message) -> None:
         """Warn, once, about a CLI too old for us or for ``verbatim_prompts``, from its first

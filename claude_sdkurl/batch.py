@@ -48,7 +48,8 @@ from typing import IO, Any
 from . import _cancel, _trace
 from ._errors import CLIConnectionError, CLINotFoundError, ClaudeSDKError, ExitedBeforeConnectingError, ProcessError, ResultError
 from .display import dollars, notebook
-from .query import query
+from .ledger import CostLedger
+from .query import counted
 from .types import AssistantMessage, ClaudeAgentOptions, RateLimitEvent, ResultMessage, SystemMessage
 
 logger = logging.getLogger("claude_sdkurl.batch")
@@ -89,14 +90,14 @@ class BatchItem:
     prompt: str
     text: str | None = None
     structured_output: Any = None
-    total_cost_usd: float | None = None
+    total_cost_usd: float | None = None  # what this item's runs spent, every run of it in this batch and in the batches it resumed
     usage: dict[str, Any] | None = None
     session_id: str | None = None
     num_turns: int | None = None
     error: str | None = None
     seconds: float = 0.0
     resumed_from: str | None = None  # the session this item went on with (see ``continue_prompt``)
-    model_usage: dict[str, Any] | None = None  # the CLI's per-model tokens and cost (its ``costUSD``)
+    model_usage: dict[str, Any] | None = None  # the CLI's per-model tokens and cost (its ``costUSD``) of the last run, less what its session carried in
     fault: str | None = None  # why it failed: "limit" (rate limit, overload), "transient", "budget", "stopped"; None otherwise
     resets_at: float | None = None  # with a limit: when the CLI said it resets (epoch seconds), if it did
     retry_after: float | None = None  # with a limit: how long the CLI meant to wait before retrying (the server's hint), seconds
@@ -307,8 +308,9 @@ def run_one(
     if resume_session is not None:
         options = dataclasses.replace(options or ClaudeAgentOptions(), resume=resume_session, continue_conversation=False)
         prompt = continue_prompt or prompt
+    spent = CostLedger()  # what this run spends (a resumed session's earlier cost is not in it)
     try:
-        for message in (messages := query(prompt, options)):
+        for message in (messages := counted(prompt, options, spent)):
             if isinstance(message, ResultMessage):
                 result = message
             elif isinstance(message, SystemMessage) and (delay := _limit_wait(message)) is not None \
@@ -339,11 +341,12 @@ def run_one(
     if result is not None:
         item.text = result.result
         item.structured_output = result.structured_output
-        item.total_cost_usd = result.total_cost_usd
+        run = next(iter(spent.runs), None)
+        item.total_cost_usd = run.cost_usd if run is not None and result.total_cost_usd is not None else None
         item.usage = result.usage
         item.session_id = result.session_id
         item.num_turns = result.num_turns
-        item.model_usage = {m: dict(u) for m, u in result.model_usage.items()} if result.model_usage else None
+        item.model_usage = {m: dict(u) for m, u in run.models.items()} if run is not None and run.models else None
     elif item.error is None:
         item.error = "CLIConnectionError: no result"
     item.seconds = time.monotonic() - t0
@@ -505,6 +508,12 @@ def run_batch(
             go_on[item.index] = item.session_id
     todo = [i for i in range(len(prompts)) if i not in done]
     state = _Driver(retry, max_total_cost_usd, max_concurrency)
+    for item in previous.items if previous is not None else []:
+        if item.index in todo and prompts[item.index] == item.prompt and item.total_cost_usd:
+            state.earlier[item.index] = item.total_cost_usd  # its failed runs were paid for
+    for run in (previous.unfinished.values() if previous is not None else []):
+        if run.index in todo and prompts[run.index] == run.prompt and run.total_cost_usd:
+            state.earlier[run.index] = max(state.earlier.get(run.index, 0.0), run.total_cost_usd)
     if previous is not None and retry is not None:
         # A checkpoint of a batch stopped mid-way: runs to go on with (their sessions) and a
         # pause to keep (the limit may still hold: one probe first, not a wave of requests).
@@ -696,6 +705,7 @@ class _Driver:
         self.probes = 0  # probes limited again in this pause
         self.spent = 0.0  # every finished run's cost, retried ones included
         self.reserved: dict[int, float] = {}  # budget promised to running items
+        self.earlier: dict[int, float] = {}  # what each item's earlier runs spent (this batch and the one resumed)
 
     # ---------------------------------------------------------------- budget
 
@@ -725,7 +735,14 @@ class _Driver:
     def outcome(self, index: int, item: BatchItem) -> str:
         """Book a finished run: ``"done"`` (final), ``"again"`` (runs later) or
         ``"failed-all"`` (the pause is given up)."""
+        # The run reports its own spend; the item keeps the sum over its runs (earlier ones,
+        # here or in the batch this one resumed, were paid for too).
         self.spent += item.total_cost_usd or 0.0
+        earlier = self.earlier.get(index)
+        if earlier:
+            item.total_cost_usd = (item.total_cost_usd or 0.0) + earlier
+        if item.total_cost_usd is not None:
+            self.earlier[index] = item.total_cost_usd
         self.reserved.pop(index, None)
         self.last[index] = item
         now = time.monotonic()

@@ -13,10 +13,13 @@
 
 Where the figures come from. The CLI reports cost in each ``ResultMessage``: ``total_cost_usd``
 and ``model_usage`` (tokens and ``costUSD`` per model) are totals of the CLI process so far
-(measured on 2.1.330: they grow turn by turn in one client). So a run's cost is its latest
-result's total, and the ledger's total is the sum over runs of that: equal to what the CLI says,
-to the cent. Per model likewise, from ``model_usage``. Per turn, the difference from the run's
-previous result.
+(measured on 2.1.330: they grow turn by turn in one client), and of a resumed, forked or
+continued session they start from what that session had cost before (2.1.330 carries it over).
+So a run's cost is its latest result's total less what was carried in (read from the session's
+transcript when the run starts: :mod:`claude_sdkurl.sessions._carried`), and the ledger's total
+is the sum over runs of that: what the runs spent, to the cent, each API call counted once
+however often its session is resumed. Per model likewise, from ``model_usage``. Per turn, the
+difference from the run's previous result.
 
 Per subagent and per tool the CLI gives no cost; the ledger counts each API call's tokens from
 the assistant messages (input and cache tokens at the call's start; output tokens from the
@@ -35,6 +38,7 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any
 
+from .sessions._carried import NOTHING, Carried
 from .types import AssistantMessage, ResultMessage, StreamEvent, SystemMessage, ToolUseBlock
 
 __all__ = ["CostLedger", "RunCost"]
@@ -61,9 +65,10 @@ class RunCost:
     """One run (a ``query()``, or one client's CLI) as the ledger sees it."""
 
     session_id: str | None = None
-    cost_usd: float = 0.0  # the CLI's total for this run so far
+    cost_usd: float = 0.0  # what this run spent so far (the CLI's total less what was carried in)
     turns: list[float] = field(default_factory=list)  # cost of each turn (difference of totals)
-    models: dict[str, dict[str, Any]] = field(default_factory=dict)  # the CLI's model_usage, latest
+    models: dict[str, dict[str, Any]] = field(default_factory=dict)  # the CLI's model_usage, latest, less what was carried in
+    carried: Carried = NOTHING  # what the session had cost before this run (resumed, forked, continued)
     calls: dict[str, _Call] = field(default_factory=dict)
     _open_stream: dict[str, str] = field(default_factory=dict)  # subagent -> message id being streamed
 
@@ -87,12 +92,15 @@ class CostLedger:
             if self in _active:
                 _active.remove(self)
 
-    def record(self, run: int, message: Any) -> None:
-        """Count ``message`` of the run ``run`` (any key unique to that run)."""
+    def record(self, run: int, message: Any, carried: Carried | None = None) -> None:
+        """Count ``message`` of the run ``run`` (any key unique to that run); ``carried``: what
+        the run's session had cost before it (the CLI's totals include it)."""
         with self._lock:
             entry = self._runs.get(run)
             if entry is None:
                 entry = self._runs[run] = RunCost()
+            if carried is not None:
+                entry.carried = carried
             _count(entry, message)
 
     # ------------------------------------------------------------------ reading
@@ -204,17 +212,18 @@ def _count(run: RunCost, message: Any) -> None:
                 call.output_tokens = int(output)  # the stream's final count for this call
     elif isinstance(message, ResultMessage):
         run.session_id = message.session_id or run.session_id
-        if message.total_cost_usd is not None:
-            run.turns.append(message.total_cost_usd - run.cost_usd)
-            run.cost_usd = message.total_cost_usd
+        spent = run.carried.spent(message.total_cost_usd)
+        if spent is not None:
+            run.turns.append(spent - run.cost_usd)
+            run.cost_usd = spent
         if message.model_usage:
-            run.models = {m: dict(u) for m, u in message.model_usage.items()}
+            run.models = run.carried.model_spent(message.model_usage) or {}
 
 
-def feed(ledgers: list[CostLedger], run: int, message: Any) -> None:
+def feed(ledgers: list[CostLedger], run: int, message: Any, carried: Carried | None = None) -> None:
     """Give ``message`` to each ledger in ``ledgers`` and to every ledger open with ``with``."""
     for ledger in [*ledgers, *_active]:
         try:
-            ledger.record(run, message)
+            ledger.record(run, message, carried)
         except Exception:  # a ledger never breaks a run
             pass

@@ -13,6 +13,7 @@ from ._deadline import Deadline
 from ._errors import CLIConnectionError, ReceiveTimeoutError
 from ._session import Ended, Session
 from ._transport import Transport
+from .ledger import CostLedger
 from .prewarm import take_warm
 from .tracing import RunTrace
 from .types import ClaudeAgentOptions, Message, ResultMessage, warn_if_can_use_tool_shadowed
@@ -85,12 +86,23 @@ def query(
     return _run(prompt, options, transport, timeout)
 
 
+def counted(prompt: str, options: ClaudeAgentOptions | None, ledger: CostLedger) -> Iterator[Message]:
+    """:func:`query` whose run is also counted in ``ledger`` (ours: what the run itself spent,
+    for areas that must not take a resumed session's carried-over totals for their own)."""
+    options = options or ClaudeAgentOptions()
+    warn_if_can_use_tool_shadowed(options)
+    return _run(prompt, options, None, None, [ledger])
+
+
 def _run(
-    prompt: str | Iterator[dict[str, Any]], options: ClaudeAgentOptions, transport: Transport | None, timeout: float | None
-) -> Iterator[Message]:
+    prompt: str | Iterator[dict[str, Any]], options: ClaudeAgentOptions, transport: Transport | None, timeout: float | None,
+    ledgers: list[CostLedger] | None = None,
+) -> Iterator[Message]:  # fmt: skip
     deadline = Deadline(timeout)
     warm = take_warm(options) if transport is None else None
     session = warm or Session(options, transport)
+    if ledgers:
+        session.ledgers = [*session.ledgers, *ledgers]
     turn = threading.Condition()
     counts = {"sent": 0, "results": 0}
     stop = threading.Event()

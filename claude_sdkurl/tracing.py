@@ -102,6 +102,7 @@ class RunTrace:
         self._meters = _trace.instruments()
         self._cost_before = 0.0  # the CLI's running total at the previous result
         self._model_totals: dict[str, dict[str, float]] = {}  # model_usage of the previous result
+        self._carried = 0.0  # what a resumed session had cost before this run (in the CLI's totals)
         if self.on and entry == "client":
             self._root = _trace.start(self.tracer, "claude_sdkurl.session", {"openinference.span.kind": "CHAIN", **_PROVIDER})
 
@@ -140,6 +141,13 @@ class RunTrace:
             yield
 
     # ------------------------------------------------------------------ reader thread
+
+    def carry(self, carried: Any) -> None:
+        """What the session had cost before this run (a :class:`~claude_sdkurl.sessions._carried.Carried`,
+        read at its first ``init``): the CLI's running totals start from it, so the run's cost
+        and metrics count from there."""
+        self._carried = self._cost_before = carried.cost_usd
+        self._model_totals = {model: dict(row) for model, row in carried.model_usage.items()}
 
     def observe(self, message: Any) -> None:
         if self._meters is not None and isinstance(message, ResultMessage):
@@ -221,8 +229,12 @@ class RunTrace:
         self._session_id = message.session_id or self._session_id
         # The CLI's total_cost_usd is a running total of its process: a turn's own cost is the
         # difference from the previous result (a query's span covers the whole run).
+        # A resumed session's totals start from what it had cost before (see carry()).
         total = message.total_cost_usd
-        cost = total - self._cost_before if total is not None and self._entry == "client" else total
+        if total is not None:
+            cost: float | None = total - (self._cost_before if self._entry == "client" else self._carried)
+        else:
+            cost = None
         if total is not None:
             self._cost_before = total
         attributes: dict[str, Any] = {
