@@ -103,7 +103,7 @@ def test_cells_stream_markdown_and_go_on_with_one_conversation(nb: Kernel, api: 
 
 
 @pytest.mark.parametrize("transport", ["stdio"], indirect=True)
-def test_approval_buttons_allow_deny_and_always(nb: Kernel, api: MockMessagesAPI, home: Path) -> None:
+def test_approval_buttons_allow_deny_and_always(nb: Kernel, api: MockMessagesAPI, home: Path, transport: str) -> None:
     work = home / "work"
 
     def answer(request: RecordedRequest) -> Reply:
@@ -131,12 +131,47 @@ def test_approval_buttons_allow_deny_and_always(nb: Kernel, api: MockMessagesAPI
     denied = api.message_requests()[-1].tool_results()[-1]
     assert denied.get("is_error") and "denied this in the notebook" in str(denied["content"])
 
+    if transport == "websocket":  # 2.1.120 suggests no rule for a call: no "Always allow" offered
+        cell = nb.submit("%%claude\nmake c.txt")
+        nb.click(nb.button("Allow"))
+        assert cell.done.wait(60) and (work / "c.txt").exists()
+        assert nb.widgets(lambda s: str(s.get("description", "")).startswith("Always")) == []
+        return
+    # "Always allow" adds the rule the CLI suggests for that call, and says so on the button:
+    # the same command runs unasked, another command of the same tool asks again
     cell = nb.submit("%%claude\nmake c.txt")
-    nb.click(nb.button("Always allow"))
+    nb.click(nb.button("Always allow Bash(touch c.txt)"))
     assert cell.done.wait(60) and (work / "c.txt").exists()
-    cell = nb.ok("%%claude\nmake d.txt")  # no button this time
-    assert (work / "d.txt").exists()
+    (work / "c.txt").unlink()
+    cell = nb.ok("%%claude\nmake c.txt")  # no button this time
+    assert (work / "c.txt").exists()
     assert nb.widgets(lambda s: s.get("description") == "Allow" and not s.get("disabled")) == []
+    cell = nb.submit("%%claude\nmake d.txt")
+    nb.click(nb.button("Deny"))  # asked again: Bash as a whole was not allowed
+    assert cell.done.wait(60) and not (work / "d.txt").exists()
+    # a cell that changes the flags gets a new CLI of the conversation: the rule goes with it,
+    # and only it
+    (work / "c.txt").unlink()
+    nb.ok("%%claude --max-budget-usd 5\nmake c.txt")
+    assert (work / "c.txt").exists()
+    cell = nb.submit("%%claude --max-budget-usd 5\nmake e.txt")
+    nb.click(nb.button("Deny"))
+    assert cell.done.wait(60) and not (work / "e.txt").exists()
+
+
+def test_a_cell_without_permission_flags_is_back_to_the_base_rules(nb: Kernel, api: MockMessagesAPI, home: Path) -> None:
+    work = home / "work"
+    api.responder = lambda r: text("done") if r.tool_results() else tool_use("Bash", {"command": f"touch {r.last_user_text().split()[-1]}"})
+    nb.ok("%%claude --allowed-tools Bash\nmake a.txt")  # allowed by the flag: no button
+    assert (work / "a.txt").exists()
+    cell = nb.submit("%%claude\nmake b.txt")  # the flag dropped: asked again
+    nb.click(nb.button("Deny"))
+    assert cell.done.wait(60) and not (work / "b.txt").exists()
+    nb.ok("%%claude --permission-mode acceptEdits\nmake c.txt")  # the mode allows touch: no button
+    assert (work / "c.txt").exists()
+    cell = nb.submit("%%claude\nmake d.txt")  # the mode dropped: back to default, asked
+    nb.click(nb.button("Deny"))
+    assert cell.done.wait(60) and not (work / "d.txt").exists()
 
 
 @pytest.mark.parametrize("transport", ["stdio"], indirect=True)

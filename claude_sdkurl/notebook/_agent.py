@@ -266,12 +266,16 @@ class NotebookAgent:
                 self._stop_cli(interrupt=False)
                 client = None
             if client is not None:
-                if args.model and args.model != self._live.get("model"):
-                    client.set_model(args.model)
-                    self._live["model"] = args.model
-                if args.permission_mode and args.permission_mode != self._live.get("permission_mode"):
-                    client.set_permission_mode(args.permission_mode)
-                    self._live["permission_mode"] = args.permission_mode
+                # A cell without --model / --permission-mode is back to the base options' ones
+                # (an earlier cell's bypassPermissions must not carry over unseen).
+                model = args.model or base.model
+                if model != self._live.get("model"):
+                    client.set_model(model)
+                    self._live["model"] = model
+                mode = args.permission_mode or base.permission_mode or "default"
+                if mode != self._live.get("permission_mode"):
+                    client.set_permission_mode(mode)
+                    self._live["permission_mode"] = mode
                 return client
             changes: dict[str, Any] = {"include_partial_messages": True, "can_use_tool": self._can_use_tool}
             if args.model:
@@ -282,6 +286,8 @@ class NotebookAgent:
                 changes["cwd"] = args.cwd
             if args.allowed_tools:
                 changes["allowed_tools"] = [t.strip() for t in args.allowed_tools.split(",") if t.strip()]
+            if self._always:  # what "Always allow" added, carried to a new CLI of the conversation
+                changes["allowed_tools"] = [*changes.get("allowed_tools", base.allowed_tools), *sorted(self._always)]
             if args.max_budget_usd is not None:
                 changes["max_budget_usd"] = args.max_budget_usd
             if args.kernel_tools:
@@ -305,30 +311,35 @@ class NotebookAgent:
             client = ClaudeClient(dataclasses.replace(base, **changes))
             client.connect()
             self.client, self._key = client, key
-            self._live = {"model": args.model, "permission_mode": args.permission_mode}
+            self._live = {"model": args.model or base.model, "permission_mode": args.permission_mode or base.permission_mode or "default"}
             return client
 
     def _can_use_tool(self, tool_name: str, tool_input: dict[str, Any], context: ToolPermissionContext) -> Any:
-        if tool_name in self._always:
-            return PermissionResultAllow()
-        decision = self._ask(tool_name, tool_input, context.decision_reason)
+        # "Always allow" adds the allow rules the CLI itself suggests for this call (2.1.330: the
+        # exact command, say ``Bash(touch a.txt)``), for this session only, and the button names
+        # them; the CLI's other suggestions (a permission mode, a directory) are not taken. With
+        # no such suggestion there is no "Always allow": it would have to allow the whole tool.
+        rules = [r for u in context.suggestions if u.type == "addRules" and u.behavior == "allow" for r in (u.rules or [])]
+        scope = ", ".join(_rule_text(r) for r in rules)
+        decision = self._ask(tool_name, tool_input, context.decision_reason, always=scope or None)
         if decision == "allow":
             return PermissionResultAllow()
-        if decision == "always":
-            self._always.add(tool_name)
-            rule = PermissionUpdate(type="addRules", rules=[PermissionRuleValue(tool_name)], behavior="allow", destination="session")
-            return PermissionResultAllow(updated_permissions=[rule])
+        if decision == "always" and rules:
+            self._always.update(_rule_text(r) for r in rules)
+            update = PermissionUpdate(type="addRules", rules=rules, behavior="allow", destination="session")
+            return PermissionResultAllow(updated_permissions=[update])
         return PermissionResultDeny(message=_REFUSED[decision], interrupt=decision == "stop")
 
     def _approve_code(self, code: str) -> str | None:
         """The kernel's ``run_code`` asks before each run (no "Always allow"): ``None`` to run,
         else why not."""
-        decision = self._ask("mcp__kernel__run_code", {"code": code}, None, always=False)
+        decision = self._ask("mcp__kernel__run_code", {"code": code}, None, always=None)
         return None if decision == "allow" else _REFUSED[decision]
 
-    def _ask(self, tool_name: str, tool_input: dict[str, Any], reason: str | None, always: bool = True) -> str:
+    def _ask(self, tool_name: str, tool_input: dict[str, Any], reason: str | None, always: str | None) -> str:
         """Show the buttons in the running turn's cell and wait for a click: "allow",
-        "always", "deny", "stop" (the turn is stopping) or "unseen" (no ipywidgets)."""
+        "always" (offered when ``always`` names the rules it adds), "deny", "stop" (the turn
+        is stopping) or "unseen" (no ipywidgets)."""
         turn = self.turn
         if turn is None or turn.stopping:
             return "stop"
@@ -363,3 +374,8 @@ class NotebookAgent:
             for approval in list(turn.approvals):
                 approval.decide("stop")
         self._stop_cli(interrupt=False)
+
+
+def _rule_text(rule: PermissionRuleValue) -> str:
+    """A permission rule as the CLI writes it: ``Tool`` or ``Tool(content)``."""
+    return f"{rule.tool_name}({rule.rule_content})" if rule.rule_content else rule.tool_name

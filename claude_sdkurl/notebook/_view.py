@@ -155,12 +155,12 @@ class TurnView:
 
 
 class Approval:
-    """Allow / Deny (and, unless ``always=False``, Always allow) buttons for one tool call,
-    shown in the cell; the click is handled on the kernel's thread and wakes the waiting
-    callback."""
+    """Allow / Deny (and, where ``always`` names the rules it would add, "Always allow" with
+    them on its label) buttons for one tool call, shown in the cell; the click is handled on
+    the kernel's thread and wakes the waiting callback."""
 
     def __init__(self, out: CellOut, tool_name: str, tool_input: dict[str, Any], reason: str | None = None,
-                 always: bool = True) -> None:
+                 always: str | None = None) -> None:
         import ipywidgets as widgets  # type: ignore[import-untyped]
 
         self.decision: str | None = None
@@ -172,9 +172,11 @@ class Approval:
         self._head = widgets.HTML(f"<b>Claude asks to use a tool:</b> <code>{summary}</code>{why}")
         body = widgets.HTML(f"<details><summary>input</summary><pre>{detail}</pre></details>")
         buttons = []
-        choices = [("Allow", "allow", "success"), ("Deny", "deny", "danger")] + ([("Always allow", "always", "")] if always else [])
+        choices = [("Allow", "allow", "success"), ("Deny", "deny", "danger")] + ([(f"Always allow {always}", "always", "")] if always else [])
         for label, value, style in choices:
-            button = widgets.Button(description=label, button_style=style, tooltip=f"{label}: {tool_name}")
+            tip = f"{label} (this session)" if value == "always" else f"{label}: {tool_name}"
+            wide = {"layout": widgets.Layout(width="auto")} if value == "always" else {}  # the label names the rule
+            button = widgets.Button(description=label, button_style=style, tooltip=tip, **wide)
             button.on_click(lambda _b, v=value: self.decide(v))
             buttons.append(button)
         self._buttons = buttons
