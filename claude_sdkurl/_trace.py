@@ -11,7 +11,10 @@ processor or exporter does:
   ``SimpleSpanProcessor`` the exporter) on one helper thread, with the end time taken
   where it happened. A hung exporter holds that thread only; spans ended behind it are
   dropped once 10,000 wait (logged once). The helper thread exits after 1 s with nothing
-  to do.
+  to do. A span is *started* (which runs each processor's ``on_start``) on another helper
+  thread, the caller waiting at most :data:`START_BOUND` seconds: an ``on_start`` that
+  blocks costs the run that once, then spans are not started (logged once) until it
+  returns; the span it was starting is ended at once then.
 
 Content (prompts, answers, tool inputs and outputs) is recorded only when asked for:
 ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true`` in the environment (the GenAI
@@ -98,17 +101,84 @@ def instruments() -> tuple[Any, Any] | None:
 
 
 def start(tracer_: Any, name: str, attributes: dict[str, Any], parent: Any = None) -> Any | None:
-    """Start a span under ``parent`` (a span, a context, or ``None``: this thread's current)."""
+    """Start a span under ``parent`` (a span, a context, or ``None``: this thread's current),
+    bounded (see the module doc)."""
     if tracer_ is None:
         return None
     try:
+        from opentelemetry import context as otel_context
         from opentelemetry import trace
 
-        context = trace.set_span_in_context(parent) if parent is not None and hasattr(parent, "get_span_context") else parent
-        return tracer_.start_span(name, context=context, attributes=_clean(attributes))
+        if parent is not None and hasattr(parent, "get_span_context"):
+            context = trace.set_span_in_context(parent)
+        else:
+            context = parent if parent is not None else otel_context.get_current()  # the caller's, not the helper's
+        return _starter.start(lambda: tracer_.start_span(name, context=context, attributes=_clean(attributes)))
     except Exception as error:
         _warn_once("start_span", error)
         return None
+
+
+START_BOUND = 0.5  # seconds a run waits for a span processor's on_start
+
+
+class _Starter:
+    """Starts spans on a helper thread, each waited for at most :data:`START_BOUND`."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Condition()
+        self._waiting: collections.deque[tuple[Any, list[Any], threading.Event]] = collections.deque()
+        self._thread: threading.Thread | None = None
+        self._stuck = False  # an on_start is past its bound: start nothing until it returns
+
+    def start(self, make: Any) -> Any | None:
+        done = threading.Event()
+        box: list[Any] = []  # [span] or [None, error], or a 2nd item "late" once given up on
+        with self._lock:
+            if self._stuck:
+                return None
+            self._waiting.append((make, box, done))
+            self._lock.notify()
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="claude-sdkurl-trace-start", daemon=True)
+                self._thread.start()
+        if not done.wait(START_BOUND):
+            with self._lock:
+                if not done.is_set():  # (race: it may have finished meanwhile)
+                    self._stuck = True
+                    box.append("late")
+            if not done.is_set():
+                _warn_once("span processor on_start (blocking: spans are not started while it blocks)", TimeoutError())
+                return None
+        if len(box) == 2 and box[1] != "late":
+            raise box[1]
+        return box[0] if box else None
+
+    def _run(self) -> None:
+        while True:
+            with self._lock:
+                if not self._waiting:
+                    self._lock.wait(1.0)
+                if not self._waiting:
+                    self._thread = None
+                    return
+                make, box, done = self._waiting.popleft()
+            try:
+                made: list[Any] = [make()]
+            except Exception as error:
+                made = [None, error]
+            with self._lock:
+                late = bool(box) and box[-1] == "late"
+                if late:
+                    self._stuck = False
+                else:
+                    box[:0] = made
+                done.set()
+            if late and made[0] is not None:
+                end(made[0], "started after its run gave up waiting for the span processor")
+
+
+_starter = _Starter()
 
 
 def _clean(attributes: dict[str, Any]) -> dict[str, Any]:

@@ -239,6 +239,51 @@ def test_a_broken_or_hung_exporter_costs_the_run_nothing(make_options: OptionsFa
     assert 1 <= len(failures) <= 3 and all("logged once" in r.getMessage() for r in failures)
 
 
+class _BlockingStart(SimpleSpanProcessor):
+    """A processor whose on_start blocks (a lock held elsewhere, a slow network call) until released."""
+
+    def __init__(self, exporter: SpanExporter) -> None:
+        super().__init__(exporter)
+        self.release = threading.Event()
+        self.blocked = threading.Event()
+
+    def on_start(self, span: Any, parent_context: Any = None) -> None:
+        if not self.release.is_set():
+            self.blocked.set()
+            self.release.wait(120)
+
+
+def test_a_span_processor_whose_on_start_blocks_costs_the_run_once(make_options: OptionsFactory, api: MockMessagesAPI,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    monkeypatch.setattr(_trace, "_warned", set())
+    api.responder = lambda r: text("fine")
+    exporter = InMemorySpanExporter()
+    processor = _BlockingStart(exporter)
+    provider = TracerProvider()
+    provider.add_span_processor(processor)
+    _set_provider(provider)
+    try:
+        t0 = time.monotonic()
+        for _ in range(3):  # (on the old code the first run hung in on_start for the whole 120 s)
+            assert list(query("hi", make_options()))[-1].result == "fine"
+        assert processor.blocked.is_set() and time.monotonic() - t0 < 60
+        processor.release.set()
+        assert tracing.flush(10)
+        for _ in range(50):  # once on_start returns, spans are started again
+            if _trace._starter._stuck is False:
+                break
+            time.sleep(0.1)
+        list(query("hi", make_options()))
+        assert tracing.flush(10)
+        agents = [s for s in exporter.get_finished_spans() if s.name == "invoke_agent Claude Code"]
+        assert agents and agents[-1].attributes["llm.cost.total"] is not None
+    finally:
+        processor.release.set()
+        tracing.flush(10)
+        _set_provider(None)
+        provider.shutdown()
+
+
 def test_no_secret_reaches_an_attribute(make_options: OptionsFactory, api: MockMessagesAPI, spans: InMemorySpanExporter,
                                         transport: str) -> None:  # fmt: skip
     tracing.capture_content(True)  # even with content on
