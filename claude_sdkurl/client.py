@@ -100,22 +100,25 @@ class ClaudeClient:
         thread.start()
         self._feeders.append(thread)
 
-    def _connect(self, warm_turn: bool) -> None:
+    def _connect(self, warm_turn: bool, trace: RunTrace | None = None) -> None:
+        """Start the session. ``trace``: the client's spans when made in another thread than
+        this one (prewarm() makes them in the caller's, so they nest under its current span)."""
         with self._lock:
             if self._session is not None and not self._session.closed:
                 raise CLIConnectionError("already connected")
-            if warm_turn and self._custom_transport is None:
-                session, _ = open_warm_session(self.options)
-            else:
-                warn_if_can_use_tool_shadowed(self.options)
-                session = Session(self.options, self._custom_transport)
-                trace = session.trace = RunTrace("client", self.options.model)
-                try:
+            trace = trace or RunTrace("client", self.options.model)
+            try:
+                if warm_turn and self._custom_transport is None:
+                    session, _ = open_warm_session(self.options, trace=trace)
+                else:
+                    warn_if_can_use_tool_shadowed(self.options)
+                    session = Session(self.options, self._custom_transport)
+                    session.trace = trace
                     with trace.launching():  # the session span is the CLI's W3C parent
                         session.start()
-                except BaseException as error:
-                    trace.close(error)
-                    raise
+            except BaseException as error:
+                trace.close(error)
+                raise
             session.ledgers = [self.ledger]
             self._session = session
 
@@ -132,9 +135,11 @@ class ClaudeClient:
             if self._session is not None or self._connecting is not None:
                 return self
 
+            trace = RunTrace("client", self.options.model)  # here: the caller's current span is its parent
+
             def run() -> None:
                 try:
-                    self._connect(warm_turn)
+                    self._connect(warm_turn, trace)
                 except BaseException as e:
                     self._connect_error = e
 

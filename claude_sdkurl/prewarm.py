@@ -34,6 +34,7 @@ CLIs older than it was verified on. Pass ``warm_turn=False`` to skip it always.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import queue
 import threading
@@ -44,6 +45,7 @@ from . import _cli
 from ._deadline import Deadline
 from ._errors import CLIConnectionError
 from ._session import Ended, Session
+from .tracing import RunTrace
 from .types import AssistantMessage, ClaudeAgentOptions, ResultMessage, StreamEvent
 
 logger = logging.getLogger("claude_sdkurl.prewarm")
@@ -130,20 +132,25 @@ def start_warm(session: Session, warm_turn: bool = True, timeout: float = WARM_T
         raise
 
 
-def open_warm_session(options: ClaudeAgentOptions, warm_turn: bool = True) -> tuple[Session, bool]:
+def open_warm_session(options: ClaudeAgentOptions, warm_turn: bool = True, trace: RunTrace | None = None) -> tuple[Session, bool]:
     """A started session for ``options``, through the warm-up turn where safe.
 
     Returns the session and whether the warm-up turn is still worth trying:
     ``False`` after it failed, in which case the session returned is a plain
-    one started without it.
+    one started without it. ``trace``: the run's spans (a prewarmed client's), set on the
+    session before it starts and current while the CLI launches (its W3C parent).
     """
     session = Session(options)
+    session.trace = trace
     try:
-        start_warm(session, warm_turn)
+        with trace.launching() if trace is not None else contextlib.nullcontext():
+            start_warm(session, warm_turn)
     except WarmTurnError as e:
         logger.warning("prewarm: %s; starting without the warm-up turn", e)
         session = Session(options)
-        session.start()
+        session.trace = trace
+        with trace.launching() if trace is not None else contextlib.nullcontext():
+            session.start()
         return session, False
     return session, warm_turn
 

@@ -167,6 +167,28 @@ def test_client_turns_sit_under_one_session_span_with_content_when_asked(make_op
     assert turns[1].attributes["claude_sdkurl.session_cost_usd"] == costs[1]
 
 
+def test_a_prewarmed_clients_turns_are_traced_under_the_callers_span(make_options: OptionsFactory, api: MockMessagesAPI,
+                                                                     spans: InMemorySpanExporter) -> None:  # fmt: skip
+    api.enqueue(text("first"), text("second"))
+    tracer = trace.get_tracer("test")
+    costs = []
+    with tracer.start_as_current_span("web request"):
+        client = ClaudeSDKClient(make_options()).prewarm()  # connects on a thread of its own
+    try:
+        for prompt in ("one", "two"):
+            client.query(prompt)
+            costs += [m.total_cost_usd for m in client.receive_response() if isinstance(m, ResultMessage)]
+    finally:
+        client.disconnect()
+    found = finished(spans)
+    parents = tree(found)
+    (request,) = named(found, "web request")
+    (session,) = named(found, "claude_sdkurl.session")
+    turns = sorted(named(found, "invoke_agent Claude Code"), key=lambda s: s.start_time)
+    assert parents[session] is request and [parents[t] for t in turns] == [session, session]
+    assert [t.attributes["llm.cost.total"] for t in turns] == pytest.approx([costs[0], costs[1] - costs[0]])
+
+
 def test_concurrent_runs_keep_their_spans_apart(make_options: OptionsFactory, api: MockMessagesAPI, spans: InMemorySpanExporter) -> None:
     api.responder = lambda r: text("ok") if r.tool_results() else tool_use("Bash", {"command": f"echo {r.last_user_text()}"})
     tracer = trace.get_tracer("app")
