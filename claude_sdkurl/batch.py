@@ -50,7 +50,7 @@ from ._errors import CLIConnectionError, CLINotFoundError, ClaudeSDKError, Exite
 from .display import dollars, notebook
 from .ledger import CostLedger
 from .query import counted
-from .types import AssistantMessage, ClaudeAgentOptions, RateLimitEvent, ResultMessage, SystemMessage
+from .types import AssistantMessage, ClaudeAgentOptions, RateLimitEvent, ResultMessage, SystemMessage, TextBlock, ToolUseBlock
 
 logger = logging.getLogger("claude_sdkurl.batch")
 
@@ -309,6 +309,7 @@ def run_one(
         options = dataclasses.replace(options or ClaudeAgentOptions(), resume=resume_session, continue_conversation=False)
         prompt = continue_prompt or prompt
     spent = CostLedger()  # what this run spends (a resumed session's earlier cost is not in it)
+    last_answer: list[AssistantMessage] = []  # the main conversation's latest API call, as its messages
     try:
         for message in (messages := counted(prompt, options, spent)):
             if isinstance(message, ResultMessage):
@@ -325,6 +326,9 @@ def run_one(
                 item.session_id = sid if isinstance(sid, str) else None
             elif isinstance(message, AssistantMessage) and message.error is None:
                 item.worked = True
+                if message.parent_tool_use_id is None:  # (one API call may come as several messages)
+                    same_call = last_answer and message.message_id and message.message_id == last_answer[-1].message_id
+                    last_answer = [*last_answer, message] if same_call else [message]
             elif isinstance(message, RateLimitEvent) and message.rate_limit_info.status == "rejected":
                 item.fault = "limit"
                 item.resets_at = float(message.rate_limit_info.resets_at) if message.rate_limit_info.resets_at else None
@@ -334,12 +338,17 @@ def run_one(
             item.fault = item.fault or "transient"
     if result is not None and result.is_error:
         item.fault = _fault_of(result) or item.fault
+    answer = _paid_answer(result, last_answer)
+    if answer is not None:
+        # Over its budget only after the final answer came: that answer was paid for and is
+        # whole, so it is kept (running the item again would pay for it a second time).
+        item.error, item.fault = None, None
     if result is not None and result.terminal_reason == "tool_deferred" and result.deferred_tool_use is not None:
         use = result.deferred_tool_use
         item.fault = "parked"
         item.parked = {"session_id": result.session_id, "tool_use_id": use.id, "tool_name": use.name, "tool_input": dict(use.input or {})}
     if result is not None:
-        item.text = result.result
+        item.text = answer if answer is not None else result.result
         item.structured_output = result.structured_output
         run = next(iter(spent.runs), None)
         item.total_cost_usd = run.cost_usd if run is not None and result.total_cost_usd is not None else None
@@ -351,6 +360,20 @@ def run_one(
         item.error = "CLIConnectionError: no result"
     item.seconds = time.monotonic() - t0
     return item
+
+
+def _paid_answer(result: ResultMessage | None, last: list[AssistantMessage]) -> str | None:
+    """The final answer of a run the CLI ended over its budget *after* that answer arrived
+    (measured on 2.1.330: an ``error_max_budget_usd`` result whose ``stop_reason`` is
+    ``end_turn``; ``last`` is the main conversation's last API call, text and no tool call),
+    else ``None``."""
+    if result is None or result.subtype != "error_max_budget_usd" or result.stop_reason != "end_turn" or not last:
+        return None
+    blocks = [b for message in last for b in message.content]
+    if any(isinstance(b, ToolUseBlock) for b in blocks):
+        return None
+    texts = [b.text for b in blocks if isinstance(b, TextBlock)]
+    return "".join(texts) if texts else None
 
 
 def _limit_wait(message: SystemMessage) -> float | None:

@@ -201,6 +201,25 @@ def test_a_batch_budget_stops_spending_and_a_larger_one_finishes(cli_paths: Any,
     assert [again.items[i.index].session_id for i in finished] == [i.session_id for i in finished]  # not run again
 
 
+def test_a_share_below_one_call_keeps_the_answer_it_paid_for(cli_paths: Any, api: MockMessagesAPI, home: Path, tmp_path: Path) -> None:
+    """Near a budget's end each item's share is below one call: the CLI makes the call, gets the
+    answer, then ends the run over budget. The answer is kept (not paid for again by a rerun):
+    every call the mock served bought one item's answer."""
+    api.responder = lambda r: text(f"answer to {r.last_user_text()}", input_tokens=2000)
+    options = _options(cli_paths, api, home)
+    one = run_batch(["probe"], options).items[0].total_cost_usd
+    assert one and one > 0.005
+    served0 = len(api.message_requests())
+    prompts = [f"p{i}" for i in range(4)]
+    result = run_batch(prompts, options, max_concurrency=4, max_total_cost_usd=2.5 * one, checkpoint=tmp_path / "cp.jsonl")
+    served = len(api.message_requests()) - served0
+    assert served == 4  # each item's share (0.625 of a call) was below one call: all four ran once
+    assert [i.text for i in result.items] == [f"answer to {p}" for p in prompts] and result.failed == []
+    assert result.total_cost_usd == pytest.approx(4 * one, rel=1e-6)
+    again = run_batch(prompts, options, max_concurrency=4, resume=tmp_path / "cp.jsonl", max_total_cost_usd=100.0)
+    assert len(api.message_requests()) - served0 == 4 and again.failed == []  # nothing paid twice
+
+
 def test_bad_budget_and_policy_input() -> None:
     with pytest.raises(ValueError, match="max_total_cost_usd"):
         run_batch(["x"], max_total_cost_usd=0)
