@@ -15,7 +15,7 @@ from claude_sdkurl import ClaudeAgentOptions
 from claude_sdkurl.batch import BatchProgress, RetryPolicy, run_batch
 from claude_sdkurl.testing import MockMessagesAPI, Reply, offline_env, text
 
-from .conftest import child_pids
+from .conftest import child_pids, processes
 
 pytestmark = pytest.mark.realcli
 
@@ -296,8 +296,16 @@ def test_a_driver_killed_while_paused_resumes_paused(cli_paths: Any, api: MockMe
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and (not checkpoint.exists() or '"state": "paused"' not in checkpoint.read_text()):
         time.sleep(0.05)
-    os.killpg(driver.pid, signal.SIGKILL)
+    os.killpg(driver.pid, signal.SIGKILL)  # the driver only: each CLI leads a group of its own
     driver.wait(10)
+    # A killed driver's CLIs spend nothing after it is gone: their watchers stop them at once.
+    # (Before, a watcher looked once a second, and a CLI of the killed driver could make a
+    # request after the restart: two refused requests 0.12 s apart, seen once on a busy machine.)
+    mine = f"HOME={home}".encode()
+    gone = time.monotonic() + 10
+    while time.monotonic() < gone and processes("environ", lambda env: mine in env.split(b"\0")):
+        time.sleep(0.02)
+    assert not processes("environ", lambda env: mine in env.split(b"\0")), "a CLI outlived its killed driver"
     before = BatchResult.load(checkpoint)
     assert before.paused_until is not None and before.items == []
     assert before.unfinished and all(run.fault == "limit" for run in before.unfinished.values())

@@ -40,26 +40,72 @@ def _reap_at_exit() -> None:
 
 # atexit does not run when this process is killed (SIGKILL, the OOM killer, a notebook
 # kernel restarted by force). For that, each local CLI gets a detached watcher (not our
-# child: a shell's background job, left to init) that stops the CLI's process group once
-# this process is gone, and ends by itself when the CLI does (checked each second).
+# child: a shell's background job, left to init) blocked reading a pipe whose only writer is
+# this process. A normal end of the CLI writes a line and closes it: the watcher leaves. This
+# process gone, the kernel closes the pipe: the watcher reads end-of-file at once and stops the
+# CLI's process group (if the CLI still runs). Blocked in read, it costs nothing while idle.
+# (It polled each second before: a killed driver's CLIs could go on making requests for up to
+# 1 s, and 100 parked CLIs meant 100 wake-ups a second.)
 _GUARD = (
-    "( while kill -0 $2 2>/dev/null; do"
-    " if ! kill -0 $1 2>/dev/null; then kill -s TERM -- -$2 2>/dev/null; sleep 2; kill -s KILL -- -$2 2>/dev/null; exit 0; fi;"
-    " sleep 1; done ) </dev/null >/dev/null 2>&1 &"
+    "exec 3<&0; ( if read -r _ <&3; then exit 0; fi; kill -0 $2 2>/dev/null || exit 0;"
+    " kill -s TERM -- -$2 2>/dev/null; sleep 2; kill -s KILL -- -$2 2>/dev/null ) </dev/null >/dev/null 2>&1 &"
 )
 
 
-def guard_orphan(cli_pid: int) -> None:
-    """Have the CLI (a process group leader) stopped if this process dies without stopping it."""
+_guards: set[int] = set()  # write ends of the watchers' pipes held by this process
+_guards_lock = threading.Lock()
+
+
+def _forget_guards_in_child() -> None:
+    """A forked child (multiprocessing's fork, a pool worker) does not own our CLIs: it must
+    not hold their watchers' pipes open (the watchers would then outlive this process's death)."""
+    for fd in list(_guards):
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+    _guards.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_guards_in_child)
+
+
+def guard_orphan(cli_pid: int) -> int | None:
+    """Have the CLI (a process group leader) stopped at once if this process dies without
+    stopping it. Returns the pipe's write end, for :func:`release_guard` once the CLI is reaped
+    (``None`` where no watcher could be started)."""
     if os.name != "posix" or not os.path.exists("/bin/sh"):
-        return
+        return None
+    read_end, write_end = os.pipe()  # (not inherited by any other child: PEP 446)
     try:
         starter = subprocess.Popen(["/bin/sh", "-c", _GUARD, "claude-sdkurl-guard", str(os.getpid()), str(cli_pid)],
-                                   stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                   stdin=read_end, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                    start_new_session=True, env={"PATH": "/usr/bin:/bin"})  # fmt: skip
         starter.wait(5)  # the starting shell exits at once; the watcher runs on without us
     except (OSError, subprocess.TimeoutExpired) as e:
         logger.debug("no orphan guard for the CLI %d: %s", cli_pid, e)
+        os.close(write_end)
+        return None
+    finally:
+        os.close(read_end)
+    with _guards_lock:
+        _guards.add(write_end)
+    return write_end
+
+
+def release_guard(write_end: int | None) -> None:
+    """The CLI ended normally: tell its watcher to leave (a line, then end-of-file)."""
+    with _guards_lock:
+        if write_end is None or write_end not in _guards:  # (a forked child closed it already)
+            return
+        _guards.discard(write_end)
+    try:
+        os.write(write_end, b"done\n")
+    except OSError:  # the watcher is gone already
+        pass
+    finally:
+        os.close(write_end)
 
 
 def _pass_through(line: str) -> None:
@@ -93,6 +139,7 @@ class CLIProcess:
         sdk_env: dict[str, str] | None = None,
     ) -> None:
         self.argv = argv
+        self._guard: int | None = None  # the orphan watcher's pipe (see guard_orphan)
         self._on_stderr = on_stderr
         self._tail: collections.deque[str] = collections.deque(maxlen=STDERR_TAIL_LINES)
         # Our own children lead a process group: a stop reaches what they started. A process
@@ -129,7 +176,7 @@ class CLIProcess:
             raise CLINotFoundError("Claude Code is not executable", argv[0]) from e
         except OSError as e:
             raise CLIConnectionError(f"Failed to start Claude Code: {e}") from e
-        guard_orphan(self.popen.pid)
+        self._guard = guard_orphan(self.popen.pid)
         self._start_common()
 
     def _start_common(self) -> None:
@@ -180,6 +227,8 @@ class CLIProcess:
             return None
         with _active_lock:
             _active.discard(self)
+            guard, self._guard = self._guard, None
+        release_guard(guard)
         return code
 
     def is_stopped(self) -> bool:
