@@ -122,13 +122,50 @@ def start(tracer_: Any, name: str, attributes: dict[str, Any], parent: Any = Non
 START_BOUND = 0.5  # seconds a run waits for a span processor's on_start
 
 
-class _Starter:
+class _Helper:
+    """A queue served by one helper thread, started when work is handed over; it exits after
+    1 s with nothing to do. Subclasses say what serving one piece of work is."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+        self._lock = threading.Condition()
+        self._waiting: collections.deque[Any] = collections.deque()
+        self._thread: threading.Thread | None = None
+        self._busy = False  # a piece of work taken off the queue is being served
+
+    def _hand(self, work: Any) -> None:
+        """Queue ``work`` (the caller holds ``self._lock``)."""
+        self._waiting.append(work)
+        self._lock.notify()
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name=self._name, daemon=True)
+            self._thread.start()
+
+    def _run(self) -> None:
+        while True:
+            with self._lock:
+                if not self._waiting:
+                    self._lock.wait(1.0)
+                if not self._waiting:
+                    self._thread = None
+                    return
+                work = self._waiting.popleft()
+                self._busy = True
+            try:
+                self._serve(work)
+            finally:
+                with self._lock:
+                    self._busy = False
+
+    def _serve(self, work: Any) -> None:
+        raise NotImplementedError
+
+
+class _Starter(_Helper):
     """Starts spans on a helper thread, each waited for at most :data:`START_BOUND`."""
 
     def __init__(self) -> None:
-        self._lock = threading.Condition()
-        self._waiting: collections.deque[tuple[Any, list[Any], threading.Event]] = collections.deque()
-        self._thread: threading.Thread | None = None
+        super().__init__("claude-sdkurl-trace-start")
         self._stuck = False  # an on_start is past its bound: start nothing until it returns
 
     def start(self, make: Any) -> Any | None:
@@ -137,11 +174,7 @@ class _Starter:
         with self._lock:
             if self._stuck:
                 return None
-            self._waiting.append((make, box, done))
-            self._lock.notify()
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._run, name="claude-sdkurl-trace-start", daemon=True)
-                self._thread.start()
+            self._hand((make, box, done))
         if not done.wait(START_BOUND):
             with self._lock:
                 if not done.is_set():  # (race: it may have finished meanwhile)
@@ -154,28 +187,21 @@ class _Starter:
             raise box[1]
         return box[0] if box else None
 
-    def _run(self) -> None:
-        while True:
-            with self._lock:
-                if not self._waiting:
-                    self._lock.wait(1.0)
-                if not self._waiting:
-                    self._thread = None
-                    return
-                make, box, done = self._waiting.popleft()
-            try:
-                made: list[Any] = [make()]
-            except Exception as error:
-                made = [None, error]
-            with self._lock:
-                late = bool(box) and box[-1] == "late"
-                if late:
-                    self._stuck = False
-                else:
-                    box[:0] = made
-                done.set()
-            if late and made[0] is not None:
-                end(made[0], "started after its run gave up waiting for the span processor")
+    def _serve(self, work: Any) -> None:
+        make, box, done = work
+        try:
+            made: list[Any] = [make()]
+        except Exception as error:
+            made = [None, error]
+        with self._lock:
+            late = bool(box) and box[-1] == "late"
+            if late:
+                self._stuck = False
+            else:
+                box[:0] = made
+            done.set()
+        if late and made[0] is not None:
+            end(made[0], "started after its run gave up waiting for the span processor")
 
 
 _starter = _Starter()
@@ -255,43 +281,25 @@ def attached(parent: Any) -> Iterator[None]:
                 _warn_once("detach", error)
 
 
-class _Ender:
+class _Ender(_Helper):
     """Ends spans on a helper thread (see the module doc)."""
 
     def __init__(self) -> None:
-        self._lock = threading.Condition()
-        self._waiting: collections.deque[tuple[Any, int]] = collections.deque()
-        self._thread: threading.Thread | None = None
-        self._busy = False  # a span taken off the queue is being ended
+        super().__init__("claude-sdkurl-trace")
 
     def put(self, span_: Any, at: int) -> None:
         with self._lock:
             if len(self._waiting) >= _MAX_WAITING:
                 _warn_once("exporter (spans dropped: the span processor is not keeping up)", TimeoutError())
                 return
-            self._waiting.append((span_, at))
-            self._lock.notify()
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._run, name="claude-sdkurl-trace", daemon=True)
-                self._thread.start()
+            self._hand((span_, at))
 
-    def _run(self) -> None:
-        while True:
-            with self._lock:
-                if not self._waiting:
-                    self._lock.wait(1.0)
-                if not self._waiting:
-                    self._thread = None
-                    return
-                span_, at = self._waiting.popleft()
-                self._busy = True
-            try:
-                span_.end(end_time=at)
-            except Exception as error:
-                _warn_once("span end (processor or exporter)", error)
-            finally:
-                with self._lock:
-                    self._busy = False
+    def _serve(self, work: Any) -> None:
+        span_, at = work
+        try:
+            span_.end(end_time=at)
+        except Exception as error:
+            _warn_once("span end (processor or exporter)", error)
 
     def flush(self, timeout: float = 5.0) -> bool:
         """Wait until every span handed over has been ended (tests, and before exit)."""

@@ -24,6 +24,21 @@ def _options(cli_paths: Any, api: MockMessagesAPI, home: Path, **env: str) -> Cl
     return ClaudeAgentOptions(cli_path=str(cli_paths["stdio"]), env={**offline_env(api.url, home), **env}, cwd=str(home / "work"))
 
 
+def _cli_children() -> list[int]:
+    """This test's CLI processes: children running the CLI binary (not a child between fork and
+    exec, nor the short-lived shell that starts a CLI's orphan watcher)."""
+    found = []
+    for pid in child_pids():
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                program = f.read().split(b"\0")[0]
+        except OSError:
+            continue
+        if program.endswith(b"/claude"):
+            found.append(pid)
+    return found
+
+
 class LimitWindow:
     """The API answers 429 (``retry-after: 120``: the CLI gives up at once) for ``seconds``
     after its first request, then answers; every request's start and end are recorded."""
@@ -59,7 +74,7 @@ def test_a_limit_window_pauses_the_batch_and_loses_nothing(cli_paths: Any, api: 
 
     def watch() -> None:  # how many CLIs run, over time
         while not stop.is_set():
-            clis.append((time.monotonic(), len(child_pids())))
+            clis.append((time.monotonic(), len(_cli_children())))
             time.sleep(0.1)
 
     watcher = threading.Thread(target=watch)
@@ -77,6 +92,7 @@ def test_a_limit_window_pauses_the_batch_and_loses_nothing(cli_paths: Any, api: 
     # While paused (from when the first wave's CLIs are gone to the window's end), at most one
     # CLI runs: the probe; and probe requests come one at a time, spaced by the backoff.
     settled = window.began + 3.0  # type: ignore[operator]
+    assert max(n for t, n in clis) >= 2  # (the count sees CLIs: the first wave ran several at once)
     assert max(n for t, n in clis if settled < t < window.ends) <= 1
     probes = [t for t, limited in window.log if limited and t > settled]
     assert probes and all(b - a >= 0.5 for a, b in zip(probes, probes[1:]))
@@ -139,7 +155,7 @@ def test_clis_that_would_wait_on_a_limit_are_released(cli_paths: Any, api: MockM
 
     def watch() -> None:
         while not stop.is_set():
-            clis.append((time.monotonic(), len(child_pids())))
+            clis.append((time.monotonic(), len(_cli_children())))
             time.sleep(0.1)
 
     watcher = threading.Thread(target=watch)
@@ -154,6 +170,7 @@ def test_clis_that_would_wait_on_a_limit_are_released(cli_paths: Any, api: MockM
     assert all(i.text == f"answer to item {i.index}" for i in result.items)
     assert sum(1 for i in result.items if i.attempts > 1) >= 4  # the first wave was released and ran again
     settled = window.began + 3.0  # type: ignore[operator]
+    assert max(n for t, n in clis) >= 2  # (the count sees CLIs: the first wave ran several at once)
     assert max(n for t, n in clis if settled < t < window.ends) <= 1  # no CLI waits out the limit: only a probe runs
     first_answer = min(t for t, limited in window.log if not limited)
     assert first_answer - window.ends < 5.0

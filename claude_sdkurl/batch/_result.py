@@ -1,0 +1,88 @@
+"""All of a batch's outcomes (:class:`BatchResult`), and the exception a stopped batch raises."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+from ..display import dollars
+from ._checkpoint import read
+from ._item import _SHOWN_ITEMS, BatchItem, _item_row
+
+class BatchStopped(KeyboardInterrupt):
+    """:func:`run_batch` was stopped (Ctrl-C, a notebook's stop button) and stopped its runs.
+
+    A ``KeyboardInterrupt``, so a script still stops; ``result`` holds every item that had
+    ended, the others marked ``fault="stopped"``. Pass it as ``resume=`` to go on.
+    """
+
+    def __init__(self, result: BatchResult) -> None:
+        self.result = result
+        ended = sum(1 for i in result.items if i.fault != "stopped")
+        super().__init__(f"run_batch stopped: {ended} of {len(result.items)} items had ended; "
+                         "the rest are marked fault='stopped' in this exception's .result (pass it as resume= to go on)")  # fmt: skip
+
+
+@dataclasses.dataclass
+class BatchResult:
+    """Every item, in prompt order, and the totals.
+
+    Loaded from a checkpoint, it also says where an unfinished batch stood: ``unfinished``,
+    the latest run of each item that was to run again (limited, or a transient fault: its
+    session goes on when resumed), and ``paused_until``, the time (epoch seconds) its driver
+    meant to probe a rate limit again when it stopped while paused.
+    """
+
+    items: list[BatchItem]
+    unfinished: dict[int, BatchItem] = dataclasses.field(default_factory=dict)
+    paused_until: float | None = None
+
+    @property
+    def succeeded(self) -> list[BatchItem]:
+        return [i for i in self.items if i.ok]
+
+    @property
+    def failed(self) -> list[BatchItem]:
+        return [i for i in self.items if i.error is not None]
+
+    @property
+    def waiting(self) -> list[BatchItem]:
+        """Items whose run ended on a parked tool call (see :mod:`claude_sdkurl.approvals`)."""
+        return [i for i in self.items if i.parked is not None and i.error is None]
+
+    @property
+    def total_cost_usd(self) -> float:
+        return sum(i.total_cost_usd or 0.0 for i in self.items)
+
+    def cost_by_model(self) -> dict[str, float]:
+        """Per model, the CLI's own ``costUSD`` summed over items (workers anywhere: it travels
+        in each item)."""
+        out: dict[str, float] = {}
+        for item in self.items:
+            for model, usage in (item.model_usage or {}).items():
+                out[model] = out.get(model, 0.0) + float(usage.get("costUSD") or 0.0)
+        return out
+
+    def total_tokens(self, kind: str = "output_tokens") -> int:
+        """Sum of a usage counter (``input_tokens``, ``output_tokens``, ``cache_read_input_tokens``...)."""
+        return sum(int((i.usage or {}).get(kind) or 0) for i in self.items)
+
+    def _repr_markdown_(self) -> str:
+        head = (f"**{len(self.succeeded)}** done, **{len(self.failed)}** failed, **{len(self.waiting)}** waiting · "
+                f"{dollars(self.total_cost_usd)} · {self.total_tokens('input_tokens'):,} in / {self.total_tokens('output_tokens'):,} out tokens")  # fmt: skip
+        rows = [_item_row(i) for i in self.items[:_SHOWN_ITEMS]]
+        if not rows:
+            return head
+        table = "\n".join(["| " + " | ".join(rows[0]) + " |", "|" + "---|" * len(rows[0])]
+                          + ["| " + " | ".join(r.values()) + " |" for r in rows])  # fmt: skip
+        more = f"\n\n… and {len(self.items) - _SHOWN_ITEMS} more items" if len(self.items) > _SHOWN_ITEMS else ""
+        return f"{head}\n\n{table}{more}"
+
+    @classmethod
+    def load(cls, path: str | Path) -> BatchResult:
+        """A checkpoint file's items (the last line of an index wins) and, from its state lines,
+        where the batch stood (see the class). A torn last line (a crash mid-write) is skipped
+        with a warning; any other line that is not a whole record raises
+        :class:`CheckpointError` naming the file and line."""
+        items, unfinished, paused_until = read(path)
+        return cls(items, unfinished, paused_until)

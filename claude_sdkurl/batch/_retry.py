@@ -1,0 +1,94 @@
+"""How a run's end reads for retrying (a limit, a transient fault, the budget) and the
+:class:`RetryPolicy` that says how long to wait."""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+import time
+
+from .._errors import CLIConnectionError, CLINotFoundError, ExitedBeforeConnectingError, ProcessError, ResultError
+from ..types import ResultMessage, SystemMessage
+
+def _limit_wait(message: SystemMessage) -> float | None:
+    """How long the CLI will wait before retrying a rate-limited or overloaded request (its
+    ``api_retry`` message), in seconds; ``None`` for any other message."""
+    if message.subtype != "api_retry" or message.data.get("error_status") not in _LIMIT_STATUSES:
+        return None
+    return float(message.data.get("retry_delay_ms") or 0) / 1000
+
+
+def _crashed(error: BaseException) -> bool:
+    """The CLI died by a signal, or its stream broke: worth another run. A missing CLI, a
+    refused option, an error result or a CLI that exited with a status of its own is not."""
+    if isinstance(error, (CLINotFoundError, ResultError)):
+        return False
+    if isinstance(error, ProcessError):
+        return error.exit_code is None or error.exit_code < 0
+    return isinstance(error, CLIConnectionError) and not isinstance(error, ExitedBeforeConnectingError)
+
+
+_LIMIT_STATUSES = (429, 529)  # rate limited, overloaded
+_TRANSIENT_STATUSES = (500, 502, 503, 504)
+
+
+def _fault_of(result: ResultMessage) -> str | None:
+    """What an error result says about retrying: "limit", "transient", "budget" or ``None``."""
+    if result.api_error_status in _LIMIT_STATUSES:
+        return "limit"
+    if result.api_error_status in _TRANSIENT_STATUSES:
+        return "transient"
+    if result.subtype == "error_max_budget_usd":
+        return "budget"
+    return None
+
+
+@dataclasses.dataclass
+class RetryPolicy:
+    """How :func:`run_batch` meets rate limits, overload and transient faults.
+
+    A limit (an item ends on a 429 or 529, or a rejected ``rate_limit_event``) pauses the whole
+    batch: no item starts, and once the running ones have ended one probe (a limited item run
+    again) decides when to go on. Probes wait ``first_wait`` seconds, doubling after each one
+    limited again, with full jitter, never more than ``max_wait``; a ``retry-after`` hint (the
+    delay a CLI said it would wait before it was released) is honoured where it is shorter than
+    that. A reset time the CLI gave (a usage limit's ``resetsAt``) is waited for in full, however
+    far: a probe before it would only spend a request. A batch paused for hours can be stopped
+    (Ctrl-C: :class:`BatchStopped`) and resumed later from its checkpoint. A transient fault (an
+    API 5xx, a CLI that crashed, a worker lost) runs that item again after the same kind of wait,
+    at most ``max_retries`` times; then it fails, ``fault="transient"``. ``max_pauses`` bounds the
+    probes of one pause (``None``: no bound); past it the limited items fail with ``fault="limit"``.
+    A CLI that meets a limit with a short ``retry-after`` waits and retries by itself; once it
+    says it will wait ``release_after`` seconds or more, its run is stopped and counts as limited
+    (the CLI is released; the item runs again after the pause). ``None``: CLIs wait as they will.
+    """
+
+    first_wait: float = 1.0
+    max_wait: float = 60.0
+    max_retries: int = 3
+    max_pauses: int | None = None
+    release_after: float | None = 5.0
+    continue_prompt: str = "Continue where you left off."
+
+    def __post_init__(self) -> None:
+        for name in ("first_wait", "max_wait"):
+            value = getattr(self, name)
+            if not (isinstance(value, (int, float)) and value >= 0):
+                raise ValueError(f"RetryPolicy.{name} must be a number of seconds >= 0, not {value!r}")
+        if not (isinstance(self.max_retries, int) and self.max_retries >= 0):
+            raise ValueError(f"RetryPolicy.max_retries must be an int >= 0, not {self.max_retries!r}")
+        if self.max_pauses is not None and not (isinstance(self.max_pauses, int) and self.max_pauses > 0):
+            raise ValueError(f"RetryPolicy.max_pauses must be None or an int > 0, not {self.max_pauses!r}")
+
+    def wait(self, tries: int, resets_at: float | None = None, retry_after: float | None = None) -> float:
+        """Seconds before try ``tries`` (1 = the first retry): until ``resets_at`` (epoch seconds)
+        when that is still ahead, however far; else jittered doubling capped at ``max_wait``,
+        and at least ``retry_after`` (seconds) where that is within the cap."""
+        ceiling = min(self.max_wait, self.first_wait * 2 ** max(0, tries - 1))
+        jittered = random.uniform(self.first_wait / 2, max(self.first_wait / 2, ceiling))
+        until = resets_at - time.time() if resets_at is not None else 0.0
+        if until > 0:
+            return max(until, jittered / 4)
+        if retry_after is not None and 0 < retry_after <= self.max_wait:
+            return max(retry_after, jittered / 4)
+        return jittered
