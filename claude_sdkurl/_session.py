@@ -24,6 +24,7 @@ import uuid
 import collections
 import itertools
 import logging
+import os
 import queue
 import threading
 import weakref
@@ -185,7 +186,9 @@ class Session:
         # verbatim_prompts as it was when the session started: toggling the option later must
         # not split one session's prompts between marked and unmarked (as the official).
         self._verbatim = bool(self.options.verbatim_prompts)
-        self._version_checked = False  # the CLI's version, read from its first init message
+        # The CLI's version, read from its first init message (as the official SDK: not at all
+        # with CLAUDE_AGENT_SDK_SKIP_VERSION_CHECK set to anything in our environment).
+        self._version_checked = bool(os.environ.get("CLAUDE_AGENT_SDK_SKIP_VERSION_CHECK"))
         # With options.session_store: the store's copy of a resumed session, laid out in a
         # temporary config dir (removed at close), and the mirror into the store.
         self._materialized: Materialized | None = None

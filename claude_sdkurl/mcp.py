@@ -22,10 +22,13 @@ import dataclasses
 import logging
 import threading
 import types as builtin_types
-import typing
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Annotated, Any, Generic, TypeVar, Union, get_args, get_origin
+
+# typing_extensions' forms know TypedDicts of both modules (typing's is_typeddict does not know
+# typing_extensions.TypedDict, which programs written for 3.10 use) and strip the key markers.
+from typing_extensions import get_type_hints, is_typeddict
 
 import jsonschema
 
@@ -173,15 +176,27 @@ def _type_schema(py_type: Any) -> dict[str, Any]:
         return {"type": "object"}
     if py_type is list:
         return {"type": "array"}
-    if typing.is_typeddict(py_type):
+    if is_typeddict(py_type):
         return _typeddict_schema(py_type)
     return {"type": "string"}
 
 
 def _typeddict_schema(td: type) -> dict[str, Any]:
-    hints = typing.get_type_hints(td, include_extras=True)
+    """A TypedDict as JSON Schema. Which keys are required: the class's own
+    ``__required_keys__``, but a key marked ``NotRequired[...]`` is optional and one marked
+    ``Required[...]`` required, whatever Python made of it. (In a module with ``from __future__
+    import annotations``, Python 3.10 and 3.11 see the markers only as strings when the class
+    is made and put every key in ``__required_keys__``; the official conversion keeps that, so
+    there every key of such a schema is required. The resolved hints still carry the markers.)"""
+    hints = get_type_hints(td, include_extras=True)
     schema: dict[str, Any] = {"type": "object", "properties": {k: _type_schema(v) for k, v in hints.items()}}
-    required = getattr(td, "__required_keys__", set(hints))
+    required = set(getattr(td, "__required_keys__", set(hints)))
+    for key, hint in hints.items():
+        marker = getattr(get_origin(hint), "_name", None)
+        if marker == "NotRequired":
+            required.discard(key)
+        elif marker == "Required":
+            required.add(key)
     if required:
         schema["required"] = sorted(required)
     return schema
@@ -194,7 +209,7 @@ def json_schema(input_schema: Any) -> dict[str, Any]:
             return input_schema
         props = {key: _type_schema(value) for key, value in input_schema.items()}
         return {"type": "object", "properties": props, "required": list(props)}
-    if typing.is_typeddict(input_schema):
+    if is_typeddict(input_schema):
         return _typeddict_schema(input_schema)
     model_schema = getattr(input_schema, "model_json_schema", None)  # a pydantic model class
     if isinstance(input_schema, type) and callable(model_schema):
@@ -282,7 +297,10 @@ class SdkMcpServer:
         """Answer one JSON-RPC message; ``None`` for notifications."""
         method = message.get("method")
         msg_id = message.get("id")
-        if "id" not in message:  # a notification
+        # A request's id is a string or an integer (the ``mcp`` package's RequestId: a strict int,
+        # so not a bool); a message with any other id (2.5, null, true) is read as the ``mcp``
+        # package reads it, as a notification: nothing is answered.
+        if not (isinstance(msg_id, str) or (isinstance(msg_id, int) and not isinstance(msg_id, bool))):
             if method == "notifications/cancelled":
                 self._cancel((message.get("params") or {}).get("requestId"))
             return None

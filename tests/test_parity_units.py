@@ -351,6 +351,70 @@ def test_tool_arguments_are_validated_and_results_converted() -> None:
     assert calls == [{"a": 1, "b": 2}]
 
 
+@pytest.mark.parametrize("msg_id", [2.5, None, True, [1], {"a": 1}])
+def test_a_message_mcp_reads_as_a_notification_gets_no_reply(msg_id: Any) -> None:
+    """An id that is not a JSON-RPC request id (a string or a strict integer): the ``mcp``
+    package reads the message as a notification, and so do we: nothing is answered (the
+    tool is not run)."""
+    from mcp import types as mcp_types
+    from pydantic import TypeAdapter
+
+    read = TypeAdapter(mcp_types.JSONRPCMessage).validate_python
+    assert isinstance(read({"jsonrpc": "2.0", "id": msg_id, "method": "tools/list"}), mcp_types.JSONRPCNotification)
+    ran: list[Any] = []
+
+    @tool("t", "d", {})
+    def t(args: dict[str, Any]) -> dict[str, Any]:
+        ran.append(args)
+        return {"content": []}
+
+    server = create_sdk_mcp_server("s", tools=[t])["instance"]
+    for method in ("tools/list", "tools/call", "ping"):
+        assert server.handle({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": {"name": "t", "arguments": {}}}) is None
+    assert ran == []
+    for good in (0, 7, "x"):  # real ids are answered
+        assert isinstance(read({"jsonrpc": "2.0", "id": good, "method": "ping"}), mcp_types.JSONRPCRequest)
+        assert server.handle({"jsonrpc": "2.0", "id": good, "method": "ping"}) == {"jsonrpc": "2.0", "id": good, "result": {}}
+
+
+def test_a_tool_that_returns_is_error_reaches_the_model_as_an_error() -> None:
+    @tool("fails", "d", {})
+    def fails(args: dict[str, Any]) -> dict[str, Any]:
+        return {"content": [{"type": "text", "text": "no such file"}], "is_error": True}
+
+    server = create_sdk_mcp_server("s", tools=[fails])["instance"]
+    result = call(server, "fails", {})["result"]
+    assert result["isError"] is True and result["content"] == [{"type": "text", "text": "no such file"}]
+
+
+def test_not_required_keys_of_a_typeddict_schema_stay_optional() -> None:
+    """NotRequired keys are optional and Required ones required, also in a module with
+    ``from __future__ import annotations`` (where Python 3.10/3.11 put every key in
+    ``__required_keys__``, and the official conversion makes them all required: README)."""
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    from typing_extensions import NotRequired, TypedDict
+
+    Plain = TypedDict("Plain", {"query": str, "limit": NotRequired[int]})  # (annotations not postponed)
+
+    spec = importlib.util.spec_from_file_location("typeddict_future", Path(__file__).parent / "fixtures" / "typeddict_future.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["typeddict_future"] = module  # (type hints resolve in the class's module)
+    try:
+        spec.loader.exec_module(module)
+        assert module.Search.__required_keys__ == {"query", "limit"} or sys.version_info >= (3, 12)  # Python's own view
+        for schema in (Plain, module.Search, module.Loose):
+            mine = create_sdk_mcp_server("s", tools=[tool("t", "d", schema)(lambda a: a)])["instance"]
+            (listed,) = mine.handle({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})["result"]["tools"]
+            assert listed["inputSchema"]["required"] == ["query"], schema
+            assert set(listed["inputSchema"]["properties"]) == {"query", "limit"}
+    finally:
+        del sys.modules["typeddict_future"]
+
+
 def test_cancelled_notification_cancels_an_async_tool() -> None:
     started = threading.Event()
     finished: list[str] = []
@@ -520,6 +584,22 @@ def test_warnings_about_the_cli_version(version: str | None, verbatim: bool, exp
         assert piece in text_
     if not expected:
         assert "Claude Code" not in text_
+
+
+@pytest.mark.parametrize("verbatim", [False, True])
+def test_version_warnings_can_be_skipped(verbatim: bool, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch) -> None:
+    """As the official SDK (its test_version_warning_can_be_skipped): any value of
+    CLAUDE_AGENT_SDK_SKIP_VERSION_CHECK in the environment silences both warnings."""
+    monkeypatch.setenv("CLAUDE_AGENT_SDK_SKIP_VERSION_CHECK", "1")
+
+    def handler(message: dict[str, Any], cli: FakeCLI) -> None:
+        if message["type"] == "user":
+            cli.version = None  # type: ignore[assignment]
+            cli.turn("ok")
+
+    with caplog.at_level(logging.WARNING, "claude_sdkurl"):
+        list(query("hi", ClaudeAgentOptions(verbatim_prompts=verbatim), transport=MockTransport(handler)))
+    assert "Claude Code" not in caplog.text
 
 
 def test_an_active_opentelemetry_span_reaches_the_cli_as_its_trace_context(monkeypatch: pytest.MonkeyPatch) -> None:

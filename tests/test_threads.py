@@ -268,3 +268,29 @@ def test_outside_a_task_nothing_is_cancellable_and_sleep_sleeps() -> None:
     sleep(-1)  # returns at once, as asyncio.sleep(-1) does (time.sleep raises)
     assert time.monotonic() - began >= 0.05
     assert [type(m).__name__ for m in query("hi", transport=MockTransport(_answer_second_prompt_late))][-1] == "ResultMessage"
+
+
+def test_gather_of_calls_raises_the_first_error_while_the_slow_ones_still_run() -> None:
+    """As asyncio.gather: the first exception reaches the caller as soon as it is raised, not
+    after the other calls end (they run on to their end)."""
+    release = threading.Event()
+    ended: list[str] = []
+
+    def slow() -> str:
+        release.wait(30)
+        ended.append("slow")
+        return "slow"
+
+    def broken() -> str:
+        raise ValueError("first")
+
+    try:
+        with pytest.raises(ValueError, match="first"):
+            gather(slow, broken, slow)
+        assert ended == []  # raised while both slow calls were still running
+    finally:
+        release.set()
+    deadline = time.monotonic() + 10
+    while len(ended) < 2 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert ended == ["slow", "slow"]  # and they ran on to their end
