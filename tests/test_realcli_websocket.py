@@ -99,3 +99,27 @@ def test_tools_do_not_inherit_the_session_token(make_options: OptionsFactory, ap
     [result] = api.message_requests()[1].tool_results()
     assert "PATH=" in str(result["content"]) and token not in str(result["content"])
     assert "CLAUDE_CODE_SESSION_ACCESS_TOKEN" not in str(result["content"])
+
+
+@pytest.mark.parametrize("transport", ["websocket"])
+def test_a_second_connection_gets_409_while_the_first_is_alive_and_is_taken_once_it_is_dead(
+        make_options: OptionsFactory, api: MockMessagesAPI, transport: str) -> None:  # fmt: skip
+    """One CLI connection per session: a second client with the right token is refused while
+    the first answers pings; a reconnect while the server still holds a dead connection (no
+    close ever arrived: a laptop asleep, a NAT that dropped it) is accepted."""
+    import os
+    import signal
+
+    with ClaudeClient(make_options()) as client:
+        ws = client.session._transport
+        assert isinstance(ws, WebSocketTransport) and ws.url
+        auth = {"Authorization": f"Bearer {ws._token}"}
+        assert _status(ws.url, auth) == 409 and ws.connections == 1
+        pid = cli_pid()
+        os.kill(pid, signal.SIGSTOP)  # the CLI's connection stays open but answers nothing
+        try:
+            with connect(ws.url, additional_headers=auth, open_timeout=10) as taken:
+                assert taken.protocol.state.name == "OPEN"
+            assert ws.connections == 2
+        finally:
+            os.kill(pid, signal.SIGCONT)
