@@ -496,8 +496,17 @@ def _fix_imports(cst: Any, module: Any, porter: Any) -> Any:
             aliases[-1] = aliases[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
             stmt = stmt.with_changes(body=[imp.with_changes(names=aliases)])
         if carried:
-            stmt = stmt.with_changes(leading_lines=[*carried, *stmt.leading_lines])
+            own = list(stmt.leading_lines)
+            if carried[-1].comment is None and own and own[0].comment is None:
+                own = own[1:]  # one blank line where the import was, not two
+            stmt = stmt.with_changes(leading_lines=[*carried, *own])
             carried = []
+        if not kept and len(kept) < len(module.body) and stmt is not module.body[0]:
+            # the file's first statement was dropped: no blank line left at its top
+            lines = list(stmt.leading_lines)
+            while lines and lines[0].comment is None:
+                lines.pop(0)
+            stmt = stmt.with_changes(leading_lines=lines)
         kept.append(stmt)
     present = {n for stmt in kept for n in _plain_imports(cst, stmt)}
     missing = sorted(porter.need - present)
@@ -510,12 +519,7 @@ def _fix_imports(cst: Any, module: Any, porter: Any) -> Any:
             at = 1
         while at < len(kept) and _is_from_future(cst, kept[at]):
             at += 1
-        added = [cst.parse_statement(f"import {name}\n") for name in missing]
-        if at < len(kept) and kept[at].leading_lines and added:
-            # the new imports go below the comments that headed the statement they precede
-            added[0] = added[0].with_changes(leading_lines=kept[at].leading_lines)
-            kept[at] = kept[at].with_changes(leading_lines=[])
-        kept[at:at] = added
+        kept[at:at] = [cst.parse_statement(f"import {name}\n") for name in missing]
     return module.with_changes(body=kept, footer=footer)
 
 

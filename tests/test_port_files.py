@@ -170,3 +170,18 @@ def test_nothing_is_written_without_w(tmp_path: Path) -> None:
     mtime = os.stat(app).st_mtime_ns
     assert main([str(app)]) == 0
     assert app.read_text() == PROGRAM and os.stat(app).st_mtime_ns == mtime
+
+
+def test_a_file_of_notebook_cells_keeps_every_cell_header() -> None:
+    """The official example of IPython cells: removing ``import asyncio`` from the second cell
+    keeps that cell's header (before, the header went with the import and two cells merged)."""
+    from .test_official_suite import official_tests
+
+    source = (official_tests().parent / "examples" / "streaming_mode_ipython.py").read_text()
+    after = port_source(source, "streaming_mode_ipython.py").after
+    headers = [line for line in source.splitlines() if line.startswith("# ")]
+    assert len(headers) > 10
+    ported = [line for line in after.splitlines() if line.startswith("# ") and not line.startswith("# claude_sdkurl.port:")]
+    assert ported == headers  # every comment line, in order
+    assert "import asyncio" not in after.split("STREAMING WITH REAL-TIME DISPLAY")[1].split("# ====")[1]
+    assert "\n\n\n\nfrom claude_sdkurl import" not in after  # no run of blank lines where the import was
