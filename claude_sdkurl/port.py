@@ -33,6 +33,7 @@ x in xs])``                                ``*[partial(g, x) for x in xs])``: at
 ``trio.open_nursery()``
 ``asyncio.wait_for(f(a), s)``              ``claude_sdkurl.threads.wait_for(partial(f, a), s)``
 ``asyncio.CancelledError``                 ``claude_sdkurl.threads.CancelledError``
+``asyncio.current_task()``                 ``claude_sdkurl.threads.current_task()``
 ``asyncio.gather(*tasks)`` of tasks made    ``claude_sdkurl.threads.gather(*tasks)``
 here
 ``contextlib.asynccontextmanager``,        ``contextmanager``, ``ExitStack``,
@@ -346,6 +347,9 @@ def _make_transformer(cst: Any, positions: Any, local_async: set[str], makes_tas
                 return updated.with_changes(func=cst.parse_expression("claude_sdkurl.threads.TaskGroup"), args=[])
             if attr in _TASK_MAKERS:
                 return self._first_as_call(original, updated, "claude_sdkurl.threads.create_task", "create_task")
+            if attr == "current_task" and loop == "asyncio":
+                self.need.add("claude_sdkurl.threads")
+                return updated.with_changes(func=cst.parse_expression("claude_sdkurl.threads.current_task"))
             if attr == "wait_for":
                 return self._first_as_call(original, updated, "claude_sdkurl.threads.wait_for", "wait_for")
             if attr == "run" and updated.args:
@@ -478,7 +482,7 @@ def _fix_imports(cst: Any, module: Any, porter: Any) -> Any:
     """Add the stdlib modules the rewrites call; drop ``import asyncio/anyio/trio`` no longer
     used (the comments and blank lines above a dropped line stay, above the next statement).
     The module's names are collected once, and only where a loop library is imported."""
-    kept = []
+    kept: list[Any] = []
     carried: list[Any] = []  # the leading lines of a dropped import, for the next statement
     used: set[str] | None = None
     for stmt in module.body:

@@ -8,6 +8,9 @@ claude_sdkurl.port`` writes calls to these; they are plain functions anyone may 
 * :class:`TaskGroup`: ``asyncio.TaskGroup`` / anyio task groups / trio nurseries.
 * :func:`wait_for`: ``asyncio.wait_for`` for a call.
 * :func:`sleep` and :exc:`CancelledError`.
+* :func:`current_task`: ``asyncio.current_task()``: the task running this thread, or a handle
+  of the thread itself (the ported ``main()`` is not a task), whose ``cancel()`` stops it at its
+  next cancel point (a server's cancel-on-disconnect).
 
 Cancelling a thread is cooperative: a cancelled task stops at its next cancel point with
 :exc:`CancelledError`. The cancel points are :func:`sleep`, waiting for a task
@@ -30,10 +33,10 @@ from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from types import TracebackType
 from typing import Any, Generic, TypeVar
 
-from ._cancel import CancelledError, Scope, enter
+from ._cancel import CancelledError, Scope, current, enter
 from ._cancel import wait as _wait
 
-__all__ = ["CancelledError", "Task", "TaskGroup", "create_task", "gather", "sleep", "wait_for"]
+__all__ = ["CancelledError", "Task", "TaskGroup", "ThreadHandle", "create_task", "current_task", "gather", "sleep", "wait_for"]
 
 T = TypeVar("T")
 _names = itertools.count(1)
@@ -66,12 +69,14 @@ class Task(Generic[T]):
 
     def _run(self) -> None:
         enter(self._scope)
+        _running.task = self
         try:
             self._result = self._call()
         except BaseException as e:  # kept for result(): a task's error is its waiter's
             self._error = e
         finally:
             enter(None)
+            _running.task = None
             with self._lock:
                 self._done.set()
                 callbacks, self._callbacks = self._callbacks, []
@@ -128,6 +133,54 @@ class Task(Generic[T]):
     def __repr__(self) -> str:
         state = "cancelled" if self.cancelled() else "done" if self.done() else "running"
         return f"<Task {self._name} {state}>"
+
+
+_running = threading.local()  # .task: the Task this thread runs
+
+
+class ThreadHandle:
+    """A thread that no :class:`Task` runs (the main thread, a server's worker), as
+    :func:`current_task` gives it: ``cancel()`` stops it at its next cancel point with
+    :exc:`CancelledError` (delivered once), as cancelling the task that runs
+    ``asyncio.run(main())`` does there."""
+
+    def __init__(self, scope: Scope) -> None:
+        self._scope = scope
+        self._name = threading.current_thread().name
+
+    def cancel(self, msg: Any = None) -> bool:
+        self._scope.cancel()
+        return True
+
+    def cancelled(self) -> bool:
+        return False  # a thread goes on after its cancel is delivered; it never "ends cancelled"
+
+    def cancelling(self) -> int:
+        """1 once a cancel was asked for, else 0 (asyncio's count of pending cancels, roughly)."""
+        return 1 if self._scope.requested else 0
+
+    def done(self) -> bool:
+        return False
+
+    def get_name(self) -> str:
+        return self._name
+
+    def __repr__(self) -> str:
+        return f"<ThreadHandle {self._name}>"
+
+
+def current_task() -> Task[Any] | ThreadHandle:
+    """``asyncio.current_task()``: the :class:`Task` running this thread, else a
+    :class:`ThreadHandle` of this thread (made cancellable from here on: its waits at cancel
+    points see a cancel)."""
+    task = getattr(_running, "task", None)
+    if task is not None:
+        return task  # type: ignore[no-any-return]
+    scope = current()
+    if scope is None:
+        scope = Scope()
+        enter(scope)
+    return ThreadHandle(scope)
 
 
 def _wait_done(tasks: list[Task[Any]], timeout: float | None, first_error: bool = False) -> bool:

@@ -185,3 +185,44 @@ def test_a_file_of_notebook_cells_keeps_every_cell_header() -> None:
     assert ported == headers  # every comment line, in order
     assert "import asyncio" not in after.split("STREAMING WITH REAL-TIME DISPLAY")[1].split("# ====")[1]
     assert "\n\n\n\nfrom claude_sdkurl import" not in after  # no run of blank lines where the import was
+
+
+CANCEL_ON_DISCONNECT = textwrap.dedent(
+    """\
+    import asyncio
+
+
+    async def stream():
+        me = asyncio.current_task()
+
+        async def client_gone():
+            await asyncio.sleep(0.2)
+            print("client went away")
+            me.cancel()
+
+        watcher = asyncio.create_task(client_gone())
+        print("streaming")
+        try:
+            await asyncio.sleep(30)  # a long answer being streamed
+            print("finished")
+        except asyncio.CancelledError:
+            print("stopped streaming")
+        await watcher
+        print("done")
+
+
+    asyncio.run(stream())
+    """
+)
+
+
+def test_a_cancel_on_disconnect_with_current_task_runs_like_the_original(tmp_path: Path) -> None:
+    original = tmp_path / "original.py"
+    original.write_text(CANCEL_ON_DISCONNECT)
+    ported = tmp_path / "ported.py"
+    result = port_source(CANCEL_ON_DISCONNECT)
+    assert result.todo == [] and "claude_sdkurl.threads.current_task()" in result.after
+    ported.write_text(result.after)
+    outputs = [subprocess.run([sys.executable, str(p)], capture_output=True, text=True, timeout=60) for p in (original, ported)]
+    assert [o.returncode for o in outputs] == [0, 0], outputs[1].stderr
+    assert outputs[0].stdout == outputs[1].stdout == "streaming\nclient went away\nstopped streaming\ndone\n"

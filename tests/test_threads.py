@@ -294,3 +294,33 @@ def test_gather_of_calls_raises_the_first_error_while_the_slow_ones_still_run() 
     while len(ended) < 2 and time.monotonic() < deadline:
         time.sleep(0.01)
     assert ended == ["slow", "slow"]  # and they ran on to their end
+
+
+def test_current_task_is_the_running_task_or_a_cancellable_handle_of_the_thread() -> None:
+    from claude_sdkurl._cancel import enter
+    from claude_sdkurl.threads import ThreadHandle, current_task
+
+    seen: list[Any] = []
+    task = create_task(lambda: seen.append(current_task()))
+    task.result()
+    assert seen == [task]  # inside a task: that task
+
+    results: list[str] = []
+
+    def thread_body() -> None:  # a plain thread, as a server's worker or the ported main()
+        me = current_task()
+        assert isinstance(me, ThreadHandle) and not me.done()
+        create_task(lambda: (sleep(0.1), me.cancel()))
+        try:
+            sleep(30)
+            results.append("slept")
+        except CancelledError:
+            results.append("cancelled")
+        sleep(0.01)  # delivered once: the thread goes on
+        results.append(f"went on, cancelling={me.cancelling()}")
+        enter(None)
+
+    worker = threading.Thread(target=thread_body)
+    worker.start()
+    worker.join(30)
+    assert results == ["cancelled", "went on, cancelling=1"]
