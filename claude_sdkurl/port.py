@@ -36,6 +36,9 @@ x in xs])``                                ``*[partial(g, x) for x in xs])``: at
 ``asyncio.current_task()``                 ``claude_sdkurl.threads.current_task()``
 ``asyncio.gather(*tasks)`` of tasks made    ``claude_sdkurl.threads.gather(*tasks)``
 here
+``coros = [f(x) for x in xs]``, ``c = f(x)``  ``[partial(f, x) for x in xs]``, ``partial(f, x)``:
+of an ``async def`` of the file, awaited   deferred calls, run by ``c()`` (the ``await c``),
+or gathered later                          ``gather``, ``create_task`` or ``asyncio.run``
 ``contextlib.asynccontextmanager``,        ``contextmanager``, ``ExitStack``,
 ``AsyncExitStack``, ``enter_async_context`` ``enter_context``
 ``__aenter__/__aexit__/__aiter__/__anext__`` ``__enter__/__exit__/__iter__/__next__``
@@ -223,6 +226,9 @@ def _make_transformer(cst: Any, positions: Any, local_async: set[str], makes_tas
             self.primitives: set[str] = set()  # names bound to an asyncio Queue/Event/Lock/... here
             self.tasks: set[str] = set()  # names bound to a task, or a list of tasks, made here
             self.groups: set[str] = set()  # names bound to a task group / nursery here
+            # names bound to a coroutine of the file made now and awaited later (or a list of
+            # them): bound to the call not yet made (functools.partial) instead
+            self.deferred: set[str] = set()
 
         # ---------------------------------------------------------- notes on statements
 
@@ -297,6 +303,8 @@ def _make_transformer(cst: Any, positions: Any, local_async: set[str], makes_tas
         def leave_Await(self, original: Any, updated: Any) -> Any:
             if _dotted(cst, updated.expression) in self.tasks:  # await task -> task.result()
                 return cst.Call(func=cst.Attribute(value=updated.expression, attr=cst.Name("result")))
+            if isinstance(updated.expression, cst.Name) and updated.expression.value in self.deferred:
+                return cst.Call(func=updated.expression)  # await coro -> coro(): the call runs now
             if not self._known_awaitable(updated.expression):
                 self.unsure.append((self._line(original), cst.Module([]).code_for_node(original.expression)))
             return updated.expression
@@ -310,6 +318,33 @@ def _make_transformer(cst: Any, positions: Any, local_async: set[str], makes_tas
                 value = value.elt  # [create_task(f(x)) for x in xs]: a list of tasks
             if isinstance(value, cst.Call) and self._makes_task(value):
                 self.tasks.update(targets)
+            if self._coroutines(node.value) is not None and all(isinstance(t.target, cst.Name) for t in node.targets):
+                self.deferred.update(targets)
+
+        def _coroutines(self, value: Any) -> Any:
+            """``f(x)``, ``[f(x) for ...]``, ``(f(x) for ...)`` or ``[f(x), g(y)]`` where every
+            ``f`` is an ``async def`` of the file (coroutines made, not awaited): the same with
+            each call deferred (``functools.partial``); ``None`` for anything else."""
+            def local(call: Any) -> bool:
+                return isinstance(call, cst.Call) and _dotted(cst, call.func) in local_async
+
+            if local(value):
+                return self._partial(value) if value.args else value.func
+            if isinstance(value, (cst.ListComp, cst.GeneratorExp)) and local(value.elt):
+                return value.with_changes(elt=self._partial(value.elt) if value.elt.args else value.elt.func)
+            if isinstance(value, cst.List) and value.elements and all(local(e.value) for e in value.elements):
+                return value.with_changes(elements=[e.with_changes(value=self._partial(e.value) if e.value.args else e.value.func)
+                                                    for e in value.elements])  # fmt: skip
+            return None
+
+        def leave_Assign(self, original: Any, updated: Any) -> Any:
+            targets = [_dotted(cst, t.target) for t in updated.targets]
+            if targets and all(t in self.deferred for t in targets):
+                deferred = self._coroutines(updated.value)
+                if deferred is not None:
+                    self.need.add("functools")
+                    return updated.with_changes(value=deferred)
+            return updated
 
         def visit_WithItem(self, node: Any) -> None:
             if isinstance(node.item, cst.Call) and _dotted(cst, node.item.func) in _GROUPS and node.asname is not None:
@@ -356,6 +391,8 @@ def _make_transformer(cst: Any, positions: Any, local_async: set[str], makes_tas
                 target = updated.args[0].value
                 if loop == "asyncio" and isinstance(target, cst.Call):
                     return target  # asyncio.run(main()) -> main()
+                if loop == "asyncio" and isinstance(target, cst.Name) and target.value in self.deferred:
+                    return cst.Call(func=target)  # coro = main(); asyncio.run(coro) -> coro()
                 if loop in ("anyio", "trio"):
                     return cst.Call(func=target, args=[a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in updated.args[1:]])
             if attr == "sleep":
@@ -390,7 +427,7 @@ def _make_transformer(cst: Any, positions: Any, local_async: set[str], makes_tas
                 args[0] = args[0].with_changes(value=self._partial(first) if first.args else first.func)
                 if first.args:
                     self.need.add("functools")
-            elif first is None or _dotted(cst, first) not in self.tasks:
+            elif first is None or _dotted(cst, first) not in self.tasks | self.deferred:
                 self._note(original, advice)
                 return updated
             if func is not None:
@@ -411,7 +448,7 @@ def _make_transformer(cst: Any, positions: Any, local_async: set[str], makes_tas
                     out.append(arg)
                     continue
                 value = arg.value
-                if _dotted(cst, value) in self.tasks:  # a task (or *tasks) made here: waited for
+                if _dotted(cst, value) in self.tasks | self.deferred:  # tasks made here, or calls deferred here
                     out.append(arg)
                 elif arg.star == "" and isinstance(value, cst.Call):
                     out.append(arg.with_changes(value=self._partial(value)))
@@ -505,12 +542,6 @@ def _fix_imports(cst: Any, module: Any, porter: Any) -> Any:
                 own = own[1:]  # one blank line where the import was, not two
             stmt = stmt.with_changes(leading_lines=[*carried, *own])
             carried = []
-        if not kept and len(kept) < len(module.body) and stmt is not module.body[0]:
-            # the file's first statement was dropped: no blank line left at its top
-            lines = list(stmt.leading_lines)
-            while lines and lines[0].comment is None:
-                lines.pop(0)
-            stmt = stmt.with_changes(leading_lines=lines)
         kept.append(stmt)
     present = {n for stmt in kept for n in _plain_imports(cst, stmt)}
     missing = sorted(porter.need - present)
@@ -524,6 +555,12 @@ def _fix_imports(cst: Any, module: Any, porter: Any) -> Any:
         while at < len(kept) and _is_from_future(cst, kept[at]):
             at += 1
         kept[at:at] = [cst.parse_statement(f"import {name}\n") for name in missing]
+    if kept and module.body and kept[0] is not module.body[0] and not missing:
+        # the file's first statement was dropped: no blank line left at its top
+        lines = list(kept[0].leading_lines)
+        while lines and lines[0].comment is None:
+            lines.pop(0)
+        kept[0] = kept[0].with_changes(leading_lines=lines)
     return module.with_changes(body=kept, footer=footer)
 
 

@@ -226,3 +226,51 @@ def test_a_cancel_on_disconnect_with_current_task_runs_like_the_original(tmp_pat
     outputs = [subprocess.run([sys.executable, str(p)], capture_output=True, text=True, timeout=60) for p in (original, ported)]
     assert [o.returncode for o in outputs] == [0, 0], outputs[1].stderr
     assert outputs[0].stdout == outputs[1].stdout == "streaming\nclient went away\nstopped streaming\ndone\n"
+
+
+DEFERRED = textwrap.dedent(
+    """\
+    import asyncio
+    import threading
+
+    started = []
+    lock = threading.Lock()
+
+
+    async def worker(x):
+        started.append(x)
+        await asyncio.sleep(0.3)
+        return x * 2
+
+
+    async def main():
+        coros = [worker(x) for x in range(4)]  # made now, run when gathered
+        print("made", started)
+        print(await asyncio.gather(*coros))
+        one = worker(5)
+        print(await one)
+        pair = [worker(1), worker(2)]
+        task = asyncio.create_task(worker(7))
+        print(await asyncio.gather(*pair), await task)
+
+
+    coro = main()
+    asyncio.run(coro)
+    """
+)
+
+
+def test_coroutines_made_now_and_awaited_later_run_like_the_original(tmp_path: Path) -> None:
+    """Coroutines built in a list and gathered later, one awaited later, one run by
+    asyncio.run: each becomes a deferred call that runs when awaited or gathered (before, the
+    workers ran one by one where the list was built, then gather raised TypeError)."""
+    result = port_source(DEFERRED)
+    assert result.todo == [] and result.unsure == []
+    assert "coros = [functools.partial(worker, x) for x in range(4)]" in result.after
+    assert "claude_sdkurl.threads.gather(*coros)" in result.after and "print(one())" in result.after
+    original, ported = tmp_path / "original.py", tmp_path / "ported.py"
+    original.write_text(DEFERRED)
+    ported.write_text(result.after)
+    outputs = [subprocess.run([sys.executable, str(p)], capture_output=True, text=True, timeout=60) for p in (original, ported)]
+    assert [o.returncode for o in outputs] == [0, 0], outputs[1].stderr
+    assert outputs[0].stdout == outputs[1].stdout == "made []\n[0, 2, 4, 6]\n10\n[2, 4] 14\n"
