@@ -102,7 +102,7 @@ def test_cells_stream_markdown_and_go_on_with_one_conversation(nb: Kernel, api: 
     assert "Hello again" in str(one.messages())  # the line magic went on with the conversation
 
 
-@pytest.mark.parametrize("transport", ["stdio"], indirect=True)
+@pytest.mark.parametrize("transport", ["stdio", "websocket"], indirect=True)
 def test_approval_buttons_allow_deny_and_always(nb: Kernel, api: MockMessagesAPI, home: Path, transport: str) -> None:
     work = home / "work"
 
@@ -195,6 +195,14 @@ def test_with_a_dataframe_and_a_figure(nb: Kernel, api: MockMessagesAPI) -> None
 
 
 @pytest.mark.parametrize("transport", ["stdio"], indirect=True)
+def test_help_shows_the_flags_and_starts_nothing(nb: Kernel, api: MockMessagesAPI, home: Path) -> None:
+    for cell in ("%%claude --help\nwhatever", "%claude -h"):
+        shown = nb.ok(cell).text()
+        assert "--kernel-tools" in shown and "--permission-mode" in shown and "show this help" in shown
+    assert api.message_requests() == [] and clis_with(home) == []
+
+
+@pytest.mark.parametrize("transport", ["stdio"], indirect=True)
 def test_bad_flags_and_variables_start_nothing(nb: Kernel, api: MockMessagesAPI, home: Path) -> None:
     nb.ok("class Shy:\n    def __repr__(self): raise RuntimeError('no looking')\nshy = Shy()")
     cases = {
@@ -256,7 +264,8 @@ def test_kernel_tools_read_and_run_code_after_approval(nb: Kernel, api: MockMess
     steps = iter([tool_use("mcp__kernel__list_variables", {}), tool_use("mcp__kernel__read_variable", {"name": "sales"}),
                   text("read them")])  # fmt: skip
     script(api, lambda r: next(steps))
-    nb.ok("%%claude --kernel-tools\nWhat is in my kernel?")
+    asked = nb.ok("%%claude --kernel-tools\nWhat is in my kernel?")
+    assert "CanUseToolShadowedWarning" not in asked.text()  # no warning about the notebook's own rules
     results = [str(r.tool_results()) for r in api.message_requests() if r.tool_results()]
     assert "count: int = 41" in results[0] and "sales: DataFrame 3×1" in results[0]
     assert "3 rows × 1 columns" in results[1] and "- q (int64)" in results[1]
@@ -266,6 +275,7 @@ def test_kernel_tools_read_and_run_code_after_approval(nb: Kernel, api: MockMess
     cell = nb.submit("%%claude --allow-kernel-exec\nAdd one to count")
     nb.click(nb.button("Allow"))  # running code in the kernel is asked every time
     assert cell.done.wait(60) and not cell.errors()
+    assert "CanUseToolShadowedWarning" not in cell.text()
     assert "84" in str(api.message_requests()[-1].tool_results())
     assert nb.ok("print(count)").text().strip() == "42"
 

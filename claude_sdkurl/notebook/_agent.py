@@ -12,12 +12,14 @@ import atexit
 import dataclasses
 import shlex
 import threading
+import warnings
 from collections.abc import Callable
 from typing import Any
 
 from ..client import ClaudeClient
 from ..types import (
     AssistantMessage,
+    CanUseToolShadowedWarning,
     ClaudeAgentOptions,
     Message,
     PermissionResultAllow,
@@ -28,6 +30,7 @@ from ..types import (
     SystemMessage,
     TextBlock,
     ToolPermissionContext,
+    shadowed_can_use_tool_message,
 )
 from ._context import ContextError, attach, kernel_server, on_main_thread
 from ._view import Approval, CellOut, TurnView
@@ -75,6 +78,7 @@ def parser(prog: str = "%%claude") -> argparse.ArgumentParser:
     p.add_argument("--kernel-tools", action="store_true", help="let the agent list and read the kernel's variables")
     p.add_argument("--allow-kernel-exec", action="store_true", help="and run code in the kernel (each run approved)")
     p.add_argument("--background", "--bg", action="store_true", help="return at once; the turn goes on")
+    p.add_argument("-h", "--help", action="store_true", help="show this help (nothing is asked)")
     if prog == "%claude":
         p.add_argument("prompt", nargs="*")
     return p
@@ -166,13 +170,16 @@ class NotebookAgent:
 
     # ------------------------------------------------------------------ cells
 
-    def prepare(self, line: str, body: str, prog: str = "%%claude") -> Asked:
+    def prepare(self, line: str, body: str, prog: str = "%%claude") -> Asked | None:
         """Parse the flags and attach the variables; a usage error (nothing started) for bad
-        flags or variables."""
+        flags or variables; ``None`` (the help printed, nothing started) for ``--help``."""
         try:
             args = parser(prog).parse_args(shlex.split(line))
         except ValueError as e:  # shlex: an unclosed quote
             raise _usage_error(f"{prog}: {e}") from None
+        if args.help:
+            print(parser(prog).format_help())
+            return None
         prompt = body.strip() if prog == "%%claude" else " ".join(args.prompt)
         if prog == "%%claude" and getattr(args, "prompt", None):
             raise _usage_error(f"{prog}: the cell is the prompt; the line takes only flags")
@@ -308,8 +315,17 @@ class NotebookAgent:
                 changes["continue_conversation"] = True
             elif self.session_id:
                 changes["resume"] = self.session_id  # a new CLI, the same conversation
-            client = ClaudeClient(dataclasses.replace(base, **changes))
-            client.connect()
+            options = dataclasses.replace(base, **changes)
+            client = ClaudeClient(options)
+            users = changes.get("allowed_tools", base.allowed_tools)
+            mine = [t.strip() for t in args.allowed_tools.split(",") if t.strip()] if args.allowed_tools else list(base.allowed_tools)
+            added = set(users) - set(mine)
+            with warnings.catch_warnings():
+                if added and shadowed_can_use_tool_message(dataclasses.replace(options, allowed_tools=mine)) is None:
+                    # only the rules this notebook added (kernel tools, "Always allow") would
+                    # skip the buttons: a warning nobody could act on
+                    warnings.simplefilter("ignore", CanUseToolShadowedWarning)
+                client.connect()
             self.client, self._key = client, key
             self._live = {"model": args.model or base.model, "permission_mode": args.permission_mode or base.permission_mode or "default"}
             return client

@@ -87,6 +87,8 @@ async def run_cell(line: str, body: str, prog: str = "%%claude") -> None:
     kernel stays free meanwhile: that turn's buttons work), then its own."""
     a = agent()
     asked = a.prepare(line, body, prog)
+    if asked is None:  # --help
+        return
     previous = a.unfinished()
     if previous is not None:
         await _await_turn(previous)
@@ -99,6 +101,8 @@ def claude(line: str, cell: str | None = None) -> None:
     """``%%claude [flags]`` (the cell is the prompt) or ``%claude [flags] prompt``."""
     a = agent()
     asked = a.prepare(line, cell or "", "%%claude" if cell is not None else "%claude")
+    if asked is None:  # --help
+        return
     previous = a.unfinished()
     if previous is not None:
         _wait_plain(previous)
