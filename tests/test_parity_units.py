@@ -572,14 +572,7 @@ def test_verbatim_prompts_is_read_once_per_session() -> None:
     ],
 )
 def test_warnings_about_the_cli_version(version: str | None, verbatim: bool, expected: list[str], caplog: pytest.LogCaptureFixture) -> None:
-    def handler(message: dict[str, Any], cli: FakeCLI) -> None:
-        if message["type"] == "user":
-            cli.version = version  # type: ignore[assignment]
-            cli.turn("ok")
-
-    with caplog.at_level(logging.WARNING, "claude_sdkurl"):
-        list(query("hi", ClaudeAgentOptions(verbatim_prompts=verbatim), transport=MockTransport(handler)))
-    text_ = caplog.text
+    text_ = _version_warnings(version, verbatim, caplog)
     for piece in expected:
         assert piece in text_
     if not expected:
@@ -591,15 +584,20 @@ def test_version_warnings_can_be_skipped(verbatim: bool, caplog: pytest.LogCaptu
     """As the official SDK (its test_version_warning_can_be_skipped): any value of
     CLAUDE_AGENT_SDK_SKIP_VERSION_CHECK in the environment silences both warnings."""
     monkeypatch.setenv("CLAUDE_AGENT_SDK_SKIP_VERSION_CHECK", "1")
+    assert "Claude Code" not in _version_warnings(None, verbatim, caplog)
+
+
+def _version_warnings(version: str | None, verbatim: bool, caplog: pytest.LogCaptureFixture) -> str:
+    """What is logged for a one-turn query to a CLI that reports ``version`` in its init."""
 
     def handler(message: dict[str, Any], cli: FakeCLI) -> None:
         if message["type"] == "user":
-            cli.version = None  # type: ignore[assignment]
+            cli.version = version  # type: ignore[assignment]
             cli.turn("ok")
 
     with caplog.at_level(logging.WARNING, "claude_sdkurl"):
         list(query("hi", ClaudeAgentOptions(verbatim_prompts=verbatim), transport=MockTransport(handler)))
-    assert "Claude Code" not in caplog.text
+    return caplog.text
 
 
 def test_an_active_opentelemetry_span_reaches_the_cli_as_its_trace_context(monkeypatch: pytest.MonkeyPatch) -> None:

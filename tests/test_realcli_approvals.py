@@ -160,15 +160,21 @@ def _park(options: ClaudeAgentOptions, prompt: str = "item 5") -> Any:
     return waiting
 
 
+@pytest.fixture
+def one_parked(cli_paths: Any, api: MockMessagesAPI, home: Path, tmp_path: Path) -> tuple[Path, ClaudeAgentOptions, Any]:
+    """``item 5`` parked: (the log its command would append to, the options, the Parked)."""
+    log = tmp_path / "ran.log"
+    api.responder = responder(log)
+    options = _options(cli_paths, api, home)
+    return log, options, _park(options)
+
+
 def _decision_files(home: Path) -> list[Path]:
     return sorted(p for p in home.rglob("*") if p.is_file() and "claude_sdkurl-decisions" in p.parts)
 
 
-def test_a_forged_or_path_like_id_is_refused_and_uses_up_nothing(cli_paths: Any, api: MockMessagesAPI, home: Path, tmp_path: Path) -> None:
-    log = tmp_path / "ran.log"
-    api.responder = responder(log)
-    options = _options(cli_paths, api, home)
-    waiting = _park(options)
+def test_a_forged_or_path_like_id_is_refused_and_uses_up_nothing(one_parked: Any, api: MockMessagesAPI, home: Path, tmp_path: Path) -> None:  # fmt: skip
+    log, options, waiting = one_parked
     served = len(api.message_requests())
     forged = [
         dataclasses.replace(waiting, tool_use_id="toolu_mock_99"),  # well formed, not in the session
@@ -191,12 +197,8 @@ def test_a_forged_or_path_like_id_is_refused_and_uses_up_nothing(cli_paths: Any,
     assert waiting.tool_use_id not in claim.name and claim.stat().st_mode & 0o777 == 0o600
 
 
-def test_a_tampered_record_is_refused_and_the_real_call_never_runs_unseen(cli_paths: Any, api: MockMessagesAPI, home: Path,
-                                                                          tmp_path: Path) -> None:  # fmt: skip
-    log = tmp_path / "ran.log"
-    api.responder = responder(log)
-    options = _options(cli_paths, api, home)
-    waiting = _park(options)
+def test_a_tampered_record_is_refused_and_the_real_call_never_runs_unseen(one_parked: Any, home: Path) -> None:
+    log, options, waiting = one_parked
     harmless = dataclasses.replace(waiting, tool_input={"command": "echo harmless"})
     with pytest.raises(NotParkedError, match="does not match"):
         approve(harmless, options)
@@ -219,12 +221,8 @@ def test_a_tampered_record_is_refused_and_the_real_call_never_runs_unseen(cli_pa
     assert results and results[0].is_error and "differs" in str(results[0].content)
 
 
-def test_a_decision_on_a_missing_transcript_is_refused_then_made_once_it_is_back(cli_paths: Any, api: MockMessagesAPI, home: Path,
-                                                                                 tmp_path: Path) -> None:  # fmt: skip
-    log = tmp_path / "ran.log"
-    api.responder = responder(log)
-    options = _options(cli_paths, api, home)
-    waiting = _park(options)
+def test_a_decision_on_a_missing_transcript_is_refused_then_made_once_it_is_back(one_parked: Any, home: Path) -> None:
+    log, options, waiting = one_parked
     (transcript,) = (home / ".claude" / "projects").glob(f"*/{waiting.session_id}.jsonl")
     saved = transcript.read_bytes()
     transcript.unlink()
@@ -238,12 +236,8 @@ def test_a_decision_on_a_missing_transcript_is_refused_then_made_once_it_is_back
         approve(waiting, options)
 
 
-def test_a_decision_whose_run_fails_before_the_call_ran_can_be_made_again(cli_paths: Any, api: MockMessagesAPI, home: Path,
-                                                                          tmp_path: Path) -> None:  # fmt: skip
-    log = tmp_path / "ran.log"
-    api.responder = responder(log)
-    options = _options(cli_paths, api, home)
-    waiting = _park(options)
+def test_a_decision_whose_run_fails_before_the_call_ran_can_be_made_again(one_parked: Any, home: Path, tmp_path: Path) -> None:
+    log, options, waiting = one_parked
     broken = dataclasses.replace(options, cli_path=str(tmp_path / "no-such-cli"))
     with pytest.raises(Exception):  # noqa: B017 - the run's own error: the CLI is missing
         list(approve(waiting, broken))
