@@ -91,6 +91,9 @@ def test_cells_stream_markdown_and_go_on_with_one_conversation(nb: Kernel, api: 
     nb.ok("%%claude\nWhat did I ask for?")
     (last,) = requests_with(api, "What did I ask for?")
     assert "Tell me a long story" in str(last.messages()) and "Paragraph 11" in str(last.messages())
+    # the second turn's own cost (a difference of the CLI's running totals) has no float noise
+    cost = nb.ok("print(repr(_claude.cost_usd))").text().strip()
+    assert float(cost) > 0 and len(cost) <= 12, cost
 
     nb.ok("%%claude --new\nHello again")
     (fresh,) = requests_with(api, "Hello again")

@@ -243,7 +243,8 @@ class NotebookAgent:
                     run.result = message
                     self.session_id = run.session_id = message.session_id
                     if message.total_cost_usd is not None:
-                        run.cost_usd = message.total_cost_usd - self._totals.get(message.session_id, 0.0)
+                        # (rounded to 1e-10 dollars: a difference of two running totals carries float noise)
+                        run.cost_usd = round(message.total_cost_usd - self._totals.get(message.session_id, 0.0), 10)
                         self._totals[message.session_id] = message.total_cost_usd
                     break
         except BaseException as e:  # shown in the cell; a stop's broken stream is no error
