@@ -45,6 +45,16 @@ or gathered later                          ``gather``, ``create_task`` or ``asyn
 ``StopAsyncIteration``                     ``StopIteration``
 =========================================  ==========================================
 
+Async frameworks: what the framework itself calls and awaits stays ``async`` (a ``lifespan=``
+function, websocket handlers, middleware and event handlers, a route that takes the
+``Request``/``WebSocket`` itself, and whatever those hand to their own task groups), with its
+loop code as it was; in there the SDK's blocking calls run on a worker thread
+(``await asyncio.to_thread(client.query, p)``, ``async for m in
+claude_sdkurl.threads.iterate(...)``, ``async with claude_sdkurl.threads.entered(client)``).
+Other routes become plain functions, which FastAPI and Starlette run on their thread pool. An
+``async def`` of the file passed, uncalled, to something that is not ours (it may await it) is
+marked.
+
 Threads are cancelled cooperatively (see :mod:`claude_sdkurl.threads`): a cancelled task stops
 at its next sleep, task wait or message read.
 
@@ -175,7 +185,8 @@ def _port(source: str, path: str) -> Ported:
         return Ported(path, source, source)
     wrapper = MetadataWrapper(module)
     local_async, tasks = _local_async_functions(cst, module)
-    porter = _make_transformer(cst, wrapper.resolve(PositionProvider), local_async, tasks)
+    kept = _framework_hooks(cst, wrapper.module)
+    porter = _make_transformer(cst, wrapper.resolve(PositionProvider), local_async, tasks, kept)
     after = wrapper.visit(porter)
     text = _fix_imports(cst, after, porter).code
     return Ported(path, source, text, porter.todo, porter.unsure)
@@ -202,6 +213,95 @@ def _local_async_functions(cst: Any, module: Any) -> tuple[set[str], bool]:
     return names, bool(tasks)
 
 
+# Decorators of an async framework's routes (FastAPI, Starlette, Quart, Sanic...): an endpoint
+# becomes a plain def (the framework runs those on its thread pool) unless it takes the request
+# or a websocket itself (it awaits them: it stays async). Hooks the framework awaits stay async.
+_ROUTES = {"get", "post", "put", "delete", "patch", "options", "head", "trace", "api_route", "route"}
+_ASYNC_HOOKS = {"websocket", "websocket_route", "middleware", "on_event", "exception_handler", "lifespan"}
+_CONNECTIONS = {"Request", "WebSocket", "HTTPConnection"}
+
+
+def _framework_hooks(cst: Any, module: Any) -> set[int]:
+    """The ``async def`` nodes (by ``id``) an async framework calls and awaits, which stay
+    ``async``: a ``lifespan=`` function, websocket handlers, middleware and event handlers, a
+    route that takes the request or a websocket itself, a middleware class's ``dispatch``."""
+    kept: set[int] = set()
+    lifespans: set[str] = set()
+    functions: list[tuple[Any, bool]] = []  # (async def node, inside a middleware class)
+
+    class Finder(cst.CSTVisitor):  # type: ignore[misc]
+        def __init__(self) -> None:
+            super().__init__()
+            self.middleware: list[bool] = []
+
+        def visit_ClassDef(self, node: Any) -> None:
+            self.middleware.append(any(_dotted(cst, b.value).endswith("Middleware") for b in node.bases))
+
+        def leave_ClassDef(self, node: Any) -> None:
+            self.middleware.pop()
+
+        def visit_FunctionDef(self, node: Any) -> None:
+            if node.asynchronous is not None:
+                functions.append((node, bool(self.middleware and self.middleware[-1])))
+
+        def visit_Call(self, node: Any) -> None:
+            for arg in node.args:
+                if arg.keyword is not None and arg.keyword.value == "lifespan" and isinstance(arg.value, cst.Name):
+                    lifespans.add(arg.value.value)
+
+    module.visit(Finder())
+    for node, in_middleware in functions:
+        hooks = [_dotted(cst, d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator).rpartition(".")[2]
+                 for d in node.decorators]  # fmt: skip
+        takes_connection = any(
+            p.annotation is not None and _dotted(cst, p.annotation.annotation).rpartition(".")[2] in _CONNECTIONS
+            for p in node.params.params
+        )
+        if (node.name.value in lifespans or any(h in _ASYNC_HOOKS for h in hooks)
+                or (any(h in _ROUTES for h in hooks) and takes_connection)
+                or (in_middleware and node.name.value in ("dispatch", "__call__"))):  # fmt: skip
+            kept.add(id(node))
+    # What a kept hook hands to its own task group or loop (tg.start_soon(f), create_task(f()),
+    # gather(f())) is awaited by the loop: it stays async too, and so on down.
+    by_name = {node.name.value: node for node, _ in functions}
+    grew = True
+    while grew:
+        grew = False
+        for node, _ in functions:
+            if id(node) not in kept:
+                continue
+            for name in _spawned(cst, node):
+                target = by_name.get(name)
+                if target is not None and id(target) not in kept:
+                    kept.add(id(target))
+                    grew = True
+    return kept
+
+
+def _spawned(cst: Any, function: Any) -> set[str]:
+    """Names of the functions ``function`` hands to a loop: ``x.start_soon(f, ...)``,
+    ``create_task(f(...))``, ``ensure_future(f(...))``, ``gather(f(...), ...)``."""
+    found: set[str] = set()
+
+    class Spawns(cst.CSTVisitor):  # type: ignore[misc]
+        def visit_Call(self, node: Any) -> None:
+            last = _dotted(cst, node.func).rpartition(".")[2]
+            if last == "start_soon" and node.args and isinstance(node.args[0].value, cst.Name):
+                found.add(node.args[0].value.value)
+            elif last in ("create_task", "ensure_future", "gather", "wait_for", "shield"):
+                for arg in node.args:
+                    if isinstance(arg.value, cst.Call):
+                        found.add(_dotted(cst, arg.value.func))
+
+    function.body.visit(Spawns())
+    return found
+
+
+def _async_defs(cst: Any, positions: Any) -> list[Any]:
+    """Every ``async def`` node the position metadata knows (the module being ported)."""
+    return [n for n in positions if isinstance(n, cst.FunctionDef) and n.asynchronous is not None]
+
+
 def _dotted(cst: Any, node: Any) -> str:
     """``a.b.c`` for a Name/Attribute chain, ``""`` otherwise."""
     if isinstance(node, cst.Name):
@@ -212,7 +312,7 @@ def _dotted(cst: Any, node: Any) -> str:
     return ""
 
 
-def _make_transformer(cst: Any, positions: Any, local_async: set[str], makes_tasks: bool) -> Any:
+def _make_transformer(cst: Any, positions: Any, local_async: set[str], makes_tasks: bool, kept: set[int]) -> Any:
     statements = (cst.SimpleStatementLine, cst.If, cst.For, cst.While, cst.With, cst.Try, cst.FunctionDef, cst.ClassDef)
 
     class Porter(cst.CSTTransformer):  # type: ignore[misc]
@@ -229,6 +329,22 @@ def _make_transformer(cst: Any, positions: Any, local_async: set[str], makes_tas
             # names bound to a coroutine of the file made now and awaited later (or a list of
             # them): bound to the call not yet made (functools.partial) instead
             self.deferred: set[str] = set()
+            # Which functions the traversal is inside, innermost last: True for one that stays
+            # async (a framework hook: see _framework_hooks). Inside one, loop-library code is
+            # left as it is, and the SDK's blocking calls go to a worker thread.
+            self.inside: list[bool] = []
+            kept_names = {n.name.value for n in _async_defs(cst, positions) if id(n) in kept}
+            self.kept_names = kept_names
+            self.converted = local_async - kept_names  # async defs of the file that become plain
+            # an @asynccontextmanager that stays async keeps its name; the ones made plain then
+            # become @contextlib.contextmanager
+            self.keep_acm = any(
+                "asynccontextmanager" in _dotted(cst, d.decorator) for n in _async_defs(cst, positions) if id(n) in kept for d in n.decorators
+            )
+
+        @property
+        def in_kept(self) -> bool:
+            return bool(self.inside) and self.inside[-1]
 
         # ---------------------------------------------------------- notes on statements
 
@@ -265,14 +381,52 @@ def _make_transformer(cst: Any, positions: Any, local_async: set[str], makes_tas
                 updated = self._close(updated)
             return super().on_leave(original, updated)
 
+        def visit_FunctionDef(self, node: Any) -> None:
+            self.inside.append(id(node) in kept)
+
         def leave_FunctionDef(self, original: Any, updated: Any) -> Any:
+            self.inside.pop()
+            if id(original) in kept:
+                return updated  # a framework hook: stays async
+            if self.keep_acm and original.asynchronous is not None:
+                decorators = [d.with_changes(decorator=cst.parse_expression("contextlib.contextmanager"))
+                              if _dotted(cst, d.decorator).endswith("asynccontextmanager") else d for d in updated.decorators]  # fmt: skip
+                if decorators != list(updated.decorators):
+                    self.need.add("contextlib")
+                    updated = updated.with_changes(decorators=decorators)
             return self._synchronous(updated)
 
         def leave_For(self, original: Any, updated: Any) -> Any:
+            if self.in_kept and updated.asynchronous is not None:
+                # async for over the SDK's messages (or a generator of the file made plain):
+                # each next() on a worker thread; any other async iterator as it is
+                if isinstance(updated.iter, cst.Call) and self._blocking(updated.iter, iterating=True):
+                    self.need.add("claude_sdkurl.threads")
+                    wrapped = cst.Call(func=cst.parse_expression("claude_sdkurl.threads.iterate"), args=[cst.Arg(updated.iter)])
+                    return updated.with_changes(iter=wrapped)
+                return updated
             return self._synchronous(updated)
 
         def leave_With(self, original: Any, updated: Any) -> Any:
+            if self.in_kept and updated.asynchronous is not None:
+                items = []
+                for item in updated.items:  # async with ClaudeSDKClient(...): entered on a worker thread
+                    if isinstance(item.item, cst.Call) and _dotted(cst, item.item.func) in self.sdk_names:
+                        self.need.add("claude_sdkurl.threads")
+                        item = item.with_changes(item=cst.Call(func=cst.parse_expression("claude_sdkurl.threads.entered"),
+                                                               args=[cst.Arg(item.item)]))  # fmt: skip
+                    items.append(item)
+                return updated.with_changes(items=items)
             return self._unwrap_timeout(original, self._synchronous(updated))
+
+        def _blocking(self, call: Any, iterating: bool = False) -> bool:
+            """A call that blocks once ported: an SDK function or method, or an ``async def`` of
+            the file that becomes plain."""
+            name = _dotted(cst, call.func)
+            last = name.rpartition(".")[2]
+            if name in self.converted or name in self.sdk_names:
+                return True
+            return isinstance(call.func, cst.Attribute) and (last in _RECEIVERS if iterating else last in _SDK_METHODS)
 
         # ---------------------------------------------------------- imports
 
@@ -288,6 +442,8 @@ def _make_transformer(cst: Any, positions: Any, local_async: set[str], makes_tas
             return updated
 
         def leave_Name(self, original: Any, updated: Any) -> Any:
+            if self.keep_acm and updated.value == "asynccontextmanager":
+                return updated
             renamed = _RENAMES.get(updated.value)
             return updated.with_changes(value=renamed) if renamed else updated
 
@@ -298,9 +454,22 @@ def _make_transformer(cst: Any, positions: Any, local_async: set[str], makes_tas
             return node.with_changes(asynchronous=None) if node.asynchronous is not None else node
 
         def leave_CompFor(self, original: Any, updated: Any) -> Any:
+            if self.in_kept:
+                return updated
             return self._synchronous(updated)  # [x async for x in ...]
 
         def leave_Await(self, original: Any, updated: Any) -> Any:
+            if self.in_kept:
+                # in a framework hook: the SDK's blocking calls (and the file's async defs made
+                # plain) run on a worker thread; any other await stays
+                call = updated.expression
+                if isinstance(call, cst.Call) and self._blocking(call):
+                    self.need.add("asyncio")
+                    args = [cst.Arg(call.func), *call.args]
+                    args = [a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in args]
+                    args = [*(a.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))) for a in args[:-1]), args[-1]]
+                    return updated.with_changes(expression=cst.Call(func=cst.parse_expression("asyncio.to_thread"), args=args))
+                return updated
             if _dotted(cst, updated.expression) in self.tasks:  # await task -> task.result()
                 return cst.Call(func=cst.Attribute(value=updated.expression, attr=cst.Name("result")))
             if isinstance(updated.expression, cst.Name) and updated.expression.value in self.deferred:
@@ -373,6 +542,9 @@ def _make_transformer(cst: Any, positions: Any, local_async: set[str], makes_tas
         def leave_Call(self, original: Any, updated: Any) -> Any:
             name = _dotted(cst, updated.func)
             loop, _, attr = name.partition(".")
+            if self.in_kept:
+                return updated  # a framework hook's own async code: as it is
+            self._passed_along(original, name)
             if loop in self.groups and attr == "create_task":  # tg.create_task(f(x))
                 return self._first_as_call(original, updated, None, "create_task")
             if loop not in _LOOPS or not attr:
@@ -415,6 +587,23 @@ def _make_transformer(cst: Any, positions: Any, local_async: set[str], makes_tas
                 if self.notes:
                     self.notes[-1].append(f"{name}() has no rewrite: replace it with its thread form")
             return updated
+
+        def _passed_along(self, original: Any, name: str) -> None:
+            """An ``async def`` of the file made plain, passed (not called) to something that is
+            not ours: if that calls it as a coroutine function (a framework's hook), it must stay
+            async. Marked: the command cannot tell."""
+            last = name.rpartition(".")[2]
+            if name.startswith(("functools.", "claude_sdkurl.", "asyncio.", "anyio.", "trio.")) or last in ("start_soon", "create_task", "run"):
+                return
+            if name in self.sdk_names or name.partition(".")[0] in self.sdk_names:
+                return  # the SDK takes plain functions wherever it took async ones
+            for arg in original.args:
+                if isinstance(arg.value, cst.Name) and arg.value.value in self.converted and (arg.keyword is None or arg.keyword.value != "lifespan"):
+                    text = (f"{arg.value.value} is passed to {name or 'a call'}, which may call it as a coroutine function "
+                            "(a framework's hook): if so, keep it async and run its SDK calls with asyncio.to_thread")  # fmt: skip
+                    self.todo.append((self._line(original), text))
+                    if self.notes:
+                        self.notes[-1].append(text)
 
         def _first_as_call(self, original: Any, updated: Any, func: str | None, advice: str) -> Any:
             """``create_task(f(x))``/``wait_for(f(x), s)`` -> the same with

@@ -11,6 +11,9 @@ claude_sdkurl.port`` writes calls to these; they are plain functions anyone may 
 * :func:`current_task`: ``asyncio.current_task()``: the task running this thread, or a handle
   of the thread itself (the ported ``main()`` is not a task), whose ``cancel()`` stops it at its
   next cancel point (a server's cancel-on-disconnect).
+* :func:`iterate` and :func:`entered`: for code that stays ``async`` (an async framework's
+  lifespan, middleware or websocket handler): an SDK iterator or client used from the event
+  loop, each blocking step on a worker thread (``asyncio.to_thread``), so the loop never waits.
 
 Cancelling a thread is cooperative: a cancelled task stops at its next cancel point with
 :exc:`CancelledError`. The cancel points are :func:`sleep`, waiting for a task
@@ -25,10 +28,12 @@ cancel stops that turn as leaving it by ``break`` does.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import itertools
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable, Iterable
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from types import TracebackType
 from typing import Any, Generic, TypeVar
@@ -36,7 +41,8 @@ from typing import Any, Generic, TypeVar
 from ._cancel import CancelledError, Scope, current, enter
 from ._cancel import wait as _wait
 
-__all__ = ["CancelledError", "Task", "TaskGroup", "ThreadHandle", "create_task", "current_task", "gather", "sleep", "wait_for"]
+__all__ = ["CancelledError", "Task", "TaskGroup", "ThreadHandle", "create_task", "current_task", "entered", "gather", "iterate", "sleep",
+           "wait_for"]
 
 T = TypeVar("T")
 _names = itertools.count(1)
@@ -342,3 +348,38 @@ def _gather_tasks(tasks: list[Task[Any]], return_exceptions: bool) -> list[Any]:
     if failed and not return_exceptions:
         raise failed[0]
     return [t._error if t._error is not None else t._result for t in tasks]
+
+
+_END = object()
+
+
+async def iterate(items: Iterable[T]) -> AsyncIterator[T]:
+    """``async for m in iterate(client.receive_response())``: a blocking iterator (the SDK's
+    messages) read from async code, each ``next()`` on a worker thread. Leaving the loop early
+    closes the iterator there too (a ``query()`` then stops its turn, as a ``break`` does)."""
+    it = iter(items)
+    try:
+        while True:
+            item = await asyncio.to_thread(next, it, _END)
+            if item is _END:
+                return
+            yield item  # type: ignore[misc]
+    finally:
+        close = getattr(it, "close", None)
+        if close is not None:
+            await asyncio.to_thread(close)
+
+
+@contextlib.asynccontextmanager
+async def entered(manager: Any) -> AsyncIterator[Any]:
+    """``async with entered(ClaudeClient(options)) as client``: a blocking context manager
+    (the SDK's client: connect, disconnect) used from async code, entered and left on a worker
+    thread."""
+    value = await asyncio.to_thread(manager.__enter__)
+    try:
+        yield value
+    except BaseException:
+        if not await asyncio.to_thread(manager.__exit__, *sys.exc_info()):
+            raise
+    else:
+        await asyncio.to_thread(manager.__exit__, None, None, None)
