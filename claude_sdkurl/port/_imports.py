@@ -1,0 +1,99 @@
+"""The imports of a ported module: the standard-library modules the rewrites call are added,
+``import asyncio/anyio/trio`` no longer used is dropped (its comments kept), in one pass."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import libcst as cst
+
+from ._find import _LOOPS, _dotted
+
+def _fix_imports(module: cst.Module, porter: Any) -> cst.Module:
+    """Add the stdlib modules the rewrites call; drop ``import asyncio/anyio/trio`` no longer
+    used (the comments and blank lines above a dropped line stay, above the next statement).
+    The module's names are collected once, and only where a loop library is imported."""
+    kept: list[cst.BaseStatement] = []
+    carried: list[cst.EmptyLine] = []  # the leading lines of a dropped import, for the next statement
+    used: set[str] | None = None
+    for stmt in module.body:
+        names = _plain_imports(stmt)
+        loops = set(names) & set(_LOOPS)
+        if loops and used is None:
+            used = _names_used(module, skip=lambda s: bool(set(_plain_imports(s)) & set(_LOOPS)))
+        unused = loops - (used or set())
+        if unused and isinstance(stmt, cst.SimpleStatementLine) and isinstance(stmt.body[0], cst.Import):  # (what names says)
+            # a loop library no longer used: drop it from the import
+            imp = stmt.body[0]
+            aliases = [a for a in imp.names if _dotted(a.name) not in unused]
+            if not aliases:
+                carried += list(stmt.leading_lines)
+                continue
+            aliases[-1] = aliases[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+            stmt = stmt.with_changes(body=[imp.with_changes(names=aliases)])
+        if carried:
+            own = list(stmt.leading_lines)
+            if carried[-1].comment is None and own and own[0].comment is None:
+                own = own[1:]  # one blank line where the import was, not two
+            stmt = stmt.with_changes(leading_lines=[*carried, *own])
+            carried = []
+        kept.append(stmt)
+    present = {n for stmt in kept for n in _plain_imports(stmt)}
+    missing = sorted(porter.need - present)
+    footer = list(module.footer)
+    if carried:  # the dropped import was the last statement: its comments go to the footer
+        footer = [*carried, *footer]
+    if missing:
+        at = next((i for i, s in enumerate(kept) if _plain_imports(s) or _is_from_import(s)), 0)
+        if at == 0 and kept and _is_docstring(kept[0]):
+            at = 1
+        while at < len(kept) and _is_from_future(kept[at]):
+            at += 1
+        kept[at:at] = [cst.parse_statement(f"import {name}\n") for name in missing]
+    first = kept[0] if kept else None
+    if not missing and module.body and isinstance(first, (cst.SimpleStatementLine, cst.BaseCompoundStatement)) and first is not module.body[0]:
+        # the file's first statement was dropped: no blank line left at its top
+        lines = list(first.leading_lines)
+        while lines and lines[0].comment is None:
+            lines.pop(0)
+        kept[0] = first.with_changes(leading_lines=lines)
+    return module.with_changes(body=kept, footer=footer)
+
+
+def _plain_imports(stmt: cst.BaseStatement) -> list[str]:
+    if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Import):
+        return [_dotted(a.name) for a in stmt.body[0].names if a.asname is None]
+    return []
+
+
+def _is_from_import(stmt: cst.BaseStatement) -> bool:
+    return isinstance(stmt, cst.SimpleStatementLine) and any(isinstance(s, cst.ImportFrom) for s in stmt.body)
+
+
+def _is_from_future(stmt: cst.BaseStatement) -> bool:
+    return isinstance(stmt, cst.SimpleStatementLine) and any(
+        isinstance(s, cst.ImportFrom) and s.module is not None and _dotted(s.module) == "__future__" for s in stmt.body
+    )
+
+
+def _is_docstring(stmt: cst.BaseStatement) -> bool:
+    return (
+        isinstance(stmt, cst.SimpleStatementLine)
+        and isinstance(stmt.body[0], cst.Expr)
+        and isinstance(stmt.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
+    )
+
+
+def _names_used(module: cst.Module, skip: Callable[[cst.BaseStatement], bool]) -> set[str]:
+    """Every name the module refers to, outside the top-level statements ``skip(stmt)`` is true of."""
+    used: set[str] = set()
+
+    class Collect(cst.CSTVisitor):  
+        def visit_Name(self, node: cst.Name) -> None:
+            used.add(node.value)
+
+    for stmt in module.body:
+        if not skip(stmt):
+            stmt.visit(Collect())
+    return used

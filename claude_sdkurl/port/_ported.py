@@ -1,0 +1,33 @@
+"""What a port gives back (:class:`Ported`), the error for a file it cannot read, and the mark
+left where a person must decide. No ``libcst`` here."""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+
+MARK = "# claude_sdkurl.port:"
+class PortError(Exception):
+    """A file could not be ported (it does not parse); nothing was written."""
+
+
+@dataclass
+class Ported:
+    """One file's port: the new text and what is left for a person, as ``(line, text)``."""
+
+    path: str
+    before: str
+    after: str
+    todo: list[tuple[int, str]] = field(default_factory=list)
+    unsure: list[tuple[int, str]] = field(default_factory=list)  # removed awaits of unknown targets
+
+    @property
+    def changed(self) -> bool:
+        return self.before != self.after
+
+    def diff(self) -> str:
+        return "".join(
+            difflib.unified_diff(
+                self.before.splitlines(keepends=True), self.after.splitlines(keepends=True), self.path, self.path
+            )
+        )

@@ -1,0 +1,466 @@
+"""The rewrites themselves (:class:`Porter`, a ``libcst`` transformer) and :func:`port_source`,
+which parses a program, runs them and fixes its imports."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Sequence
+from typing import Any, TypeVar
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from ._find import (
+    _ADVICE,
+    _GROUPS,
+    _LOOPS,
+    _PRIMITIVES,
+    _RECEIVERS,
+    _RENAMES,
+    _SDK_METHODS,
+    _TASK_MAKERS,
+    _async_defs,
+    _dotted,
+    _framework_hooks,
+    _local_async_functions,
+)
+from ._imports import _fix_imports
+from ._ported import MARK, PortError, Ported
+
+_Async = TypeVar("_Async", cst.FunctionDef, cst.For, cst.With, cst.CompFor)  # what can be async
+
+# the statements a note (a ``# claude_sdkurl.port:`` comment) can stand above
+_STATEMENTS = (cst.SimpleStatementLine, cst.If, cst.For, cst.While, cst.With, cst.Try, cst.FunctionDef, cst.ClassDef)
+
+
+def port_source(source: str, path: str = "<string>") -> Ported:
+    """Port one program's text (see the module doc). :class:`PortError` if it does not parse,
+    or is more than the parsers can take (nested too deep, too large)."""
+    try:
+        return _port(source, path)
+    except RecursionError:
+        raise PortError(f"{path}: too deeply nested for Python's parser (RecursionError)") from None
+    except MemoryError:
+        raise PortError(f"{path}: too large for Python's parser (MemoryError)") from None
+
+
+def _port(source: str, path: str) -> Ported:
+    try:  # Python's own parser first: its line numbers are the ones people expect
+        ast.parse(source, path)
+        module = cst.parse_module(source)
+    except SyntaxError as bad:
+        raise PortError(f"{path}:{bad.lineno}:{bad.offset}: does not parse: {bad.msg}") from None
+    except ValueError as bad:  # a NUL byte, say
+        raise PortError(f"{path}: does not parse: {bad}") from None
+    except cst.ParserSyntaxError as bad:
+        raise PortError(f"{path}:{bad.editor_line}:{bad.editor_column}: not Python this tool can read: {bad.message}") from None
+    if "claude_agent_sdk" not in source and not any(f"{loop}." in source for loop in _LOOPS):
+        return Ported(path, source, source)
+    wrapper = MetadataWrapper(module)
+    local_async, tasks = _local_async_functions(module)
+    kept = _framework_hooks(wrapper.module)
+    porter = Porter(wrapper.resolve(PositionProvider), local_async, tasks, kept)
+    after = wrapper.visit(porter)
+    text = _fix_imports(after, porter).code
+    return Ported(path, source, text, porter.todo, porter.unsure)
+
+
+
+class Porter(cst.CSTTransformer):
+    """The rewrites of one module (see the package doc), and what they leave for a person:
+    ``todo`` (marked places), ``unsure`` (removed awaits of unknown targets) and ``need`` (the
+    standard-library modules the rewritten code calls)."""
+
+    def __init__(self, positions: Any, local_async: set[str], makes_tasks: bool, kept: set[int]) -> None:
+        super().__init__()
+        self.positions = positions
+        self.local_async = local_async  # the file's async def names
+        self.makes_tasks = makes_tasks  # its sleeps become claude_sdkurl.threads.sleep, a cancel point
+        self.kept = kept  # the async defs (by id) an async framework awaits: they stay async
+        self.todo: list[tuple[int, str]] = []
+        self.unsure: list[tuple[int, str]] = []
+        self.notes: list[list[str]] = []
+        self.need: set[str] = set()  # stdlib modules the rewrites call
+        self.sdk_names: set[str] = set()  # names imported from the SDK
+        self.primitives: set[str] = set()  # names bound to an asyncio Queue/Event/Lock/... here
+        self.tasks: set[str] = set()  # names bound to a task, or a list of tasks, made here
+        self.groups: set[str] = set()  # names bound to a task group / nursery here
+        # names bound to a coroutine of the file made now and awaited later (or a list of
+        # them): bound to the call not yet made (functools.partial) instead
+        self.deferred: set[str] = set()
+        # Which functions the traversal is inside, innermost last: True for one that stays
+        # async (a framework hook: see _framework_hooks). Inside one, loop-library code is
+        # left as it is, and the SDK's blocking calls go to a worker thread.
+        self.inside: list[bool] = []
+        kept_names = {n.name.value for n in _async_defs(positions) if id(n) in self.kept}
+        self.kept_names = kept_names
+        self.converted = local_async - kept_names  # async defs of the file that become plain
+        # an @asynccontextmanager that stays async keeps its name; the ones made plain then
+        # become @contextlib.contextmanager
+        self.keep_acm = any(
+            "asynccontextmanager" in _dotted(d.decorator) for n in _async_defs(positions) if id(n) in self.kept for d in n.decorators
+        )
+
+    @property
+    def in_kept(self) -> bool:
+        return bool(self.inside) and self.inside[-1]
+
+    # ---------------------------------------------------------- notes on statements
+
+    def _line(self, node: cst.CSTNode) -> int:
+        try:
+            return int(self.positions[node].start.line)
+        except KeyError:
+            return 0
+
+    def _note(self, node: cst.CSTNode, key: str, above: bool = True) -> None:
+        """Record a place left for a person; ``above``: comment it above the statement
+        being left (else the caller puts the comment itself)."""
+        text = _ADVICE[key]
+        self.todo.append((self._line(node), text))
+        if above and self.notes:
+            self.notes[-1].append(text)
+
+    def _close(self, updated: Any) -> Any:
+        notes = self.notes.pop()
+        if not notes:
+            return updated
+        lines = [cst.EmptyLine(comment=cst.Comment(f"{MARK} {text}")) for text in dict.fromkeys(notes)]
+        return updated.with_changes(leading_lines=[*updated.leading_lines, *lines])
+
+    # Notes go above the statement being left: every statement kind opens a list on the
+    # way in and writes its notes as comments on the way out, before its own leave_*.
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, _STATEMENTS):
+            self.notes.append([])
+        return bool(super().on_visit(node))
+
+    def on_leave(self, original: Any, updated: Any) -> Any:
+        if isinstance(original, _STATEMENTS):
+            updated = self._close(updated)
+        return super().on_leave(original, updated)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.inside.append(id(node) in self.kept)
+
+    def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef) -> cst.FunctionDef:
+        self.inside.pop()
+        if id(original) in self.kept:
+            return updated  # a framework hook: stays async
+        if self.keep_acm and original.asynchronous is not None:
+            decorators = [d.with_changes(decorator=cst.parse_expression("contextlib.contextmanager"))
+                          if _dotted(d.decorator).endswith("asynccontextmanager") else d for d in updated.decorators]  # fmt: skip
+            if decorators != list(updated.decorators):
+                self.need.add("contextlib")
+                updated = updated.with_changes(decorators=decorators)
+        return self._synchronous(updated)
+
+    def leave_For(self, original: cst.For, updated: cst.For) -> cst.For:
+        if self.in_kept and updated.asynchronous is not None:
+            # async for over the SDK's messages (or a generator of the file made plain):
+            # each next() on a worker thread; any other async iterator as it is
+            if isinstance(updated.iter, cst.Call) and self._blocking(updated.iter, iterating=True):
+                self.need.add("claude_sdkurl.threads")
+                wrapped = cst.Call(func=cst.parse_expression("claude_sdkurl.threads.iterate"), args=[cst.Arg(updated.iter)])
+                return updated.with_changes(iter=wrapped)
+            return updated
+        return self._synchronous(updated)
+
+    def leave_With(self, original: Any, updated: Any) -> Any:
+        if self.in_kept and updated.asynchronous is not None:
+            items = []
+            for item in updated.items:  # async with ClaudeSDKClient(...): entered on a worker thread
+                if isinstance(item.item, cst.Call) and _dotted(item.item.func) in self.sdk_names:
+                    self.need.add("claude_sdkurl.threads")
+                    item = item.with_changes(item=cst.Call(func=cst.parse_expression("claude_sdkurl.threads.entered"),
+                                                           args=[cst.Arg(item.item)]))  # fmt: skip
+                items.append(item)
+            return updated.with_changes(items=items)
+        return self._unwrap_timeout(original, self._synchronous(updated))
+
+    def _blocking(self, call: cst.Call, iterating: bool = False) -> bool:
+        """A call that blocks once ported: an SDK function or method, or an ``async def`` of
+        the file that becomes plain."""
+        name = _dotted(call.func)
+        last = name.rpartition(".")[2]
+        if name in self.converted or name in self.sdk_names:
+            return True
+        return isinstance(call.func, cst.Attribute) and (last in _RECEIVERS if iterating else last in _SDK_METHODS)
+
+    # ---------------------------------------------------------- imports
+
+    def leave_ImportFrom(self, original: cst.ImportFrom, updated: cst.ImportFrom) -> cst.ImportFrom:
+        module = _dotted(original.module) if original.module is not None else ""  # before renaming
+        if module == "claude_agent_sdk" or module.startswith("claude_agent_sdk."):
+            if "._internal" in module:
+                self._note(original, "_internal")
+            if not isinstance(updated.names, cst.ImportStar):
+                for alias in updated.names:
+                    bound = alias.asname.name if alias.asname else alias.name
+                    if isinstance(bound, cst.Name):
+                        self.sdk_names.add(bound.value)
+            return updated.with_changes(module=cst.parse_expression("claude_sdkurl" + module[len("claude_agent_sdk"):]))
+        return updated
+
+    def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.Name:
+        if self.keep_acm and updated.value == "asynccontextmanager":
+            return updated
+        renamed = _RENAMES.get(updated.value)
+        return updated.with_changes(value=renamed) if renamed else updated
+
+    # ---------------------------------------------------------- async syntax
+
+    def _synchronous(self, node: _Async) -> _Async:
+        """``async def``/``async for``/``async with`` -> the plain statement."""
+        return node.with_changes(asynchronous=None) if node.asynchronous is not None else node
+
+    def leave_CompFor(self, original: cst.CompFor, updated: cst.CompFor) -> cst.CompFor:
+        if self.in_kept:
+            return updated
+        return self._synchronous(updated)  # [x async for x in ...]
+
+    def leave_Await(self, original: cst.Await, updated: cst.Await) -> cst.BaseExpression:
+        if self.in_kept:
+            # in a framework hook: the SDK's blocking calls (and the file's async defs made
+            # plain) run on a worker thread; any other await stays
+            call = updated.expression
+            if isinstance(call, cst.Call) and self._blocking(call):
+                self.need.add("asyncio")
+                args = [cst.Arg(call.func), *call.args]
+                args = [a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in args]
+                args = [*(a.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))) for a in args[:-1]), args[-1]]
+                return updated.with_changes(expression=cst.Call(func=cst.parse_expression("asyncio.to_thread"), args=args))
+            return updated
+        if _dotted(updated.expression) in self.tasks:  # await task -> task.result()
+            return cst.Call(func=cst.Attribute(value=updated.expression, attr=cst.Name("result")))
+        if isinstance(updated.expression, cst.Name) and updated.expression.value in self.deferred:
+            return cst.Call(func=updated.expression)  # await coro -> coro(): the call runs now
+        if not self._known_awaitable(updated.expression):
+            self.unsure.append((self._line(original), cst.Module([]).code_for_node(original.expression)))
+        return updated.expression
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        value = node.value
+        targets = [_dotted(t.target) for t in node.targets]
+        if isinstance(value, cst.Call) and _dotted(value.func).partition(".")[2] in _PRIMITIVES:
+            self.primitives.update(targets)
+        if isinstance(value, (cst.ListComp, cst.GeneratorExp)):
+            value = value.elt  # [create_task(f(x)) for x in xs]: a list of tasks
+        if isinstance(value, cst.Call) and self._makes_task(value):
+            self.tasks.update(targets)
+        if self._coroutines(node.value) is not None and all(isinstance(t.target, cst.Name) for t in node.targets):
+            self.deferred.update(targets)
+
+    def _coroutines(self, value: Any) -> Any:
+        """``f(x)``, ``[f(x) for ...]``, ``(f(x) for ...)`` or ``[f(x), g(y)]`` where every
+        ``f`` is an ``async def`` of the file (coroutines made, not awaited): the same with
+        each call deferred (``functools.partial``); ``None`` for anything else."""
+        def local(call: Any) -> bool:
+            return isinstance(call, cst.Call) and _dotted(call.func) in self.local_async
+
+        if local(value):
+            return self._partial(value) if value.args else value.func
+        if isinstance(value, (cst.ListComp, cst.GeneratorExp)) and local(value.elt):
+            elt: Any = value.elt
+            return value.with_changes(elt=self._partial(elt) if elt.args else elt.func)
+        if isinstance(value, cst.List) and value.elements and all(local(e.value) for e in value.elements):
+            calls: list[Any] = [e.value for e in value.elements]
+            return value.with_changes(elements=[e.with_changes(value=self._partial(c) if c.args else c.func)
+                                                for e, c in zip(value.elements, calls)])  # fmt: skip
+        return None
+
+    def leave_Assign(self, original: cst.Assign, updated: cst.Assign) -> cst.Assign:
+        targets = [_dotted(t.target) for t in updated.targets]
+        if targets and all(t in self.deferred for t in targets):
+            deferred = self._coroutines(updated.value)
+            if deferred is not None:
+                self.need.add("functools")
+                return updated.with_changes(value=deferred)
+        return updated
+
+    def visit_WithItem(self, node: cst.WithItem) -> None:
+        if isinstance(node.item, cst.Call) and _dotted(node.item.func) in _GROUPS and node.asname is not None:
+            self.groups.add(_dotted(node.asname.name))
+
+    def _makes_task(self, call: cst.Call) -> bool:
+        loop, _, attr = _dotted(call.func).partition(".")
+        return attr in _TASK_MAKERS and (loop in _LOOPS or loop in self.groups)
+
+    def _known_awaitable(self, expression: cst.BaseExpression) -> bool:
+        call = expression.func if isinstance(expression, cst.Call) else None
+        if call is None:
+            return False
+        name = _dotted(call)
+        last = name.rpartition(".")[2]
+        return (
+            name in self.local_async
+            or name in self.sdk_names
+            or (isinstance(call, cst.Attribute) and last in _SDK_METHODS)
+            or name.startswith(("time.", "queue.", "threading.", "asyncio.", "anyio.", "trio.", "claude_sdkurl."))  # rewritten or marked
+            or name.rpartition(".")[0] in self.primitives  # q.get() of a queue made here
+        )
+
+    # ---------------------------------------------------------- loop libraries
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        name = _dotted(updated.func)
+        loop, _, attr = name.partition(".")
+        if self.in_kept:
+            return updated  # a framework hook's own async code: as it is
+        self._passed_along(original, name)
+        if loop in self.groups and attr == "create_task":  # tg.create_task(f(x))
+            return self._first_as_call(original, updated, None, "create_task")
+        if loop not in _LOOPS or not attr:
+            return updated
+        if name in _GROUPS:
+            self.need.add("claude_sdkurl.threads")
+            return updated.with_changes(func=cst.parse_expression("claude_sdkurl.threads.TaskGroup"), args=[])
+        if attr in _TASK_MAKERS:
+            return self._first_as_call(original, updated, "claude_sdkurl.threads.create_task", "create_task")
+        if attr == "current_task" and loop == "asyncio":
+            self.need.add("claude_sdkurl.threads")
+            return updated.with_changes(func=cst.parse_expression("claude_sdkurl.threads.current_task"))
+        if attr == "wait_for":
+            return self._first_as_call(original, updated, "claude_sdkurl.threads.wait_for", "wait_for")
+        if attr == "run" and updated.args:
+            target = updated.args[0].value
+            if loop == "asyncio" and isinstance(target, cst.Call):
+                return target  # asyncio.run(main()) -> main()
+            if loop == "asyncio" and isinstance(target, cst.Name) and target.value in self.deferred:
+                return cst.Call(func=target)  # coro = main(); asyncio.run(coro) -> coro()
+            if loop in ("anyio", "trio"):
+                return cst.Call(func=target, args=[a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in updated.args[1:]])
+        if attr == "sleep":
+            sleep = "claude_sdkurl.threads.sleep" if self.makes_tasks else "time.sleep"  # a cancel point
+            self.need.add(sleep.rpartition(".")[0])
+            return updated.with_changes(func=cst.parse_expression(sleep))
+        if attr == "gather" and loop == "asyncio":
+            calls = self._as_calls(updated.args)
+            if calls is not None:
+                self.need.update(("functools", "claude_sdkurl.threads"))
+                return updated.with_changes(func=cst.parse_expression("claude_sdkurl.threads.gather"), args=calls)
+        if attr in _PRIMITIVES:
+            module, cls = _PRIMITIVES[attr]
+            self.need.add(module)
+            return updated.with_changes(func=cst.parse_expression(f"{module}.{cls}"))
+        if attr in _ADVICE and attr != "timeout":
+            self._note(original, attr)
+        elif attr != "timeout":
+            self.todo.append((self._line(original), f"{name}() has no rewrite: replace it with its thread form"))
+            if self.notes:
+                self.notes[-1].append(f"{name}() has no rewrite: replace it with its thread form")
+        return updated
+
+    def _passed_along(self, original: cst.Call, name: str) -> None:
+        """An ``async def`` of the file made plain, passed (not called) to something that is
+        not ours: if that calls it as a coroutine function (a framework's hook), it must stay
+        async. Marked: the command cannot tell."""
+        last = name.rpartition(".")[2]
+        if name.startswith(("functools.", "claude_sdkurl.", "asyncio.", "anyio.", "trio.")) or last in ("start_soon", "create_task", "run"):
+            return
+        if name in self.sdk_names or name.partition(".")[0] in self.sdk_names:
+            return  # the SDK takes plain functions wherever it took async ones
+        for arg in original.args:
+            if isinstance(arg.value, cst.Name) and arg.value.value in self.converted and (arg.keyword is None or arg.keyword.value != "lifespan"):
+                text = (f"{arg.value.value} is passed to {name or 'a call'}, which may call it as a coroutine function "
+                        "(a framework's hook): if so, keep it async and run its SDK calls with asyncio.to_thread")  # fmt: skip
+                self.todo.append((self._line(original), text))
+                if self.notes:
+                    self.notes[-1].append(text)
+
+    def _first_as_call(self, original: cst.Call, updated: cst.Call, func: str | None, advice: str) -> cst.Call:
+        """``create_task(f(x))``/``wait_for(f(x), s)`` -> the same with
+        ``functools.partial(f, x)`` (``f`` alone without arguments), on ``func``
+        (``None``: the same function); a task made here passes as it is; anything
+        else is left, marked."""
+        args = list(updated.args)
+        first = args[0].value if args and args[0].keyword is None and not args[0].star else None
+        if isinstance(first, cst.Call):
+            args[0] = args[0].with_changes(value=self._partial(first) if first.args else first.func)
+            if first.args:
+                self.need.add("functools")
+        elif first is None or _dotted(first) not in self.tasks | self.deferred:
+            self._note(original, advice)
+            return updated
+        if func is not None:
+            self.need.add(func.rpartition(".")[0])
+        return updated.with_changes(func=cst.parse_expression(func) if func else updated.func, args=args)
+
+    def _as_calls(self, args: Sequence[Any]) -> list[Any] | None:
+        """The arguments of ``asyncio.gather`` as calls not yet made: each ``f(a, k=b)`` (a
+        coroutine being created) becomes ``functools.partial(f, a, k=b)``, its arguments
+        evaluated now as the coroutine's were; ``*[f(x) for x in xs]`` likewise inside the
+        comprehension. ``None`` (no rewrite) for anything else: a coroutine made earlier
+        has already run by the time the ported program gets here."""
+        out = []
+        for arg in args:
+            if arg.keyword is not None:
+                if arg.keyword.value != "return_exceptions":
+                    return None
+                out.append(arg)
+                continue
+            value = arg.value
+            if _dotted(value) in self.tasks | self.deferred:  # tasks made here, or calls deferred here
+                out.append(arg)
+            elif arg.star == "" and isinstance(value, cst.Call):
+                out.append(arg.with_changes(value=self._partial(value)))
+            elif arg.star == "*" and isinstance(value, (cst.ListComp, cst.GeneratorExp)) and isinstance(value.elt, cst.Call):
+                out.append(arg.with_changes(value=value.with_changes(elt=self._partial(value.elt))))
+            else:
+                return None
+        return out
+
+    def _partial(self, call: cst.Call) -> cst.Call:
+        first = cst.Arg(value=call.func, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")) if call.args else cst.MaybeSentinel.DEFAULT)
+        return cst.Call(func=cst.parse_expression("functools.partial"), args=[first, *call.args])
+
+    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
+        name = _dotted(updated)
+        if name in ("asyncio.TimeoutError", "anyio.TimeoutError"):
+            return cst.Name("TimeoutError")
+        if name.endswith(".CancelledError") and name.partition(".")[0] in ("asyncio", "anyio"):
+            self.need.add("claude_sdkurl.threads")
+            return cst.parse_expression("claude_sdkurl.threads.CancelledError")
+        return updated
+
+    def _unwrap_timeout(self, original: Any, updated: Any) -> Any:
+        """``with asyncio.timeout(s): <one loop over a receiver>`` -> the loop with timeout=s."""
+        items = updated.items
+        if len(items) != 1 or not isinstance(items[0].item, cst.Call):
+            return updated
+        if _dotted(items[0].item.func) not in ("asyncio.timeout", "anyio.fail_after"):
+            return updated
+        seconds = items[0].item.args[0].value if items[0].item.args else None
+        body = list(updated.body.body)
+        loops = [s for s in body if isinstance(s, cst.For)]
+        plain = all(isinstance(s, cst.For) or not _has(s, cst.Await) for s in original.body.body)
+        loop = loops[0] if len(loops) == 1 else None
+        call: Any = loop.iter if loop is not None else None
+        receiver = isinstance(call, cst.Call) and _dotted(call.func).rpartition(".")[2] in _RECEIVERS
+        if seconds is None or not plain or not receiver or items[0].asname is not None or loop is None or call is None:
+            self._note(original, "timeout", above=False)  # this statement's notes are written already
+            return updated.with_changes(leading_lines=[*updated.leading_lines, cst.EmptyLine(comment=cst.Comment(f"{MARK} {_ADVICE['timeout']}"))])
+        timed = call.with_changes(args=[*_with_last_comma(call.args), cst.Arg(keyword=cst.Name("timeout"), value=seconds, equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")))])
+        new_body = [s.with_changes(iter=timed) if s is loop else s for s in body]
+        first = new_body[0].with_changes(leading_lines=[*updated.leading_lines, *new_body[0].leading_lines])
+        return cst.FlattenSentinel([first, *new_body[1:]])
+
+
+
+def _with_last_comma(args: Sequence[Any]) -> list[Any]:
+    if not args:
+        return []
+    return [*args[:-1], args[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))]
+
+
+def _has(node: Any, kind: Any) -> bool:
+    found = []
+
+    class Finder(cst.CSTVisitor):  
+        def on_visit(self, n: Any) -> bool:
+            if isinstance(n, kind):
+                found.append(n)
+            return not found
+
+    node.visit(Finder())
+    return bool(found)
