@@ -274,3 +274,45 @@ def test_coroutines_made_now_and_awaited_later_run_like_the_original(tmp_path: P
     outputs = [subprocess.run([sys.executable, str(p)], capture_output=True, text=True, timeout=60) for p in (original, ported)]
     assert [o.returncode for o in outputs] == [0, 0], outputs[1].stderr
     assert outputs[0].stdout == outputs[1].stdout == "made []\n[0, 2, 4, 6]\n10\n[2, 4] 14\n"
+
+
+GROUP_TASKS = textwrap.dedent(
+    """\
+    import asyncio
+
+
+    async def f(x):
+        await asyncio.sleep(0.05)
+        return x * 10
+
+
+    async def main():
+        tg = asyncio.TaskGroup()  # made apart from its async with
+        async with tg:
+            t = tg.create_task(f(1))
+        print(await t)
+        async with asyncio.TaskGroup() as group:
+            tasks = [group.create_task(f(i)) for i in range(3)]
+        print([await one for one in tasks])
+        print(await tasks[0])
+        for one in tasks:
+            print(await one)
+
+
+    asyncio.run(main())
+    """
+)
+
+
+def test_tasks_of_a_task_group_are_awaited_as_tasks(tmp_path: Path) -> None:
+    """``await t`` of a task from a task group made apart from its ``async with``, of an element
+    of a list of tasks (a comprehension, an index, a loop): ``t.result()`` (before: the task
+    object itself was printed, silently, and a group assigned apart ran its calls at once)."""
+    result = port_source(GROUP_TASKS)
+    assert result.unsure == [] and result.todo == []
+    original, ported = tmp_path / "original.py", tmp_path / "ported.py"
+    original.write_text(GROUP_TASKS)
+    ported.write_text(result.after)
+    outputs = [subprocess.run([sys.executable, str(p)], capture_output=True, text=True, timeout=60) for p in (original, ported)]
+    assert [o.returncode for o in outputs] == [0, 0], outputs[1].stderr
+    assert outputs[0].stdout == outputs[1].stdout == "10\n[0, 10, 20]\n0\n0\n10\n20\n"

@@ -231,7 +231,7 @@ class Porter(cst.CSTTransformer):
                 args = [*(a.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))) for a in args[:-1]), args[-1]]
                 return updated.with_changes(expression=cst.Call(func=cst.parse_expression("asyncio.to_thread"), args=args))
             return updated
-        if _dotted(updated.expression) in self.tasks:  # await task -> task.result()
+        if self._is_task(updated.expression):  # await task -> task.result()
             return cst.Call(func=cst.Attribute(value=updated.expression, attr=cst.Name("result")))
         if isinstance(updated.expression, cst.Name) and updated.expression.value in self.deferred:
             return cst.Call(func=updated.expression)  # await coro -> coro(): the call runs now
@@ -248,6 +248,8 @@ class Porter(cst.CSTTransformer):
             value = value.elt  # [create_task(f(x)) for x in xs]: a list of tasks
         if isinstance(value, cst.Call) and self._makes_task(value):
             self.tasks.update(targets)
+        if isinstance(value, cst.Call) and _dotted(value.func) in _GROUPS:
+            self.groups.update(targets)  # tg = asyncio.TaskGroup(); async with tg: ...
         if self._coroutines(node.value) is not None and all(isinstance(t.target, cst.Name) for t in node.targets):
             self.deferred.update(targets)
 
@@ -277,6 +279,28 @@ class Porter(cst.CSTTransformer):
                 self.need.add("functools")
                 return updated.with_changes(value=deferred)
         return updated
+
+    def _is_task(self, expression: cst.BaseExpression) -> bool:
+        """A task made here: its name, an element of a list of them (``tasks[0]``)."""
+        if isinstance(expression, cst.Subscript):
+            expression = expression.value
+        return _dotted(expression) in self.tasks
+
+    def _comprehension(self, node: cst.ListComp | cst.SetComp | cst.GeneratorExp | cst.DictComp) -> None:
+        # [await t for t in tasks]: the element is visited before its ``for``, so look ahead
+        comp: cst.CompFor | None = node.for_in
+        while comp is not None:
+            self._element_of_tasks(comp.target, comp.iter)
+            comp = comp.inner_for_in
+
+    visit_ListComp = visit_SetComp = visit_GeneratorExp = visit_DictComp = _comprehension
+
+    def visit_For(self, node: cst.For) -> None:
+        self._element_of_tasks(node.target, node.iter)  # for t in tasks: await t
+
+    def _element_of_tasks(self, target: cst.BaseExpression, iterated: cst.BaseExpression) -> None:
+        if isinstance(target, cst.Name) and _dotted(iterated) in self.tasks:
+            self.tasks.add(target.value)
 
     def visit_WithItem(self, node: cst.WithItem) -> None:
         if isinstance(node.item, cst.Call) and _dotted(node.item.func) in _GROUPS and node.asname is not None:
