@@ -335,6 +335,12 @@ class Session:
                             self._put_batch(batch)
                             batch = []
                         self._mirror.flush()
+                elif type(event.message) is SystemMessage and event.message.subtype == "background_tasks_changed" \
+                        and event.message.data.get("tasks"):  # fmt: skip
+                    # Background work started in this turn: the input may close now (see
+                    # end_input), so the CLI holds the turn's result until that work is done, as
+                    # with the official SDK, whose input is closed from the start.
+                    self._turn_answered.set()
                 if not self._version_checked:
                     self._check_version(event.message)
                 batch.append(event.message)
@@ -533,7 +539,13 @@ class Session:
         input stays open for an ``interrupt`` after Ctrl-C or a ``break``, which
         a closed input would lose (the CLI was then stopped with a signal and
         its transcript missed the partial answer and the interruption; measured
-        on 2.1.330). Returns early, doing nothing, if ``stop`` is set meanwhile.
+        on 2.1.330). Except when the turn starts background work (a
+        ``background_tasks_changed`` message listing tasks): the input closes
+        then, since 2.1.330 with its input open gives the turn's result as soon
+        as the turn ends, before the background work and the turn it wakes, where
+        with its input closed (the official SDK's case) it gives it after them,
+        with their cost. From there on, a Ctrl-C stops the CLI with a signal.
+        Returns early, doing nothing, if ``stop`` is set meanwhile.
         """
         run = self._run
         if wait:
