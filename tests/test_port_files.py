@@ -217,15 +217,20 @@ CANCEL_ON_DISCONNECT = textwrap.dedent(
 
 
 def test_a_cancel_on_disconnect_with_current_task_runs_like_the_original(tmp_path: Path) -> None:
-    original = tmp_path / "original.py"
-    original.write_text(CANCEL_ON_DISCONNECT)
-    ported = tmp_path / "ported.py"
     result = port_source(CANCEL_ON_DISCONNECT)
     assert result.todo == [] and "claude_sdkurl.threads.current_task()" in result.after
-    ported.write_text(result.after)
-    outputs = [subprocess.run([sys.executable, str(p)], capture_output=True, text=True, timeout=60) for p in (original, ported)]
+    assert _both(tmp_path, CANCEL_ON_DISCONNECT, result.after) == "streaming\nclient went away\nstopped streaming\ndone\n"
+
+
+def _both(tmp_path: Path, original: str, ported: str) -> str:
+    """Run the original program and its port; both must succeed and print the same: that output."""
+    outputs = []
+    for name, source in (("original.py", original), ("ported.py", ported)):
+        (tmp_path / name).write_text(source)
+        outputs.append(subprocess.run([sys.executable, str(tmp_path / name)], capture_output=True, text=True, timeout=60))
     assert [o.returncode for o in outputs] == [0, 0], outputs[1].stderr
-    assert outputs[0].stdout == outputs[1].stdout == "streaming\nclient went away\nstopped streaming\ndone\n"
+    assert outputs[0].stdout == outputs[1].stdout
+    return outputs[1].stdout
 
 
 DEFERRED = textwrap.dedent(
@@ -268,12 +273,7 @@ def test_coroutines_made_now_and_awaited_later_run_like_the_original(tmp_path: P
     assert result.todo == [] and result.unsure == []
     assert "coros = [functools.partial(worker, x) for x in range(4)]" in result.after
     assert "claude_sdkurl.threads.gather(*coros)" in result.after and "print(one())" in result.after
-    original, ported = tmp_path / "original.py", tmp_path / "ported.py"
-    original.write_text(DEFERRED)
-    ported.write_text(result.after)
-    outputs = [subprocess.run([sys.executable, str(p)], capture_output=True, text=True, timeout=60) for p in (original, ported)]
-    assert [o.returncode for o in outputs] == [0, 0], outputs[1].stderr
-    assert outputs[0].stdout == outputs[1].stdout == "made []\n[0, 2, 4, 6]\n10\n[2, 4] 14\n"
+    assert _both(tmp_path, DEFERRED, result.after) == "made []\n[0, 2, 4, 6]\n10\n[2, 4] 14\n"
 
 
 GROUP_TASKS = textwrap.dedent(
@@ -310,9 +310,4 @@ def test_tasks_of_a_task_group_are_awaited_as_tasks(tmp_path: Path) -> None:
     object itself was printed, silently, and a group assigned apart ran its calls at once)."""
     result = port_source(GROUP_TASKS)
     assert result.unsure == [] and result.todo == []
-    original, ported = tmp_path / "original.py", tmp_path / "ported.py"
-    original.write_text(GROUP_TASKS)
-    ported.write_text(result.after)
-    outputs = [subprocess.run([sys.executable, str(p)], capture_output=True, text=True, timeout=60) for p in (original, ported)]
-    assert [o.returncode for o in outputs] == [0, 0], outputs[1].stderr
-    assert outputs[0].stdout == outputs[1].stdout == "10\n[0, 10, 20]\n0\n0\n10\n20\n"
+    assert _both(tmp_path, GROUP_TASKS, result.after) == "10\n[0, 10, 20]\n0\n0\n10\n20\n"
