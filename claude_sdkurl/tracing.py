@@ -231,11 +231,9 @@ class RunTrace:
         # difference from the previous result (a query's span covers the whole run).
         # A resumed session's totals start from what it had cost before (see carry()).
         total = message.total_cost_usd
+        cost: float | None = None
         if total is not None:
-            cost: float | None = total - (self._cost_before if self._entry == "client" else self._carried)
-        else:
-            cost = None
-        if total is not None:
+            cost = total - (self._cost_before if self._entry == "client" else self._carried)
             self._cost_before = total
         attributes: dict[str, Any] = {
             "session.id": self._session_id,

@@ -173,12 +173,13 @@ class NotebookAgent:
     def prepare(self, line: str, body: str, prog: str = "%%claude") -> Asked | None:
         """Parse the flags and attach the variables; a usage error (nothing started) for bad
         flags or variables; ``None`` (the help printed, nothing started) for ``--help``."""
+        flags = parser(prog)
         try:
-            args = parser(prog).parse_args(shlex.split(line))
+            args = flags.parse_args(shlex.split(line))
         except ValueError as e:  # shlex: an unclosed quote
             raise _usage_error(f"{prog}: {e}") from None
         if args.help:
-            print(parser(prog).format_help())
+            print(flags.format_help())
             return None
         prompt = body.strip() if prog == "%%claude" else " ".join(args.prompt)
         if prog == "%%claude" and getattr(args, "prompt", None):
@@ -292,10 +293,10 @@ class NotebookAgent:
                 changes["permission_mode"] = args.permission_mode
             if args.cwd:
                 changes["cwd"] = args.cwd
-            if args.allowed_tools:
-                changes["allowed_tools"] = [t.strip() for t in args.allowed_tools.split(",") if t.strip()]
-            if self._always:  # what "Always allow" added, carried to a new CLI of the conversation
-                changes["allowed_tools"] = [*changes.get("allowed_tools", base.allowed_tools), *sorted(self._always)]
+            # the user's own rules (the cell's, else the base options'), then the notebook's:
+            # what "Always allow" added (carried to a new CLI of the conversation) and the kernel tools
+            mine = [t.strip() for t in args.allowed_tools.split(",") if t.strip()] if args.allowed_tools else list(base.allowed_tools)
+            ours = sorted(self._always)
             if args.max_budget_usd is not None:
                 changes["max_budget_usd"] = args.max_budget_usd
             if args.kernel_tools:
@@ -306,8 +307,9 @@ class NotebookAgent:
                 # run_code asks the buttons itself, every run, whatever the permission mode (a
                 # rule or bypassPermissions would let the CLI skip can_use_tool): allowed here,
                 # so it is not asked twice.
-                ours = ["mcp__kernel__list_variables", "mcp__kernel__read_variable", "mcp__kernel__run_code"]
-                changes["allowed_tools"] = [*changes.get("allowed_tools", base.allowed_tools), *ours]
+                ours += ["mcp__kernel__list_variables", "mcp__kernel__read_variable", "mcp__kernel__run_code"]
+            if args.allowed_tools or ours:
+                changes["allowed_tools"] = [*mine, *ours]
             if args.new:
                 self.session_id = None
             elif args.resume:
@@ -318,11 +320,8 @@ class NotebookAgent:
                 changes["resume"] = self.session_id  # a new CLI, the same conversation
             options = dataclasses.replace(base, **changes)
             client = ClaudeClient(options)
-            users = changes.get("allowed_tools", base.allowed_tools)
-            mine = [t.strip() for t in args.allowed_tools.split(",") if t.strip()] if args.allowed_tools else list(base.allowed_tools)
-            added = set(users) - set(mine)
             with warnings.catch_warnings():
-                if added and shadowed_can_use_tool_message(dataclasses.replace(options, allowed_tools=mine)) is None:
+                if ours and shadowed_can_use_tool_message(dataclasses.replace(options, allowed_tools=mine)) is None:
                     # only the rules this notebook added (kernel tools, "Always allow") would
                     # skip the buttons: a warning nobody could act on
                     warnings.simplefilter("ignore", CanUseToolShadowedWarning)

@@ -43,7 +43,7 @@ class Carried:
             row = dict(usage) if isinstance(usage, dict) else {}
             for key, value in row.items():
                 if isinstance(value, (int, float)) and not isinstance(value, bool) and key in before:
-                    row[key] = type(value)(max(0, value - before[key])) if isinstance(value, int) else max(0.0, value - before[key])
+                    row[key] = type(value)(max(0, value - before[key]))  # an int stays an int
             out[model] = row
         return out
 
