@@ -313,4 +313,10 @@ class _Ender(_Helper):
 
 
 _ender = _Ender()
-flush = _ender.flush
+
+
+def flush(timeout: float = 5.0) -> bool:
+    """Wait at most ``timeout`` seconds until every span of finished runs has been ended and
+    handed to the span processors; ``True`` when they all were. Call it before a short program
+    exits, or in tests, so the exporter sees every span."""
+    return _ender.flush(timeout)

@@ -328,3 +328,4 @@ def _checked_timeout(timeout: float | None) -> float | None:
 
 
 ClaudeSDKClient = ClaudeClient
+"""The official SDK's name for :class:`ClaudeClient` (the same class)."""

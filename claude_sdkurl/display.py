@@ -37,6 +37,8 @@ from .types import (
     UserMessage,
 )
 
+__all__ = ["LiveMarkdown", "notebook", "show", "stream_text"]
+
 _MAX_SHOWN = 4000  # characters of a tool input/result shown before eliding
 
 

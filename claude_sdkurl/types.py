@@ -38,9 +38,16 @@ if TYPE_CHECKING:
     from .mcp import SdkMcpServer
 
 PermissionMode = Literal["default", "acceptEdits", "plan", "bypassPermissions", "dontAsk", "auto"]
+"""How the CLI treats tool calls no rule settles: ask (``default``), accept file edits, plan only,
+skip every check, deny what would ask (``dontAsk``), or let the CLI's classifier decide
+(``auto``).
+"""
 SdkBeta = Literal["context-1m-2025-08-07"]
+"""Beta features of the Messages API the CLI may be asked to turn on (``betas=``)."""
 SettingSource = Literal["user", "project", "local"]
+"""Which settings files the CLI loads: the user's, the project's, or the local (uncommitted) one."""
 EffortLevel: TypeAlias = Literal["low", "medium", "high", "xhigh", "max"]
+"""How hard the model should think, as the CLI's ``--effort`` flag takes it."""
 TransportName = Literal["auto", "websocket", "stdio"]
 
 
@@ -148,7 +155,9 @@ class AgentDefinition:
 # --------------------------------------------------------------------------- permissions
 
 PermissionUpdateDestination = Literal["userSettings", "projectSettings", "localSettings", "session"]
+"""Where a permission update is kept: a settings file, or only this session."""
 PermissionBehavior = Literal["allow", "deny", "ask"]
+"""What a permission rule does with a matching call: allow it, deny it, or ask."""
 
 
 @dataclass
@@ -249,10 +258,17 @@ class PermissionResultDeny:
 
 
 PermissionResult = Union[PermissionResultAllow, PermissionResultDeny]
+"""What a ``can_use_tool`` callback returns: a :class:`PermissionResultAllow` or a
+:class:`PermissionResultDeny`.
+"""
 CanUseTool = Callable[
     [str, dict[str, Any], ToolPermissionContext],
     Union[PermissionResult, Awaitable[PermissionResult]],
 ]
+"""The ``can_use_tool`` callback: called with the tool's name, its input and a
+:class:`ToolPermissionContext`; returns a :class:`PermissionResult` (a plain or ``async def``
+function).
+"""
 
 # --------------------------------------------------------------------------- hooks
 
@@ -270,9 +286,11 @@ HookEvent = Literal[
     "SessionStart",
     "SessionEnd",
 ]
+"""The hook events a :class:`HookMatcher` can be registered for in ``ClaudeAgentOptions.hooks``."""
 
 
 class HookEffort(TypedDict):
+    """The effort level the CLI reports to a hook, when the session has one."""
     level: str
 
 
@@ -293,6 +311,7 @@ class _SubagentContextMixin(TypedDict, total=False):
 
 
 class PreToolUseHookInput(BaseHookInput, _SubagentContextMixin):
+    """What a ``PreToolUse`` hook receives: the tool about to run and its input."""
     hook_event_name: Literal["PreToolUse"]
     tool_name: str
     tool_input: dict[str, Any]
@@ -300,6 +319,7 @@ class PreToolUseHookInput(BaseHookInput, _SubagentContextMixin):
 
 
 class PostToolUseHookInput(BaseHookInput, _SubagentContextMixin):
+    """What a ``PostToolUse`` hook receives: the tool that ran, its input and its response."""
     hook_event_name: Literal["PostToolUse"]
     tool_name: str
     tool_input: dict[str, Any]
@@ -309,6 +329,7 @@ class PostToolUseHookInput(BaseHookInput, _SubagentContextMixin):
 
 
 class PostToolUseFailureHookInput(BaseHookInput, _SubagentContextMixin):
+    """What a ``PostToolUseFailure`` hook receives: the tool that failed, its input and the error."""
     hook_event_name: Literal["PostToolUseFailure"]
     tool_name: str
     tool_input: dict[str, Any]
@@ -319,11 +340,15 @@ class PostToolUseFailureHookInput(BaseHookInput, _SubagentContextMixin):
 
 
 class UserPromptSubmitHookInput(BaseHookInput):
+    """What a ``UserPromptSubmit`` hook receives: the prompt before the model sees it."""
     hook_event_name: Literal["UserPromptSubmit"]
     prompt: str
 
 
 class BackgroundTaskSummary(TypedDict):
+    """One background task still running when the CLI is about to stop (part of a ``Stop`` hook's
+    input).
+    """
     id: str
     type: str
     status: str
@@ -336,6 +361,7 @@ class BackgroundTaskSummary(TypedDict):
 
 
 class SessionCronSummary(TypedDict):
+    """One scheduled prompt of the session (part of a ``Stop`` hook's input)."""
     id: str
     schedule: str
     recurring: bool
@@ -343,6 +369,7 @@ class SessionCronSummary(TypedDict):
 
 
 class StopHookInput(BaseHookInput):
+    """What a ``Stop`` hook receives when the main agent is about to end its turn."""
     hook_event_name: Literal["Stop"]
     stop_hook_active: bool
     last_assistant_message: NotRequired[str]
@@ -351,6 +378,7 @@ class StopHookInput(BaseHookInput):
 
 
 class SubagentStopHookInput(BaseHookInput):
+    """What a ``SubagentStop`` hook receives when a subagent is about to finish."""
     hook_event_name: Literal["SubagentStop"]
     stop_hook_active: bool
     agent_id: str
@@ -362,12 +390,16 @@ class SubagentStopHookInput(BaseHookInput):
 
 
 class PreCompactHookInput(BaseHookInput):
+    """What a ``PreCompact`` hook receives before the conversation is compacted (by hand or
+    automatically).
+    """
     hook_event_name: Literal["PreCompact"]
     trigger: Literal["manual", "auto"]
     custom_instructions: str | None
 
 
 class NotificationHookInput(BaseHookInput):
+    """What a ``Notification`` hook receives when the CLI would notify the user."""
     hook_event_name: Literal["Notification"]
     message: str
     title: NotRequired[str]
@@ -375,12 +407,14 @@ class NotificationHookInput(BaseHookInput):
 
 
 class SubagentStartHookInput(BaseHookInput):
+    """What a ``SubagentStart`` hook receives when a subagent starts."""
     hook_event_name: Literal["SubagentStart"]
     agent_id: str
     agent_type: str
 
 
 class PermissionRequestHookInput(BaseHookInput, _SubagentContextMixin):
+    """What a ``PermissionRequest`` hook receives when a tool call would ask for permission."""
     hook_event_name: Literal["PermissionRequest"]
     tool_name: str
     tool_input: dict[str, Any]
@@ -415,9 +449,11 @@ HookInput = Union[
     SessionStartHookInput,
     SessionEndHookInput,
 ]
+"""Any of the hook input dictionaries; ``hook_event_name`` tells which."""
 
 
 class PreToolUseHookSpecificOutput(TypedDict):
+    """A ``PreToolUse`` hook's own answer: a permission decision, a changed input, extra context."""
     hookEventName: Literal["PreToolUse"]
     permissionDecision: NotRequired[Literal["allow", "deny", "ask", "defer"]]
     permissionDecisionReason: NotRequired[str]
@@ -426,6 +462,7 @@ class PreToolUseHookSpecificOutput(TypedDict):
 
 
 class PostToolUseHookSpecificOutput(TypedDict):
+    """A ``PostToolUse`` hook's own answer: extra context for the model, or a replaced tool output."""
     hookEventName: Literal["PostToolUse"]
     additionalContext: NotRequired[str]
     updatedToolOutput: NotRequired[Any]
@@ -433,11 +470,15 @@ class PostToolUseHookSpecificOutput(TypedDict):
 
 
 class PostToolUseFailureHookSpecificOutput(TypedDict):
+    """A ``PostToolUseFailure`` hook's own answer: extra context for the model."""
     hookEventName: Literal["PostToolUseFailure"]
     additionalContext: NotRequired[str]
 
 
 class UserPromptSubmitHookSpecificOutput(TypedDict):
+    """A ``UserPromptSubmit`` hook's own answer: extra context, a session title, or the prompt
+    suppressed.
+    """
     hookEventName: Literal["UserPromptSubmit"]
     additionalContext: NotRequired[str]
     sessionTitle: NotRequired[str]
@@ -445,12 +486,18 @@ class UserPromptSubmitHookSpecificOutput(TypedDict):
 
 
 class UserPromptExpansionHookSpecificOutput(TypedDict):
+    """A ``UserPromptExpansion`` hook's own answer: extra context, or the original prompt
+    suppressed.
+    """
     hookEventName: Literal["UserPromptExpansion"]
     additionalContext: NotRequired[str]
     suppressOriginalPrompt: NotRequired[bool]
 
 
 class SessionStartHookSpecificOutput(TypedDict):
+    """A ``SessionStart`` hook's own answer: extra context, a first user message, a title, paths to
+    watch.
+    """
     hookEventName: Literal["SessionStart"]
     additionalContext: NotRequired[str]
     initialUserMessage: NotRequired[str]
@@ -460,79 +507,98 @@ class SessionStartHookSpecificOutput(TypedDict):
 
 
 class NotificationHookSpecificOutput(TypedDict):
+    """A ``Notification`` hook's own answer: extra context."""
     hookEventName: Literal["Notification"]
     additionalContext: NotRequired[str]
 
 
 class SubagentStartHookSpecificOutput(TypedDict):
+    """A ``SubagentStart`` hook's own answer: extra context for the subagent."""
     hookEventName: Literal["SubagentStart"]
     additionalContext: NotRequired[str]
 
 
 class PermissionRequestHookSpecificOutput(TypedDict):
+    """A ``PermissionRequest`` hook's own answer: the decision for the call."""
     hookEventName: Literal["PermissionRequest"]
     decision: dict[str, Any]
 
 
 class PostToolBatchHookSpecificOutput(TypedDict):
+    """A ``PostToolBatch`` hook's own answer: extra context after a batch of parallel tool calls."""
     hookEventName: Literal["PostToolBatch"]
     additionalContext: NotRequired[str]
 
 
 class StopHookSpecificOutput(TypedDict):
+    """A ``Stop`` hook's own answer: extra context."""
     hookEventName: Literal["Stop"]
     additionalContext: NotRequired[str]
 
 
 class SubagentStopHookSpecificOutput(TypedDict):
+    """A ``SubagentStop`` hook's own answer: extra context."""
     hookEventName: Literal["SubagentStop"]
     additionalContext: NotRequired[str]
 
 
 class PermissionDeniedHookSpecificOutput(TypedDict):
+    """A ``PermissionDenied`` hook's own answer: whether the model may try the call again."""
     hookEventName: Literal["PermissionDenied"]
     retry: NotRequired[bool]
 
 
 class PreModelSwitchHookSpecificOutput(TypedDict):
+    """A ``PreModelSwitch`` hook's own answer: allow or refuse the model change."""
     hookEventName: Literal["PreModelSwitch"]
     permissionDecision: NotRequired[Literal["allow", "deny", "ask"]]
     permissionDecisionReason: NotRequired[str]
 
 
 class PostModelSwitchHookSpecificOutput(TypedDict):
+    """A ``PostModelSwitch`` hook's own answer: extra context."""
     hookEventName: Literal["PostModelSwitch"]
     additionalContext: NotRequired[str]
 
 
 class ElicitationHookSpecificOutput(TypedDict):
+    """An ``Elicitation`` hook's own answer: accept, decline or cancel an MCP server's request for
+    input, with the content.
+    """
     hookEventName: Literal["Elicitation"]
     action: NotRequired[Literal["accept", "decline", "cancel"]]
     content: NotRequired[dict[str, Any]]
 
 
 class ElicitationResultHookSpecificOutput(TypedDict):
+    """An ``ElicitationResult`` hook's own answer: the action and content sent back to the MCP
+    server.
+    """
     hookEventName: Literal["ElicitationResult"]
     action: NotRequired[Literal["accept", "decline", "cancel"]]
     content: NotRequired[dict[str, Any]]
 
 
 class CwdChangedHookSpecificOutput(TypedDict):
+    """A ``CwdChanged`` hook's own answer: paths to watch in the new directory."""
     hookEventName: Literal["CwdChanged"]
     watchPaths: NotRequired[list[str]]
 
 
 class FileChangedHookSpecificOutput(TypedDict):
+    """A ``FileChanged`` hook's own answer: paths to watch."""
     hookEventName: Literal["FileChanged"]
     watchPaths: NotRequired[list[str]]
 
 
 class WorktreeCreateHookSpecificOutput(TypedDict):
+    """A ``WorktreeCreate`` hook's own answer: the path of the worktree it made."""
     hookEventName: Literal["WorktreeCreate"]
     worktreePath: str
 
 
 class MessageDisplayHookSpecificOutput(TypedDict):
+    """A ``MessageDisplay`` hook's own answer: the text to show instead."""
     hookEventName: Literal["MessageDisplay"]
     displayContent: NotRequired[str]
 
@@ -560,14 +626,19 @@ HookSpecificOutput = Union[
     WorktreeCreateHookSpecificOutput,
     MessageDisplayHookSpecificOutput,
 ]
+"""Any of the per-event hook answers; ``hookEventName`` tells which."""
 
 
 class AsyncHookJSONOutput(TypedDict):
+    """A hook's answer that it goes on in the background (``async_`` is sent as ``async``)."""
     async_: Literal[True]
     asyncTimeout: NotRequired[int]
 
 
 class SyncHookJSONOutput(TypedDict):
+    """A hook's answer: whether to go on (``continue_`` is sent as ``continue``), a decision,
+    messages, and the per-event output.
+    """
     continue_: NotRequired[bool]
     suppressOutput: NotRequired[bool]
     stopReason: NotRequired[str]
@@ -578,6 +649,7 @@ class SyncHookJSONOutput(TypedDict):
 
 
 HookJSONOutput = Union[AsyncHookJSONOutput, SyncHookJSONOutput]
+"""What a hook callback returns: a synchronous or an asynchronous hook answer."""
 
 
 class HookContext(TypedDict):
@@ -590,6 +662,9 @@ HookCallback = Callable[
     [Any, Union[str, None], HookContext],
     Union[HookJSONOutput, dict[str, Any], Awaitable[Union[HookJSONOutput, dict[str, Any]]]],
 ]
+"""A hook callback: called with the hook's input, the tool use id (or ``None``) and a
+:class:`HookContext`; returns a hook answer (a plain or ``async def`` function).
+"""
 
 
 @dataclass
@@ -605,6 +680,7 @@ class HookMatcher:
 
 
 class McpStdioServerConfig(TypedDict):
+    """An MCP server the CLI starts as a process and talks to over its stdin and stdout."""
     type: NotRequired[Literal["stdio"]]
     command: str
     args: NotRequired[list[str]]
@@ -612,12 +688,14 @@ class McpStdioServerConfig(TypedDict):
 
 
 class McpSSEServerConfig(TypedDict):
+    """An MCP server the CLI reaches over server-sent events at a URL."""
     type: Literal["sse"]
     url: str
     headers: NotRequired[dict[str, str]]
 
 
 class McpHttpServerConfig(TypedDict):
+    """An MCP server the CLI reaches over streamable HTTP at a URL."""
     type: Literal["http"]
     url: str
     headers: NotRequired[dict[str, str]]
@@ -632,14 +710,17 @@ class McpSdkServerConfig(TypedDict):
 
 
 McpServerConfig = Union[McpStdioServerConfig, McpSSEServerConfig, McpHttpServerConfig, McpSdkServerConfig]
+"""Any MCP server configuration ``ClaudeAgentOptions.mcp_servers`` takes."""
 
 
 class McpSdkServerConfigStatus(TypedDict):
+    """An in-process SDK MCP server as the CLI reports it in a status answer."""
     type: Literal["sdk"]
     name: str
 
 
 class McpClaudeAIProxyServerConfig(TypedDict):
+    """An MCP server proxied through claude.ai, as the CLI reports it in a status answer."""
     type: Literal["claudeai-proxy"]
     url: str
     id: str
@@ -648,29 +729,37 @@ class McpClaudeAIProxyServerConfig(TypedDict):
 McpServerStatusConfig = Union[
     McpStdioServerConfig, McpSSEServerConfig, McpHttpServerConfig, McpSdkServerConfigStatus, McpClaudeAIProxyServerConfig
 ]
+"""A server's configuration as reported in :class:`McpServerStatus`."""
 
 
 class McpToolAnnotations(TypedDict, total=False):
+    """Hints about an MCP tool as the CLI reports them: read-only, destructive, reaching the outside
+    world.
+    """
     readOnly: bool
     destructive: bool
     openWorld: bool
 
 
 class McpToolInfo(TypedDict):
+    """One tool of an MCP server, as the CLI reports it."""
     name: str
     description: NotRequired[str]
     annotations: NotRequired[McpToolAnnotations]
 
 
 class McpServerInfo(TypedDict):
+    """The name and version an MCP server gave when it connected."""
     name: str
     version: str
 
 
 McpServerConnectionStatus = Literal["connected", "failed", "needs-auth", "pending", "disabled"]
+"""The state of the CLI's connection to an MCP server."""
 
 
 class McpServerStatus(TypedDict):
+    """One MCP server in the answer of ``get_mcp_status()``: its state, configuration and tools."""
     name: str
     status: McpServerConnectionStatus
     serverInfo: NotRequired[McpServerInfo]
@@ -681,10 +770,12 @@ class McpServerStatus(TypedDict):
 
 
 class McpStatusResponse(TypedDict):
+    """The answer of ``get_mcp_status()``: every MCP server the CLI knows."""
     mcpServers: list[McpServerStatus]
 
 
 class ContextUsageCategory(TypedDict):
+    """One category of the context window in ``get_context_usage()``: its name and tokens."""
     name: str
     tokens: int
     color: str
@@ -692,6 +783,7 @@ class ContextUsageCategory(TypedDict):
 
 
 class ContextUsageResponse(TypedDict):
+    """The answer of ``get_context_usage()``: how the model's context window is filled, by category."""
     categories: list[ContextUsageCategory]
     totalTokens: int
     maxTokens: int
@@ -721,6 +813,7 @@ class SdkPluginConfig(TypedDict):
 
 
 class SandboxNetworkConfig(TypedDict, total=False):
+    """Network rules of the CLI's sandbox: domains allowed or denied, sockets, proxy ports."""
     allowedDomains: list[str]
     deniedDomains: list[str]
     allowManagedDomainsOnly: bool
@@ -733,6 +826,7 @@ class SandboxNetworkConfig(TypedDict, total=False):
 
 
 SandboxIgnoreViolations: TypeAlias = dict[str, list[str]]
+"""Sandbox violations to ignore, as a map from kind to patterns."""
 
 
 class SandboxSettings(TypedDict, total=False):
@@ -793,6 +887,9 @@ ServerToolName = Literal[
     "tool_search_tool_regex",
     "tool_search_tool_bm25",
 ]
+"""Tools the API itself runs (web search, web fetch, code execution, ...), named in
+:class:`ServerToolUseBlock`.
+"""
 
 
 @dataclass
@@ -824,12 +921,16 @@ class UnknownBlock(_ShownBlock):
 ContentBlock = Union[
     TextBlock, ThinkingBlock, ToolUseBlock, ToolResultBlock, ServerToolUseBlock, ServerToolResultBlock, UnknownBlock
 ]
+"""Any content block of a message: text, thinking, a tool call or its result, a server tool block,
+or an :class:`UnknownBlock`.
+"""
 
 # --------------------------------------------------------------------------- messages
 
 AssistantMessageError = Literal[
     "authentication_failed", "billing_error", "rate_limit", "invalid_request", "server_error", "unknown"
 ]
+"""Why an assistant message carries an error instead of an answer."""
 MessageOriginKind = Literal[
     "human",
     "channel",
@@ -841,7 +942,9 @@ MessageOriginKind = Literal[
     "auto-continuation",
     "observer-activity",
 ]
+"""Where a user message came from: a person, another agent, a task notification, ..."""
 TaskNotificationOriginSubkind = Literal["scheduled-trigger", "peer-send-message"]
+"""What kind of task notification a user message came from."""
 MessageOrigin = TypedDict(
     "MessageOrigin",
     {
@@ -857,6 +960,7 @@ MessageOrigin = TypedDict(
     },
     total=False,
 )
+"""Where a user message came from (``UserMessage.origin``), with the details of its kind."""
 
 
 @dataclass
@@ -896,18 +1000,21 @@ class SystemMessage(_Displayable):
 
 
 class SystemInitMcpServer(TypedDict):
+    """One MCP server listed in the session's ``init`` message."""
     name: str
     status: str
     source: NotRequired[str]
 
 
 class SystemInitPlugin(TypedDict):
+    """One plugin listed in the session's ``init`` message."""
     name: str
     path: str
     version: NotRequired[str]
 
 
 class SystemInitPluginError(TypedDict):
+    """A plugin that failed to load, listed in the session's ``init`` message."""
     plugin: str
     type: str
     message: str
@@ -915,6 +1022,7 @@ class SystemInitPluginError(TypedDict):
 
 
 FastModeState = Literal["off", "cooldown", "on"]
+"""Whether the CLI's fast mode is on, off, or cooling down."""
 FastModeDisabledReason = Literal[
     "free",
     "preference",
@@ -927,6 +1035,7 @@ FastModeDisabledReason = Literal[
     "sdk_opt_in_required",
     "pending",
 ]
+"""Why fast mode is not available."""
 
 
 class SystemInitData(TypedDict):
@@ -957,14 +1066,18 @@ class SystemInitData(TypedDict):
 
 
 class TaskUsage(TypedDict):
+    """What a background task has used so far: tokens, tool calls and time."""
     total_tokens: int
     tool_uses: int
     duration_ms: int
 
 
 TaskNotificationStatus = Literal["completed", "failed", "stopped"]
+"""How a background task ended, in a :class:`TaskNotificationMessage`."""
 TaskUpdatedStatus = Literal["pending", "running", "paused", "completed", "failed", "killed"]
+"""A background task's state, in a :class:`TaskUpdatedMessage`."""
 TERMINAL_TASK_STATUSES: frozenset[str] = frozenset({"completed", "failed", "stopped", "killed"})
+"""The task states after which a task does nothing more."""
 
 
 @dataclass
@@ -1044,6 +1157,7 @@ class DeferredToolUse:
 
 
 class ModelUsage(TypedDict):
+    """Tokens and cost of one model over the CLI session so far (``ResultMessage.model_usage``)."""
     inputTokens: int
     outputTokens: int
     cacheReadInputTokens: int
@@ -1096,7 +1210,9 @@ class StreamEvent(_Displayable):
 
 
 RateLimitStatus = Literal["allowed", "allowed_warning", "rejected"]
+"""Whether a request was within a rate limit, close to it, or refused."""
 RateLimitType = Literal["five_hour", "seven_day", "seven_day_opus", "seven_day_sonnet", "overage"]
+"""Which usage window a rate-limit event is about."""
 
 
 @dataclass
@@ -1149,39 +1265,50 @@ Message = Union[
     ConversationResetMessage,
     UnknownMessage,
 ]
+"""Any message ``query()`` and ``receive_messages()`` yield."""
 
 # --------------------------------------------------------------------------- session store types
 
 
 class SessionKey(TypedDict):
+    """Where a transcript lives in a session store: the project, the session, and a sub-path for
+    subagents.
+    """
     project_key: str
     session_id: str
     subpath: NotRequired[str]
 
 
 class SessionStoreEntry(TypedDict, total=False):
+    """One transcript entry as a session store keeps it (the CLI's JSON line, as a dictionary)."""
     type: Required[str]
     uuid: str
     timestamp: str
 
 
 class SessionStoreListEntry(TypedDict):
+    """One session in a store's listing: its id and when it last changed."""
     session_id: str
     mtime: int
 
 
 class SessionSummaryEntry(TypedDict):
+    """A session's folded summary as a store may keep it, for fast listings."""
     session_id: str
     mtime: int
     data: dict[str, Any]
 
 
 class SessionListSubkeysKey(TypedDict):
+    """The session whose sub-paths (subagent transcripts) a store is asked to list."""
     project_key: str
     session_id: str
 
 
 SessionStoreFlushMode = Literal["batched", "eager"]
+"""When mirrored transcript entries are appended to a store: before each result (``batched``) or as
+they arrive (``eager``).
+"""
 
 
 class SessionStore(Protocol):
@@ -1218,6 +1345,9 @@ class SessionStore(Protocol):
 
 @dataclass
 class SDKSessionInfo:
+    """A session as the listing functions give it: id, summary, times, size, title, first prompt,
+    branch, folder and tag.
+    """
     session_id: str
     summary: str
     last_modified: int
@@ -1232,6 +1362,9 @@ class SDKSessionInfo:
 
 @dataclass
 class SessionMessage:
+    """One user or assistant message of a session's conversation, as ``get_session_messages()``
+    gives it.
+    """
     type: Literal["user", "assistant"]
     uuid: str
     session_id: str
@@ -1242,30 +1375,36 @@ class SessionMessage:
 
 @dataclass
 class ForkSessionResult:
+    """What ``fork_session()`` gives back: the new session's id."""
     session_id: str
 
 
 # --------------------------------------------------------------------------- thinking
 
 ThinkingDisplay = Literal["summarized", "omitted"]
+"""How thinking is shown in the answer: summarised, or left out."""
 
 
 class ThinkingConfigAdaptive(TypedDict):
+    """Thinking as the model decides, per turn."""
     type: Literal["adaptive"]
     display: NotRequired[ThinkingDisplay]
 
 
 class ThinkingConfigEnabled(TypedDict):
+    """Thinking on, with a token budget."""
     type: Literal["enabled"]
     budget_tokens: int
     display: NotRequired[ThinkingDisplay]
 
 
 class ThinkingConfigDisabled(TypedDict):
+    """Thinking off."""
     type: Literal["disabled"]
 
 
 ThinkingConfig = Union[ThinkingConfigAdaptive, ThinkingConfigEnabled, ThinkingConfigDisabled]
+"""The ``thinking`` option: adaptive, enabled with a budget, or disabled."""
 
 # --------------------------------------------------------------------------- can_use_tool advisory
 
@@ -1411,10 +1550,12 @@ class ClaudeAgentOptions:
 
 
 class SDKControlInterruptRequest(TypedDict):
+    """The control request that interrupts the running turn."""
     subtype: Literal["interrupt"]
 
 
 class SDKControlPermissionRequest(TypedDict):
+    """The CLI's control request asking whether a tool call may run (answered by ``can_use_tool``)."""
     subtype: Literal["can_use_tool"]
     tool_name: str
     input: dict[str, Any]
@@ -1429,6 +1570,7 @@ class SDKControlPermissionRequest(TypedDict):
 
 
 class SDKControlInitializeRequest(TypedDict):
+    """The control request that opens a session: hooks, agents and prompt settings."""
     subtype: Literal["initialize"]
     hooks: dict[HookEvent, Any] | None
     agents: NotRequired[dict[str, dict[str, Any]]]
@@ -1439,11 +1581,13 @@ class SDKControlInitializeRequest(TypedDict):
 
 
 class SDKControlSetPermissionModeRequest(TypedDict):
+    """The control request that changes the permission mode."""
     subtype: Literal["set_permission_mode"]
     mode: PermissionMode
 
 
 class SDKHookCallbackRequest(TypedDict):
+    """The CLI's control request that runs one of the program's hook callbacks."""
     subtype: Literal["hook_callback"]
     callback_id: str
     input: Any
@@ -1451,33 +1595,39 @@ class SDKHookCallbackRequest(TypedDict):
 
 
 class SDKControlMcpMessageRequest(TypedDict):
+    """The CLI's control request carrying a JSON-RPC message for an in-process MCP server."""
     subtype: Literal["mcp_message"]
     server_name: str
     message: Any
 
 
 class SDKControlRewindFilesRequest(TypedDict):
+    """The control request that puts files back as they were at a user message."""
     subtype: Literal["rewind_files"]
     user_message_id: str
 
 
 class SDKControlMcpReconnectRequest(TypedDict):
+    """The control request that reconnects an MCP server."""
     subtype: Literal["mcp_reconnect"]
     serverName: str
 
 
 class SDKControlMcpToggleRequest(TypedDict):
+    """The control request that turns an MCP server on or off."""
     subtype: Literal["mcp_toggle"]
     serverName: str
     enabled: bool
 
 
 class SDKControlStopTaskRequest(TypedDict):
+    """The control request that stops a background task."""
     subtype: Literal["stop_task"]
     task_id: str
 
 
 class SDKControlRequest(TypedDict):
+    """A control request frame: its id and the request."""
     type: Literal["control_request"]
     request_id: str
     request: (
@@ -1495,17 +1645,20 @@ class SDKControlRequest(TypedDict):
 
 
 class ControlResponse(TypedDict):
+    """A successful answer to a control request."""
     subtype: Literal["success"]
     request_id: str
     response: dict[str, Any] | None
 
 
 class ControlErrorResponse(TypedDict):
+    """A failed answer to a control request, with the error text."""
     subtype: Literal["error"]
     request_id: str
     error: str
 
 
 class SDKControlResponse(TypedDict):
+    """A control response frame."""
     type: Literal["control_response"]
     response: ControlResponse | ControlErrorResponse

@@ -51,6 +51,8 @@ class SpawnedProcess(Protocol):
 
 
 Spawner = Callable[[SpawnOptions], SpawnedProcess]
+"""A function that starts the CLI from a :class:`SpawnOptions` and returns its process
+(``ClaudeAgentOptions.spawn_claude_code_process``)."""
 
 _BOOTSTRAP = r"""m=$1; shift
 s=

@@ -7,6 +7,7 @@ import difflib
 from dataclasses import dataclass, field
 
 MARK = "# claude_sdkurl.port:"
+"""The comment the porting command puts above code it left for a person to port."""
 class PortError(Exception):
     """A file could not be ported (it does not parse); nothing was written."""
 
