@@ -5,7 +5,7 @@ block of a type we do not model becomes :class:`UnknownMessage` /
 :class:`UnknownBlock` with the whole dict, and every typed object keeps its
 wire dict in ``raw``. A known message that lacks a field it must have raises
 :class:`MessageParseError` here; the protocol core turns that into an
-:class:`UnknownMessage` with a logged warning (see the README migration table).
+:class:`UnknownMessage` with a logged warning (see the migration table, docs/guide/porting.md).
 """
 
 from __future__ import annotations

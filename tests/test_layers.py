@@ -1,6 +1,6 @@
 """The package's layering, read from its imports (stdlib ``ast``, nothing is imported).
 
-Rules (README, "Design"):
+Rules (docs/design.md):
 
 * the ground floor (``_version``, ``_errors``, ``_usercode``, ``_deadline``, ``_cancel``, ``_trace``,
   ``types``) imports nothing of ours above it, except the one back door:

@@ -5,7 +5,7 @@ dataclass fields (names, defaults, positional order), TypedDict keys (required
 and optional), Literal values, union members, function and method parameters
 (``async`` aside), exception hierarchy. The next official release's additions
 show up here as a failing list. Intended differences are listed below, each
-one in the README migration table too.
+one in the migration table (docs/guide/porting.md) too.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import claude_sdkurl.types as ours_types
 official = pytest.importorskip("claude_agent_sdk")  # the test extra pins it: never skipped in CI
 import claude_agent_sdk.types as official_types  # noqa: E402
 
-# Intended differences (README, "Porting from the official SDK").
+# Intended differences (the migration table, docs/guide/porting.md).
 OUR_EXTRA_FIELDS = {
     "ClaudeAgentOptions": ["transport", "control_timeout", "callback_timeout", "on_elicitation", "spawn_claude_code_process"]
 }

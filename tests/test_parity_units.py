@@ -94,7 +94,7 @@ def test_task_updated_message() -> None:
 
 
 def test_malformed_known_message_is_kept_as_unknown_with_a_warning(caplog: pytest.LogCaptureFixture) -> None:
-    """Decision (README migration table): where the official parser raises MessageParseError and
+    """Decision (the migration table, docs/guide/porting.md): where the official parser raises MessageParseError and
     ends the query, we deliver the frame as UnknownMessage, log a warning, and go on."""
     bad = {"type": "result", "subtype": "success"}  # lacks duration_ms & co.
     with caplog.at_level(logging.WARNING, "claude_sdkurl.protocol"):
@@ -390,7 +390,7 @@ def test_a_tool_that_returns_is_error_reaches_the_model_as_an_error() -> None:
 def test_not_required_keys_of_a_typeddict_schema_stay_optional() -> None:
     """NotRequired keys are optional and Required ones required, also in a module with
     ``from __future__ import annotations`` (where Python 3.10/3.11 put every key in
-    ``__required_keys__``, and the official conversion makes them all required: README)."""
+    ``__required_keys__``, and the official conversion makes them all required: the migration table)."""
     import importlib.util
     import sys
     from pathlib import Path
@@ -674,7 +674,7 @@ def test_a_failing_prompt_iterable_lets_the_turns_it_sent_finish() -> None:
 
 def test_tool_schema_conversion_differs_only_where_the_readme_says() -> None:
     """Same JSON Schema as the official for Python types; for per-property schema dicts and
-    pydantic model classes ours keeps what the tool declared (README migration table)."""
+    pydantic model classes ours keeps what the tool declared (the migration table, docs/guide/porting.md)."""
     import claude_agent_sdk as official
     import pydantic
 

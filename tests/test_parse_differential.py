@@ -2,7 +2,7 @@
 can carry, and the same frame with each field taken away in turn. Both must give the same
 typed message (class and every field the official class has), or both refuse the frame.
 
-The only differences allowed are the ones the README migration table lists: a content block
+The only differences allowed are the ones the migration table (docs/guide/porting.md) lists: a content block
 we cannot type is kept as UnknownBlock where the official parser drops it or refuses the whole
 message."""
 
@@ -217,7 +217,7 @@ def test_parsed_as_the_official_parser_does(frame: dict[str, Any]) -> None:
     except MessageParseError:
         ours = None
     if theirs is None:
-        # refused by both, or (a difference the README lists) kept by us with the block we
+        # refused by both, or (a difference the migration table lists) kept by us with the block we
         # could not type as an UnknownBlock
         assert ours is None or any(isinstance(b, UnknownBlock) for b in getattr(ours, "content", [])), ours
         return

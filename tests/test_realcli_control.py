@@ -206,7 +206,7 @@ def test_set_model_and_permission_mode(make_options: OptionsFactory, api: MockMe
 
 
 def test_readonly_tool_runs_without_asking(make_options: OptionsFactory, api: MockMessagesAPI) -> None:
-    # The README's offline-testing example, verified.
+    # The offline-testing guide's example (docs/guide/testing.md), on both transports.
     api.enqueue(tool_use("Bash", {"command": "echo hi"}), text("all done"))
     messages = list(query("run it", make_options(permission_mode="acceptEdits")))
     assert api.requests[-1].tool_results()[0]["content"] == "hi"

@@ -1,4 +1,4 @@
-"""The README's concurrency recipes, executed as written, on the real CLIs."""
+"""The concurrency recipes of the guide (docs/guide/concurrency.md), executed as written, on the real CLIs."""
 
 from __future__ import annotations
 
@@ -15,19 +15,19 @@ from .conftest import OptionsFactory
 
 pytestmark = pytest.mark.realcli
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+GUIDE = Path(__file__).resolve().parent.parent / "docs" / "guide" / "concurrency.md"
 
 
 def recipe(name: str) -> str:
-    found = re.findall(r"<!-- recipe: ([\w-]+) -->\n```python\n(.*?)```", README.read_text(), re.S)
+    found = re.findall(r"<!-- recipe: ([\w-]+) -->\n```python\n(.*?)```", GUIDE.read_text(), re.S)
     blocks = dict(found)
-    assert name in blocks, f"README has no recipe {name!r} (has {sorted(blocks)})"
+    assert name in blocks, f"the guide has no recipe {name!r} (has {sorted(blocks)})"
     return blocks[name]
 
 
 def run(name: str, **given: Any) -> dict[str, Any]:
     namespace: dict[str, Any] = {"__name__": f"recipe_{name}", **given}
-    exec(compile(recipe(name), f"README.md:{name}", "exec"), namespace)
+    exec(compile(recipe(name), f"concurrency.md:{name}", "exec"), namespace)
     return namespace
 
 

@@ -5,8 +5,8 @@ real-CLI tests cover) writes down its command line, its environment and every
 frame it receives, and answers as a CLI would. Both SDKs run one turn against it
 for each entry of :data:`CASES` (every ``ClaudeAgentOptions`` field set at least
 once) and for each client method that sends a control request, and what they
-sent must be equal, but for :data:`ALLOWED`, the differences the README's
-migration table names.
+sent must be equal, but for :data:`ALLOWED`, the differences the
+migration table (docs/guide/porting.md) names.
 """
 
 from __future__ import annotations
@@ -149,7 +149,7 @@ def sdk_env(env: dict[str, str]) -> dict[str, str]:
     return {k: v for k, v in env.items() if os.environ.get(k) != v and k != "RECORD_TO"}
 
 
-#: The differences the README migration table names, as (where, what) -> reason.
+#: The differences the migration table (docs/guide/porting.md) names, as (where, what) -> reason.
 ALLOWED = {
     # The recorder's path to this file differs only by the run's temporary directory.
     ("env", "CLAUDE_CONFIG_DIR"): "a resume from a store is written to a temporary directory of its own",

@@ -6,7 +6,7 @@ present it as ``Authorization: Bearer`` on the upgrade; anything else is
 answered 401 before any WebSocket exists. Requests carrying a browser
 ``Origin`` are refused with 403.
 
-Library: ``websockets``' sans-I/O protocol (see README, "Why websockets"),
+Library: ``websockets``' sans-I/O protocol (see docs/guide/transports.md, "Why websockets"),
 driven by :mod:`._wsserver`: the thread that reads the socket parses the
 frames and hands each message straight to the session, with no per-message
 handoff between threads. The upgrade is decided before any WebSocket exists.

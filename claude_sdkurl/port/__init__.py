@@ -63,7 +63,7 @@ What is not rewritten, because no rewrite is safe without reading the program: a
 port), other ``asyncio``/``anyio``/``trio`` calls,
 ``claude_agent_sdk._internal``, and an ``asyncio.timeout`` around anything else.
 Each such place keeps its code and gets a ``# claude_sdkurl.port:`` comment that
-says what to do (the README's "Concurrency recipes" show the thread forms), and
+says what to do (the concurrency recipes, docs/guide/concurrency.md, show the thread forms), and
 the summary lists it. An ``await`` is always removed; one whose target is not an
 SDK call, a function of the file or a rewritten primitive is listed too, since it
 may be another library's coroutine that needs its synchronous client.

@@ -1,0 +1,225 @@
+"""The documentation stays true.
+
+- The site (``docs/`` + ``mkdocs.yml``) builds with ``mkdocs build --strict``: a broken link or
+  anchor, a missing page, or an API reference entry naming something that does not exist fails.
+- Every public name (``__all__`` of the package and of each public area) is rendered in the API
+  reference with a docstring.
+- Every code block of the README and of the site says how it is checked, on the line above it:
+  ``<!-- run -->`` (run here, as a script, on the real CLI offline), ``<!-- recipe: NAME -->`` (run
+  by a test of its own, which checks what it did), or ``<!-- not run: REASON -->``.
+- The README's set-up command for the tests is the one ``.ci/run`` runs, and it stays short.
+"""
+
+from __future__ import annotations
+
+import html
+import importlib
+import os
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from claude_sdkurl.testing import MockMessagesAPI, offline_env
+
+ROOT = Path(__file__).resolve().parent.parent
+TESTS = ROOT / "tests"
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+
+#: the public areas whose ``__all__`` the reference must cover, besides the package itself
+AREAS = [
+    "approvals", "batch", "display", "ledger", "notebook", "port", "sessions", "spawn", "stores",
+    "stores.postgres", "stores.redis", "testing", "threads", "tracing",
+]  # fmt: skip
+#: names in ``claude_sdkurl.__all__`` that are modules or plain values, not API entries
+NOT_ENTRIES = {"__version__", "client", "mcp", "types"}
+
+_MARK = re.compile(r"<!-- (?:(run)|recipe: ([\w-]+)|not run: (.+)) -->")
+
+
+@dataclass
+class Block:
+    page: Path
+    line: int
+    lang: str
+    code: str
+    mark: str  # the comment on the line above, or "" when there is none
+
+    @property
+    def where(self) -> str:
+        return f"{self.page.relative_to(ROOT)}:{self.line}"
+
+
+def code_blocks(page: Path) -> list[Block]:
+    lines = page.read_text().splitlines()
+    found: list[Block] = []
+    start: int | None = None
+    for i, line in enumerate(lines):
+        if not line.startswith("```"):
+            continue
+        if start is None:
+            start = i
+            continue
+        mark = lines[start - 1].strip() if start else ""
+        lang = lines[start][3:].strip()
+        found.append(Block(page, start + 1, lang, "\n".join(lines[start + 1 : i]) + "\n", mark))
+        start = None
+    assert start is None, f"{page}: a code block opened at line {start + 1} is never closed"
+    return found
+
+
+ALL_BLOCKS = [b for page in PAGES for b in code_blocks(page)]
+
+
+def test_the_pages_have_code_blocks_to_check() -> None:
+    """Guards the parser itself: the pages are known to hold runnable blocks and recipes."""
+    marks = [_MARK.fullmatch(b.mark) for b in ALL_BLOCKS]
+    assert len(ALL_BLOCKS) >= 25
+    assert sum(1 for m in marks if m and m.group(1)) >= 8
+    assert sum(1 for m in marks if m and m.group(2)) >= 5
+
+
+def test_every_code_block_is_run_or_says_why_not() -> None:
+    unmarked = [b.where for b in ALL_BLOCKS if not _MARK.fullmatch(b.mark)]
+    assert not unmarked, f"code blocks with no <!-- run -->, <!-- recipe: ... --> or <!-- not run: why --> above: {unmarked}"
+    vague = [b.where for b in ALL_BLOCKS if (m := _MARK.fullmatch(b.mark)) and m.group(3) and len(m.group(3)) < 12]
+    assert not vague, f"say why a block is not run: {vague}"
+    not_python = [b.where for b in ALL_BLOCKS if b.mark == "<!-- run -->" and b.lang != "python"]
+    assert not not_python, f"only Python blocks are run here: {not_python}"
+
+
+def test_every_recipe_is_run_by_a_test_of_its_own() -> None:
+    names = [m.group(2) for b in ALL_BLOCKS if (m := _MARK.fullmatch(b.mark)) and m.group(2)]
+    assert len(names) == len(set(names)), f"a recipe name is used twice: {names}"
+    tests = "\n".join(p.read_text() for p in TESTS.glob("test_*.py"))
+    unrun = [n for n in names if not re.search(rf"\brun\(\s*\"{re.escape(n)}\"", tests)]
+    assert not unrun, f"recipes no test runs: {unrun}"
+
+
+def test_the_readme_runs_what_ci_runs_and_stays_short() -> None:
+    ci = (ROOT / ".ci" / "run").read_text().strip().splitlines()[-1]
+    readme = ROOT / "README.md"
+    bash = [b.code.strip() for b in code_blocks(readme) if b.lang == "bash"]
+    assert ci in bash, f"the README's test command is not the one .ci/run runs: {ci!r}"
+    example = re.search(r"\.venv/bin/python (examples/\S+\.py)$", bash[0])
+    assert example and (ROOT / example.group(1)).is_file(), bash[0]
+    assert Path(example.group(1)).name in (TESTS / "test_examples.py").read_text()
+    assert len(readme.read_text().splitlines()) <= 200
+
+
+# --------------------------------------------------------------------------- the site
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("site")
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    done = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, f"mkdocs build --strict failed:\n{done.stderr[-4000:]}"
+    return out
+
+
+def test_the_site_builds_strictly_with_every_page(site: Path) -> None:
+    for page in (ROOT / "docs").rglob("*.md"):
+        rel = page.relative_to(ROOT / "docs").with_suffix("")
+        built = site / (rel.parent if rel.name == "index" else rel) / "index.html"
+        assert built.is_file(), f"{page} was not built"
+    # what the Sphinx roles of our docstrings become: a code span, not the role's name
+    assert ":class:" not in (site / "reference" / "client" / "index.html").read_text()
+
+
+def test_the_readme_links_reach_pages_and_headings_of_the_site(site: Path) -> None:
+    """The README is read on its own (GitHub, the package index): its links go to the pages under
+    ``docs/`` and to headings that exist there, checked against the built site's anchors."""
+    readme = (ROOT / "README.md").read_text()
+    links = re.findall(r"\]\(([^)\s]+)\)", readme)
+    assert len(links) >= 15
+    own = {re.sub(r"[^\w\- ]", "", h.lower()).strip().replace(" ", "-") for h in re.findall(r"^#+ (.+)$", readme, re.M)}
+    broken = []
+    for link in links:
+        target, _, anchor = link.partition("#")
+        if not target:
+            ok = anchor in own
+        else:
+            page = (ROOT / target).resolve()
+            rel = page.relative_to(ROOT / "docs").with_suffix("") if page.is_relative_to(ROOT / "docs") else None
+            ok = page.is_file() and rel is not None
+            if ok and anchor and rel is not None:
+                built = (site / (rel.parent if rel.name == "index" else rel) / "index.html").read_text()
+                ok = f'id="{anchor}"' in built
+        if not ok:
+            broken.append(link)
+    assert not broken, f"README links to nothing: {broken}"
+
+
+def public_names() -> list[tuple[str, str, str | None]]:
+    """(module, name, top-level name) for every public name: the package's ``__all__`` and each
+    area's; the top-level name when the package exports the same object (documented once, there)."""
+    import claude_sdkurl
+
+    found: list[tuple[str, str, str | None]] = []
+    found += [("claude_sdkurl", n, None) for n in claude_sdkurl.__all__ if n not in NOT_ENTRIES]
+    for area in AREAS:
+        module = importlib.import_module(f"claude_sdkurl.{area}")
+        for n in module.__all__:
+            same = n in claude_sdkurl.__all__ and getattr(claude_sdkurl, n) is getattr(module, n)
+            found.append((module.__name__, n, f"claude_sdkurl.{n}" if same else None))
+    return found
+
+
+def test_every_public_name_has_a_docstring_in_the_api_reference(site: Path) -> None:
+    griffe = pytest.importorskip("griffe")  # comes with mkdocstrings-python (test extra)
+    ids: set[str] = set()
+    for page in (site / "reference").rglob("index.html"):
+        ids.update(html.unescape(i) for i in re.findall(r'\bid="(claude_sdkurl[\w.]*)"', page.read_text()))
+    package = griffe.load("claude_sdkurl", search_paths=[str(ROOT)], resolve_aliases=True, resolve_external=False)
+    names = public_names()
+    assert len(names) > 250
+    missing, undocumented = [], []
+    for module, name, top in names:
+        if f"{module}.{name}" not in ids and top not in ids:
+            missing.append(f"{module}.{name}")
+        where = package if module == "claude_sdkurl" else package[module.removeprefix("claude_sdkurl.")]
+        obj = where[name]
+        target = obj.final_target if obj.is_alias else obj
+        if target.docstring is None or not target.docstring.value.strip():
+            undocumented.append(f"{module}.{name}")
+    assert not missing, f"public names missing from the API reference (docs/reference/): {missing}"
+    assert not undocumented, f"public names without a docstring: {undocumented}"
+
+
+# --------------------------------------------------------------------------- blocks run here
+
+#: what a ``<!-- run -->`` block may use without defining it (say so on the contributing page)
+GIVEN = """\
+from claude_sdkurl import ClaudeAgentOptions
+from claude_sdkurl.stores import SQLiteSessionStore
+
+options = ClaudeAgentOptions()
+prompts = ["Summarise one", "Summarise two", "Summarise three"]
+files = ["a.txt", "b.txt"]
+store = SQLiteSessionStore("sessions.db")
+"""
+
+RUN_BLOCKS = [b for b in ALL_BLOCKS if b.mark == "<!-- run -->"]
+
+
+@pytest.mark.realcli
+@pytest.mark.parametrize("block", RUN_BLOCKS, ids=[b.where for b in RUN_BLOCKS])
+def test_a_run_block_runs_on_the_real_cli(block: Block, cli_paths: dict[str, Path], api: MockMessagesAPI, home: Path) -> None:
+    """The block as written, as a script in a fresh folder: the CLI found through
+    ``$CLAUDE_SDKURL_CLI``, pointed at the mock Messages API through the environment it inherits."""
+    work = home / "work"
+    script = work / "block.py"
+    script.write_text(GIVEN + "\n" + block.code)
+    env = {**os.environ, **offline_env(api.url, home), "CLAUDE_SDKURL_CLI": str(cli_paths["stdio"])}
+    done = subprocess.run([sys.executable, str(script)], cwd=work, env=env, capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0, f"{block.where} failed:\n{done.stderr[-3000:]}"
+    if "MockMessagesAPI(" not in block.code:  # a block with a mock of its own talks to that one
+        assert api.message_requests(), f"{block.where} ran without reaching the model"
