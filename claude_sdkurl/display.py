@@ -56,12 +56,67 @@ def _fence(s: str, lang: str = "") -> str:
 _CODE_SPAN = re.compile(r"(`+)(?:.+?)\1")
 
 
+def _text_dollars(s: str) -> str:
+    r"""``$`` signs that do not open or close inline math, escaped so JupyterLab shows them.
+
+    JupyterLab hands the text between any two ``$`` to MathJax ("$5 a month and $50 a year"
+    came out as italic math), and Markdown's own ``\$`` is undone before MathJax sees the
+    page; ``\\$`` reaches it as ``\$``, which it shows as a dollar sign (its
+    ``processEscapes``). A pair is kept as math by Pandoc's rule, taking each ``$`` with the
+    next one: the opening one followed by a non-space, the closing one preceded by a non-space
+    and not followed by a digit (``$x^2$`` is math, ``$5 or $10`` is money). ``$$`` and
+    ``\(...\)`` are left alone.
+    """
+    out: list[str] = []
+    i, n = 0, len(s)
+    while i < n:
+        c = s[i]
+        if c == "\\" and i + 1 < n:  # an escape of the model's own: as written
+            out.append(s[i : i + 2])
+            i += 2
+            continue
+        if c != "$":
+            out.append(c)
+            i += 1
+            continue
+        if s.startswith("$$", i):  # display math
+            end = s.find("$$", i + 2)
+            stop = n if end < 0 else end + 2
+            out.append(s[i:stop])
+            i = stop
+            continue
+        close = s.find("$", i + 1)
+        while close > 0 and s[close - 1] == "\\":
+            close = s.find("$", close + 1)
+        opens = i + 1 < n and not s[i + 1].isspace()
+        closes = (close > i + 1 and not s[close - 1].isspace() and not s.startswith("$$", close)
+                  and not (close + 1 < n and s[close + 1].isdigit()))  # fmt: skip
+        if opens and closes:
+            out.append(s[i : close + 1])
+            i = close + 1
+        else:
+            out.append("\\\\$")
+            i += 1
+    return "".join(out)
+
+
+def _plain(s: str) -> str:
+    return _text_dollars(s.replace("<", "&lt;"))
+
+
 def model_text(s: str) -> str:
-    """The model's Markdown with every ``<`` outside code shown as text (so no HTML of the
-    model's reaches the page); fenced blocks and inline code are left as written."""
+    """The model's Markdown as the model meant it, for JupyterLab.
+
+    - every ``<`` outside code is shown as text (no HTML of the model's reaches the page);
+    - a ``$`` that is money, not math, is shown as a dollar sign (see :func:`_text_dollars`);
+      LaTeX between ``$...$`` and ``$$...$$`` is still typeset;
+    - a single line break is kept (Markdown would join the lines: a poem came out as one line);
+    - fenced blocks and inline code are left as written.
+    """
     out: list[str] = []
     fence: str | None = None
-    for line in s.split("\n"):
+    lines = s.split("\n")
+    for at_line, line in enumerate(lines):
         stripped = line.lstrip()
         if fence is not None:
             out.append(line)
@@ -74,11 +129,15 @@ def model_text(s: str) -> str:
             continue
         pieces, at = [], 0
         for m in _CODE_SPAN.finditer(line):
-            pieces.append(line[at : m.start()].replace("<", "&lt;"))
+            pieces.append(_plain(line[at : m.start()]))
             pieces.append(m.group(0))
             at = m.end()
-        pieces.append(line[at:].replace("<", "&lt;"))
-        out.append("".join(pieces))
+        pieces.append(_plain(line[at:]))
+        shown = "".join(pieces)
+        following = lines[at_line + 1] if at_line + 1 < len(lines) else ""
+        if shown.strip() and following.strip() and not shown.endswith(("  ", "\\")):
+            shown += "  "  # a hard line break: ignored where a block ends (a heading, a table row)
+        out.append(shown)
     return "\n".join(out)
 
 
@@ -223,8 +282,8 @@ class LiveMarkdown:
     ``show(text)`` puts a new output up and returns its handle (with ``update(text)``).
     Writes are shown at most once per ``interval`` seconds, each update carrying only
     the open segment: once that passes ``segment`` characters, it is closed at its last
-    paragraph break outside a code fence (shown whole one last time) and the rest goes on
-    in a new output. :meth:`flush` shows what is pending; :meth:`close` shows the whole
+    paragraph break outside a code fence and not right after a heading (shown whole one last
+    time) and the rest goes on in a new output. :meth:`flush` shows what is pending; :meth:`close` shows the whole
     text. Thread-safe.
     """
 
@@ -257,6 +316,10 @@ class LiveMarkdown:
         if len(self._open) <= self._segment:
             return
         cut = self._open.rfind("\n\n", self._segment // 2)
+        # not right after a heading: it would end one output with nothing under it, and the
+        # gap between two outputs is not a paragraph's (seen in the browser)
+        while cut >= 0 and self._open[:cut].rsplit("\n", 1)[-1].lstrip().startswith("#"):
+            cut = self._open.rfind("\n\n", self._segment // 2, cut)
         if cut < 0 or self._open[:cut].count("```") % 2:
             return  # no break yet, or inside a code fence: grow until there is one
         head, self._open = self._open[: cut + 2], self._open[cut + 2 :]

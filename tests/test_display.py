@@ -1,0 +1,81 @@
+"""The model's text as Markdown for JupyterLab (no CLI): money is money, math is math, line
+breaks stay, HTML is shown as text; and where a long answer is cut into outputs.
+
+What JupyterLab does with the result is checked in a real browser
+(``tests/test_notebook_browser.py``); these pin the Markdown source it is given."""
+
+from __future__ import annotations
+
+import pytest
+
+from claude_sdkurl.display import LiveMarkdown, model_text
+
+MONEY = "\\\\$"  # what a money dollar becomes in the source: the page shows "$"
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("$5 a month and $50 a year", f"{MONEY}5 a month and {MONEY}50 a year"),
+        ("between $5-$10", f"between {MONEY}5-{MONEY}10"),  # a closing $ before a digit is not math
+        ("costs $5 or $ 6", f"costs {MONEY}5 or {MONEY} 6"),
+        ("a lone $", f"a lone {MONEY}"),
+        ("$x^2$ is math, $5 is money", f"$x^2$ is math, {MONEY}5 is money"),
+        ("$e^{i\\pi} + 1 = 0$", "$e^{i\\pi} + 1 = 0$"),
+        ("display: $$\\int_0^1 x\\,dx$$ then $3", f"display: $$\\int_0^1 x\\,dx$$ then {MONEY}3"),
+        ("already escaped \\$5", "already escaped \\$5"),
+        ("in code `$5 and $6` stays", "in code `$5 and $6` stays"),
+        ("| plan | price |", "| plan | price |"),
+        ("| pro | $20 |", f"| pro | {MONEY}20 |"),
+        ("<b>not html</b> $1", f"&lt;b>not html&lt;/b> {MONEY}1"),
+    ],
+)
+def test_dollars_that_are_money_are_shown_and_math_stays_math(text: str, shown: str) -> None:
+    assert model_text(text) == shown
+
+
+def test_a_fenced_block_is_left_as_written() -> None:
+    block = "```python\nprice = '$5 and $6' < 7\n```"
+    assert model_text(block) == block
+
+
+def test_single_line_breaks_are_kept_and_paragraphs_untouched() -> None:
+    haiku = "An old silent pond\nA frog jumps into the pond\nSplash! Silence again"
+    assert model_text(haiku).split("\n") == ["An old silent pond  ", "A frog jumps into the pond  ", "Splash! Silence again"]
+    assert model_text("one\n\ntwo") == "one\n\ntwo"
+    assert model_text("line\n```\ncode\n```") == "line  \n```\ncode\n```"
+    assert model_text("ends with a break  \nnext") == "ends with a break  \nnext"  # not doubled
+
+
+class _Outputs:
+    def __init__(self) -> None:
+        self.shown: list[list[str]] = []
+
+    def __call__(self, text: str) -> _Outputs._Handle:
+        self.shown.append([text])
+        return _Outputs._Handle(self.shown[-1])
+
+    class _Handle:
+        def __init__(self, versions: list[str]) -> None:
+            self.versions = versions
+
+        def update(self, text: str) -> None:
+            self.versions.append(text)
+
+
+def test_a_long_answer_is_not_cut_right_after_a_heading() -> None:
+    para = "word " * 60 + "\n\n"  # 302 characters
+    text = para * 6 + "## A heading\n\n" + para * 4
+    cut_at = len(para * 6 + "## A heading\n\n")
+    outputs = _Outputs()
+    live = LiveMarkdown(outputs, interval=0, segment=cut_at - 2)
+    for i in range(0, len(text), 7):
+        live.write(text[i : i + 7])
+    live.close()
+    finals = [versions[-1] for versions in outputs.shown]
+    assert "".join(finals) == text  # nothing lost, nothing doubled
+    assert len(finals) >= 2
+    for final in finals[:-1]:
+        last_line = final.rstrip("\n").rsplit("\n", 1)[-1]
+        assert not last_line.startswith("#"), finals
+    assert any(f.startswith("## A heading") or "\n## A heading\n\nword" in f for f in finals)
