@@ -23,6 +23,7 @@ class Cell:
         self.done = threading.Event()
         self.started = time.monotonic()
         self.ended: float | None = None
+        self.status: str | None = None  # the execute reply's: "ok", "error" or "aborted"
 
     def text(self) -> str:
         """Every output's text/markdown (else text/plain) and stream text, in order."""
@@ -58,6 +59,8 @@ class Kernel:
         self._stop = threading.Event()
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
+        self._replies = threading.Thread(target=self._read_replies, daemon=True)
+        self._replies.start()
 
     def __enter__(self) -> Kernel:
         return self
@@ -71,6 +74,7 @@ class Kernel:
         if self.km.has_kernel:
             self.km.shutdown_kernel(now=not self.km.is_alive())
         self._reader.join(5)
+        self._replies.join(5)
 
     def _read(self) -> None:
         while not self._stop.is_set():
@@ -80,6 +84,17 @@ class Kernel:
                 continue
             with self._lock:
                 self._file(msg)
+
+    def _read_replies(self) -> None:
+        while not self._stop.is_set():
+            try:
+                msg = self.kc.get_shell_msg(timeout=0.2)
+            except (queue.Empty, Exception):
+                continue
+            with self._lock:
+                cell = self.cells.get(msg["parent_header"].get("msg_id"))
+                if cell is not None and msg["msg_type"] == "execute_reply":
+                    cell.status = msg["content"].get("status")
 
     def _file(self, msg: dict[str, Any]) -> None:
         kind, content = msg["msg_type"], msg["content"]

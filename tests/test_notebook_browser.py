@@ -24,6 +24,8 @@ pytestmark = [pytest.mark.realcli]
 
 ARTIFACTS = Path(__file__).parent.parent / "test-artifacts" / "notebook-browser"
 ANSWER = "Hello **bold world**, a list:\n\n- first item\n- second item\n\n| col | val |\n|---|---|\n| a | 1 |\n"
+PRICES = ("Plans: $5 a month and $50 a year.\n\n| plan | price |\n|---|---|\n| pro | $20 |\n\n"
+          "Euler: $e^{i\\pi}+1=0$, and $$x^2$$\n\nAn old silent pond\nA frog jumps into the pond\nSplash! Silence again\n")
 
 
 def answer(request: RecordedRequest) -> Reply | str:
@@ -37,6 +39,8 @@ def answer(request: RecordedRequest) -> Reply | str:
         return Reply([{"type": "text", "text": ANSWER}], chunk=6, delay=0.15)
     if prompt.startswith("make "):
         return tool_use("Bash", {"command": f"touch {prompt.split()[-1]}"})
+    if "prices" in prompt:
+        return text(PRICES)
     if "endless" in prompt:
         return Reply([{"type": "text", "text": STORY * 4}], chunk=20, delay=0.05)
     return text("ok")
@@ -93,6 +97,8 @@ class Page:
         self.d, self.by = driver, By
         self.step = 0
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        for old in ARTIFACTS.glob("*.png"):  # a run's screenshots only, numbered in order
+            old.unlink()
 
     def shot(self, name: str) -> None:
         self.step += 1
@@ -173,6 +179,23 @@ def test_a_person_in_jupyterlab(lab: JupyterLabServer, browser: Any, api: MockMe
     assert "**" not in page.output_text(cell) and "|---|" not in page.output_text(cell)  # rendered, not source
     page.shot("answered")
 
+    # 1b. Money is money, LaTeX is math, the model's line breaks stay.
+    cell = page.run_new_cell("%%claude\nprices please")
+    page.wait(lambda: "this turn" in page.output_text(cell), 30, "the prices answer")
+    page.wait(lambda: page.output(cell).find_elements(page.by.CSS_SELECTOR, "mjx-container"), 15, "MathJax typesetting the LaTeX")
+    out = page.output(cell)
+    plans = out.find_element(page.by.XPATH, ".//p[contains(., 'Plans:')]")
+    assert "$5 a month and $50 a year" in plans.text
+    assert not plans.find_elements(page.by.CSS_SELECTOR, "mjx-container, em"), plans.get_attribute("innerHTML")
+    cells = [td.text for td in out.find_elements(page.by.CSS_SELECTOR, "td")]
+    assert "$20" in cells, cells
+    euler = out.find_element(page.by.XPATH, ".//p[contains(., 'Euler')]")
+    assert len(euler.find_elements(page.by.CSS_SELECTOR, "mjx-container")) == 2  # inline and display math
+    assert "\\" not in plans.text and "\\" not in euler.text.replace("\\pi", "")
+    pond = out.find_element(page.by.XPATH, ".//p[contains(., 'silent pond')]")
+    assert len(pond.find_elements(page.by.TAG_NAME, "br")) == 2, pond.get_attribute("innerHTML")
+    page.shot("money-math-and-lines")
+
     # 2. Allow: the command runs, its result comes back to the model and into the page.
     cell = page.run_new_cell("%%claude\nmake allowed.txt")
     page.wait(lambda: "Claude asks to use a tool" in page.output_text(cell), 30, "the approval")
@@ -203,6 +226,13 @@ def test_a_person_in_jupyterlab(lab: JupyterLabServer, browser: Any, api: MockMe
     stop.click()
     page.wait(lambda: "Stopped" in page.output_text(cell), 5, "the stop")
     assert time.monotonic() - pressed < 2.0
+    page.wait(lambda: "Idle" in browser.find_element(page.by.CSS_SELECTOR, ".jp-StatusBar-Widget").text, 5, "the kernel, idle again")
+    idle_after = time.monotonic() - pressed
+    print(f"stop pressed -> kernel idle in the browser: {idle_after:.2f} s")
+    assert idle_after < 3.0
+    # one quiet line: no error output, no traceback (a re-raised cancel printed 30 lines)
+    assert not page.output(cell).find_elements(page.by.CSS_SELECTOR, "[data-mime-type='application/vnd.jupyter.stderr']")
+    assert "Traceback" not in page.output_text(cell) and "CancelledError" not in page.output_text(cell)
     assert "Paragraph 1:" in page.output_text(cell) and "Paragraph 40:" not in page.output_text(cell)
     page.wait(lambda: not clis_with(home), 3, "no CLI left after the stop")
     footer = [line for line in page.output_text(cell).splitlines() if "this turn" in line]

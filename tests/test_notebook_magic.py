@@ -227,6 +227,7 @@ def test_bad_flags_and_variables_start_nothing(nb: Kernel, api: MockMessagesAPI,
 def test_stop_button_interrupts_and_the_next_cell_goes_on(nb: Kernel, api: MockMessagesAPI, home: Path) -> None:
     api.enqueue(Reply([{"type": "text", "text": STORY * 4}], chunk=20, delay=0.05))
     cell = nb.submit("%%claude\nTell me an endless story")
+    queued = nb.submit("print('ran after the stop')")  # as "Run all" sends the next cell
     nb.wait_for(lambda: "Paragraph 2:" in cell.text(), 30, "streaming")
     assert clis_with(home)
     pressed = time.monotonic()
@@ -241,6 +242,11 @@ def test_stop_button_interrupts_and_the_next_cell_goes_on(nb: Kernel, api: MockM
     assert all("⚠" not in f and "error_during_execution" not in f and " 0 in / 0 out" not in f for f in footer), footer
     nb.wait_for(lambda: not clis_with(home), 2, "no CLI left")
     assert time.monotonic() - pressed < 1.0  # interrupt and stop, both within a second
+    # one quiet note, no traceback (a re-raised cancel printed 30 lines of asyncio internals),
+    # and the cell queued behind it ("Run all") does not run
+    assert cell.errors() == [] and "Traceback" not in shown and "CancelledError" not in shown
+    nb.wait_for(lambda: queued.done.is_set(), 10, "the queued cell's reply")
+    assert queued.status == "aborted" and queued.text() == "", (queued.status, queued.text())
 
     api.enqueue(text("Where were we? The story."))
     nb.ok("%%claude\nGo on")
@@ -376,11 +382,14 @@ def test_with_top_level_await_off_the_magic_waits_plainly(nb: Kernel, api: MockM
     assert "plain **wait**" in nb.ok("%%claude\nhello").text()
     api.enqueue(Reply([{"type": "text", "text": STORY * 4}], chunk=20, delay=0.05))
     cell = nb.submit("%%claude\nA long one")
+    queued = nb.submit("print('ran after the stop')")
     nb.wait_for(lambda: "Paragraph 1:" in cell.text(), 30, "streaming")
     pressed = time.monotonic()
     nb.interrupt()
     assert cell.done.wait(10) and cell.ended is not None and cell.ended - pressed < 1.5
-    assert "⏹ Stopped" in cell.text() and "KeyboardInterrupt" in cell.text()
+    assert "⏹ Stopped" in cell.text() and cell.errors() == [] and "KeyboardInterrupt" not in cell.text()
+    nb.wait_for(lambda: queued.status is not None, 10, "the queued cell's reply")
+    assert queued.status == "aborted" and queued.text() == ""
     nb.wait_for(lambda: not clis_with(home), 2, "no CLI left")
     nb.ok("%unload_ext claude_sdkurl")
     assert "UsageError" in nb.run("%%claude\nhello").text()  # the magic is gone with the extension

@@ -6,7 +6,8 @@ ends. So a ``%%claude`` cell is rewritten, before IPython compiles it, into
 ``await <its turn>``: IPython runs a cell with a top-level ``await`` as a coroutine on the
 kernel's loop, and while it awaits, ipykernel dispatches comm messages (the approval
 buttons work), the stop button cancels the await (the turn is interrupted and its CLI
-stopped), and "Run all" still runs the next cell only after this one. The turn itself
+stopped; the cell ends with the turn's "Stopped" note, no traceback, and the cells queued
+after it are dropped), and "Run all" still runs the next cell only after this one. The turn itself
 runs on a thread of ours and writes into the cell's outputs. With ``--background`` the
 cell returns at once and other cells can run meanwhile (a Stop button stops it). Where
 top-level ``await`` is off (``%autoawait off``), the magic waits in plain code: the stop
@@ -50,16 +51,42 @@ def configure(options: ClaudeAgentOptions) -> NotebookAgent:
     return a
 
 
-def _wait_plain(turn: Turn) -> None:
+class CellStopped(Exception):
+    """A ``%%claude`` cell stopped by the stop button, where the kernel offers no quiet way to
+    keep the cells queued after it from running. IPython shows one line for it, no traceback."""
+
+    def _render_traceback_(self) -> list[str]:
+        return ["⏹ Stopped."]
+
+
+def _stopped() -> None:
+    """End a stopped cell quietly: the turn's own note says it stopped, so no traceback (a
+    re-raised cancel printed 30 lines of the magic's rewrite and asyncio). Cells queued after
+    it ("Run all") must not run, which an error would have seen to: the kernel is told to drop
+    them as it does after an error (ipykernel's ``_abort_queues``); where it has none, a
+    one-line :class:`CellStopped` error does it."""
+    from IPython import get_ipython
+
+    shell = get_ipython()
+    abort = getattr(getattr(shell, "kernel", None), "_abort_queues", None)
+    if abort is None:
+        raise CellStopped("stopped") from None
+    abort()
+
+
+def _wait_plain(turn: Turn) -> bool:
     try:
         while not turn.done.wait(0.1):
             pass
     except KeyboardInterrupt:
         turn.stop()
-        raise
+        _stopped()
+        return False
+    return True
 
 
-async def _await_turn(turn: Turn) -> None:
+async def _await_turn(turn: Turn) -> bool:
+    """Wait for ``turn`` with the kernel's loop free; ``False`` when the stop button stopped it."""
     loop = asyncio.get_running_loop()
     ended = loop.create_future()
 
@@ -79,7 +106,9 @@ async def _await_turn(turn: Turn) -> None:
             await asyncio.wait([ended], timeout=_TICK)
     except asyncio.CancelledError:  # the stop button (ipykernel turns SIGINT into a cancel)
         await loop.run_in_executor(None, turn.stop)
-        raise
+        _stopped()
+        return False
+    return True
 
 
 async def run_cell(line: str, body: str, prog: str = "%%claude") -> None:
@@ -90,8 +119,8 @@ async def run_cell(line: str, body: str, prog: str = "%%claude") -> None:
     if asked is None:  # --help
         return
     previous = a.unfinished()
-    if previous is not None:
-        await _await_turn(previous)
+    if previous is not None and not await _await_turn(previous):
+        return  # stopped while it waited: this cell's turn does not start
     turn = a.begin(asked)
     if not turn.background:
         await _await_turn(turn)
@@ -104,8 +133,8 @@ def claude(line: str, cell: str | None = None) -> None:
     if asked is None:  # --help
         return
     previous = a.unfinished()
-    if previous is not None:
-        _wait_plain(previous)
+    if previous is not None and not _wait_plain(previous):
+        return
     turn = a.begin(asked)
     if not turn.background:
         _wait_plain(turn)
