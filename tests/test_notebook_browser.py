@@ -41,6 +41,9 @@ def answer(request: RecordedRequest) -> Reply | str:
         return tool_use("Bash", {"command": f"touch {prompt.split()[-1]}"})
     if "prices" in prompt:
         return text(PRICES)
+    if "think first" in prompt:
+        return Reply([{"type": "thinking", "thinking": "Weighing the options.", "signature": "s"},
+                      {"type": "text", "text": "Thought it through."}], on_start=lambda: time.sleep(2.0), delay=1.0)  # fmt: skip
     if "endless" in prompt:
         return Reply([{"type": "text", "text": STORY * 4}], chunk=20, delay=0.05)
     return text("ok")
@@ -195,6 +198,22 @@ def test_a_person_in_jupyterlab(lab: JupyterLabServer, browser: Any, api: MockMe
     pond = out.find_element(page.by.XPATH, ".//p[contains(., 'silent pond')]")
     assert len(pond.find_elements(page.by.TAG_NAME, "br")) == 2, pond.get_attribute("innerHTML")
     page.shot("money-math-and-lines")
+
+    # 1c. Before the first word: a waiting line at once, counting; thinking folded when it comes.
+    cell = page.run_new_cell("%%claude\nthink first")
+    ran = time.monotonic()
+    page.wait(lambda: "waiting for Claude" in page.output_text(cell), 2, "the waiting line")
+    print(f"cell run -> waiting line in the browser: {time.monotonic() - ran:.2f} s")
+    assert time.monotonic() - ran < 0.5 + 0.5  # the line is the turn's first output (0.5 s asked; a margin for the browser)
+    page.wait(lambda: "waiting for Claude… 1 s" in page.output_text(cell), 5, "the seconds counting")
+    page.shot("waiting")
+    page.wait(lambda: "this turn" in page.output_text(cell), 30, "the answer after thinking")
+    thought = page.output(cell).find_element(page.by.XPATH, ".//summary[contains(., 'Thought')]")
+    assert "Weighing the options." not in page.output_text(cell)  # folded
+    thought.click()
+    page.wait(lambda: "Weighing the options." in page.output_text(cell), 5, "the thinking, unfolded")
+    assert "…" not in page.output_text(cell)
+    page.shot("thought")
 
     # 2. Allow: the command runs, its result comes back to the model and into the page.
     cell = page.run_new_cell("%%claude\nmake allowed.txt")

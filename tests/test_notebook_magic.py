@@ -446,3 +446,32 @@ def test_an_approval_in_a_background_turn_while_other_cells_run(nb: Kernel, api:
     nb.wait_for(lambda: "done in the background" in cell.text(), 30, "the background turn's answer")
     assert (home / "work" / "bg.txt").exists()
     assert after.done.wait(30) and "and the next one" in after.text()
+
+
+@pytest.mark.parametrize("transport", ["stdio"], indirect=True)
+def test_a_waiting_line_at_once_then_thinking_folded(nb: Kernel, api: MockMessagesAPI) -> None:
+    """Before the first word (a cold CLI takes seconds, a thinking model more) the cell says what
+    it is waiting for, with the seconds, from the moment the cell runs; thinking shows as a
+    folded block when it arrives; the line is gone once the answer is there."""
+    slow = Reply([{"type": "thinking", "thinking": "Let me weigh **both** options.", "signature": "s"},
+                  {"type": "text", "text": "Take the second one."}],
+                 on_start=lambda: time.sleep(2.5), delay=0.8)  # fmt: skip
+    api.enqueue(slow)
+    cell = nb.submit("%%claude\nWhich one?")
+    nb.wait_for(lambda: "starting Claude Code…" in cell.text(), 0.5 + 0.5, "the starting line")  # within 0.5 s of the reply
+    assert cell.ended is None and time.monotonic() - cell.started < 1.0
+    nb.wait_for(lambda: "waiting for Claude… 1 s" in cell.text() or "waiting for Claude… 2 s" in cell.text(), 10,
+                "the waiting line counting seconds")  # fmt: skip
+    nb.wait_for(lambda: "thinking…" in cell.text() or "Thought" in cell.text(), 15, "thinking")
+    assert cell.done.wait(30)
+    shown = cell.text()
+    assert "<details><summary>💭 Thought" in shown and "Let me weigh **both** options." in shown
+    assert shown.index("Let me weigh") < shown.index("Take the second one.")
+    assert "…" not in shown  # every status line emptied at the end
+    # a tool call's result sends the model a new request: a new waiting line below the call
+    api.enqueue(tool_use("Bash", {"command": "echo hi"}), Reply([{"type": "text", "text": "done"}], on_start=lambda: time.sleep(2.0)))
+    cell = nb.submit("%%claude --allowed-tools Bash\nRun it")
+    nb.wait_for(lambda: "Bash echo hi" in cell.text() and "waiting for Claude…" in cell.text(), 20, "waiting after the tool")
+    at = cell.text()
+    assert at.index("Bash echo hi") < at.index("waiting for Claude…")
+    assert cell.done.wait(30) and "…" not in cell.text() and "done" in cell.text()

@@ -206,6 +206,8 @@ class NotebookAgent:
             raise _usage_error("%%claude: a turn is still running; wait for it or stop it first")
         turn = Turn(self, CellRun(prompt=asked.prompt), TurnView(CellOut(self.shell)), asked.args.background)
         self.turn = turn
+        # at once, before anything starts: a cold CLI takes seconds before the first word
+        turn.view.waiting("waiting for Claude" if self.client is not None else "starting Claude Code")
         thread = threading.Thread(target=self._run, args=(turn, asked.args, asked.prompt, asked.blocks), name="claude-sdkurl-cell",
                                   daemon=True)  # fmt: skip
         thread.start()
@@ -235,6 +237,7 @@ class NotebookAgent:
                 client.query([{"type": "user", "message": {"role": "user", "content": content}, "parent_tool_use_id": None}])
             else:
                 client.query(prompt)
+            view.waiting("waiting for Claude")
             for message in client.receive_messages():
                 run.messages.append(message)
                 if isinstance(message, SystemMessage) and message.subtype == "init":

@@ -7,11 +7,21 @@ import contextlib
 import html
 import json
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
 from ..display import LiveMarkdown, dollars, model_text, tool_markdown, tool_summary
-from ..types import AssistantMessage, ResultMessage, StreamEvent, TextBlock, ToolResultBlock, ToolUseBlock, UserMessage
+from ..types import (
+    AssistantMessage,
+    ResultMessage,
+    StreamEvent,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    UserMessage,
+)
 
 
 class CellOut:
@@ -59,16 +69,86 @@ class _Handle:
             self._handle.update(self._out._display.Markdown(text))
 
 
+class _Status:
+    """The one-line "what is happening" output of a turn (starting, waiting, thinking), with the
+    seconds it has lasted, moved on once a second by a ticker thread until the turn ends.
+
+    It is shown at the end of the cell's outputs when it begins and emptied when the answer
+    (text or a tool call) arrives, so a wait after a tool call gets a new line below it.
+    Thread: ``claude-sdkurl-cell-status``, one per turn, stopped by :meth:`close` (its waits
+    are one second at most)."""
+
+    def __init__(self, out: CellOut) -> None:
+        self._out = out
+        self._lock = threading.Lock()
+        self._handle: Any = None
+        self._what = ""
+        self._since = 0.0
+        self._closed = threading.Event()
+        self._ticker: threading.Thread | None = None
+
+    def show(self, what: str) -> None:
+        """Say ``what`` is happening now (a new line if none is shown); its clock starts now."""
+        with self._lock:
+            if self._closed.is_set() or (what == self._what and self._handle is not None):
+                return
+            self._what, self._since = what, time.monotonic()
+            self._put()
+            if self._ticker is None:
+                self._ticker = threading.Thread(target=self._tick, name="claude-sdkurl-cell-status", daemon=True)
+                self._ticker.start()
+
+    def seconds(self) -> float:
+        with self._lock:
+            return time.monotonic() - self._since
+
+    def clear(self) -> None:
+        """Empty the line (the answer is here); the next :meth:`show` starts a new one below."""
+        with self._lock:
+            self._clear()
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed.set()
+            self._clear()
+            ticker, self._ticker = self._ticker, None
+        if ticker is not None and ticker is not threading.current_thread():
+            ticker.join(2.0)
+
+    def _clear(self) -> None:
+        if self._handle is not None:
+            self._handle.update("")
+        self._handle, self._what = None, ""
+
+    def _put(self) -> None:
+        seconds = int(time.monotonic() - self._since)
+        line = f"*{self._what}…{f' {seconds} s' if seconds else ''}*"
+        if self._handle is None:
+            self._handle = self._out.markdown(line)
+        else:
+            self._handle.update(line)
+
+    def _tick(self) -> None:
+        while not self._closed.wait(1.0):
+            with self._lock:
+                if self._handle is not None and not self._closed.is_set():
+                    self._put()
+
+
 class TurnView:
-    """Renders one turn's messages (from ``include_partial_messages=True``) into a cell."""
+    """Renders one turn's messages (from ``include_partial_messages=True``) into a cell: a
+    status line while nothing is shown yet (starting, waiting for the model, thinking), the
+    answer's text as it streams, thinking folded, tool calls folded."""
 
     def __init__(self, out: CellOut, interval: float = 0.1) -> None:
         self.out = out
         self._interval = interval
         self._lock = threading.Lock()
         self._text: LiveMarkdown | None = None  # the text block streaming now
+        self._thought: list[str] | None = None  # the thinking block streaming now
         self._streamed: set[str] = set()  # message ids whose text came as deltas
         self._tools: dict[str, tuple[Any, str, dict[str, Any]]] = {}  # tool id -> (handle, name, input)
+        self.status = _Status(out)
         self.text = ""  # the answer's text, all blocks
 
     def _live(self) -> LiveMarkdown:
@@ -89,6 +169,16 @@ class TurnView:
             self.text += self._text.text + "\n\n"
             self._text = None
 
+    def waiting(self, what: str) -> None:
+        """Show the status line (``"starting Claude Code"``, ``"waiting for Claude"``)."""
+        self.status.show(what)
+
+    def _thinking_shown(self, thought: str, seconds: float | None) -> None:
+        self.status.clear()
+        took = f" for {seconds:.0f} s" if seconds is not None and seconds >= 1 else ""
+        if thought.strip():
+            self.out.markdown(f"<details><summary>💭 Thought{took}</summary>\n\n{model_text(thought)}\n\n</details>")
+
     def add(self, message: Any) -> None:
         with self._lock:
             if getattr(message, "parent_tool_use_id", None):
@@ -97,12 +187,19 @@ class TurnView:
                 self._event(message.event)
             elif isinstance(message, AssistantMessage):
                 for block in message.content:
-                    if isinstance(block, TextBlock) and message.message_id not in self._streamed:
+                    if message.message_id in self._streamed and not isinstance(block, ToolUseBlock):
+                        continue  # shown as it streamed
+                    if isinstance(block, TextBlock):
+                        self.status.clear()
                         self._end_text()
                         self._text = self._live()
                         self._text.write(block.text)
                         self._end_text()
+                    elif isinstance(block, ThinkingBlock):
+                        self._end_text()
+                        self._thinking_shown(block.thinking, None)
                     elif isinstance(block, ToolUseBlock):
+                        self.status.clear()
                         self._end_text()
                         handle = self.out.markdown(tool_markdown(block.name, block.input))
                         self._tools[block.id] = (handle, block.name, block.input)
@@ -112,27 +209,42 @@ class TurnView:
                         handle, name, tool_input = self._tools[block.tool_use_id]
                         handle.update(tool_markdown(name, tool_input, block.content if block.content is not None else "",
                                                     block.is_error))  # fmt: skip
+                        self.status.show("waiting for Claude")  # the model is asked again, with the result
 
     def _event(self, event: dict[str, Any]) -> None:
         kind = event.get("type")
+        block_type = (event.get("content_block") or {}).get("type")
+        delta = event.get("delta") or {}
         if kind == "message_start":
             message_id = (event.get("message") or {}).get("id")
             if message_id:
                 self._streamed.add(message_id)
-        elif kind == "content_block_start" and (event.get("content_block") or {}).get("type") == "text":
+        elif kind == "content_block_start" and block_type == "text":
+            self.status.clear()
             self._end_text()
             self._text = self._live()
-        elif kind == "content_block_delta" and (event.get("delta") or {}).get("type") == "text_delta":
+        elif kind == "content_block_start" and block_type in ("thinking", "redacted_thinking"):
+            self._end_text()
+            self._thought = []
+            self.status.show("thinking")
+        elif kind == "content_block_delta" and delta.get("type") == "thinking_delta" and self._thought is not None:
+            self._thought.append(str(delta.get("thinking", "")))
+        elif kind == "content_block_delta" and delta.get("type") == "text_delta":
+            self.status.clear()
             if self._text is None:
                 self._text = self._live()
-            self._text.write(event["delta"].get("text", ""))
+            self._text.write(delta.get("text", ""))
         elif kind in ("content_block_stop", "message_stop"):
+            if self._thought is not None:
+                thought, self._thought = "".join(self._thought), None
+                self._thinking_shown(thought, self.status.seconds())
             self._end_text()
 
     def finish(self, result: ResultMessage | None, turn_cost: float | None, note: str | None = None, stopped: bool = False) -> None:
         """Close the text and show the footer: outcome (``note`` first, if any), this turn's cost
         and tokens, times. A stopped turn's error result is not marked as an error (the note
         says it stopped)."""
+        self.status.close()
         with self._lock:
             self._end_text()
             parts = []
