@@ -39,6 +39,15 @@ from .types import (
 
 __all__ = ["LiveMarkdown", "notebook", "show", "stream_text"]
 
+# The marks shown beside outcomes: characters that ordinary text fonts have (DejaVu Sans,
+# Segoe UI Symbol), so a machine without an emoji font shows them, not empty boxes.
+MARK_OK = "✔"
+MARK_FAILED = "✘"
+MARK_STOPPED = "■"
+MARK_WARNING = "⚠"
+MARK_TOOL = "⚙"
+MARK_WAITING = "◌"
+
 _MAX_SHOWN = 4000  # characters of a tool input/result shown before eliding
 
 
@@ -98,6 +107,12 @@ def _text_dollars(s: str) -> str:
             out.append("\\\\$")
             i += 1
     return "".join(out)
+
+
+def all_dollars(s: str) -> str:
+    """Every ``$`` of ``s`` shown as a dollar sign in JupyterLab, none read as math (a preview
+    cut from its context, where a pair could be anything)."""
+    return s.replace("$", "\\\\$")
 
 
 def _plain(s: str) -> str:
@@ -171,7 +186,7 @@ def tool_markdown(name: str, tool_input: dict[str, Any], result: Any = None, is_
     """A tool call as a collapsed block: a one-line summary that opens onto its input and,
     once known, its output."""
     summary = _escape(tool_summary(name, tool_input))
-    parts = [f"<details><summary>🔧 <code>{summary}</code>{' ❌' if is_error else ''}</summary>", "",
+    parts = [f"<details><summary>{MARK_TOOL} <code>{summary}</code>{f' {MARK_FAILED}' if is_error else ''}</summary>", "",
              _fence(_clip(json.dumps(tool_input, indent=2, ensure_ascii=False)), "json")]  # fmt: skip
     if result is not None:
         text = result if isinstance(result, str) else json.dumps(result, indent=2, ensure_ascii=False)
@@ -185,13 +200,13 @@ def block_markdown(block: Any) -> str:
     if isinstance(block, TextBlock):
         return model_text(block.text)
     if isinstance(block, ThinkingBlock):
-        return "> 💭 " + model_text(block.thinking).replace("\n", "\n> ")
+        return "> *thinking:* " + model_text(block.thinking).replace("\n", "\n> ")
     if isinstance(block, ToolUseBlock):
         return tool_markdown(block.name, block.input)
     if isinstance(block, ToolResultBlock):
         content = block.content
         text = content if isinstance(content, str) else json.dumps(content, indent=2, ensure_ascii=False)
-        mark = "❌ tool error" if block.is_error else "📎 tool result"
+        mark = f"{MARK_FAILED} tool error" if block.is_error else f"{MARK_TOOL} tool result"
         return f"{mark}\n\n" + _fence(_clip(text or ""))
     if isinstance(block, UnknownBlock):
         return f"*({block.type} block)*"
@@ -228,7 +243,7 @@ def result_rows(result: ResultMessage) -> list[tuple[str, str]]:
     )
     tokens_out = usage.get("output_tokens", 0)
     cost = dollars(result.total_cost_usd) if result.total_cost_usd is not None else "–"
-    status = "✅" if not result.is_error else "⚠️"
+    status = MARK_OK if not result.is_error else MARK_WARNING
     return [
         ("result", f"{status} {result.subtype}"),
         ("tokens (this turn)", f"{tokens_in:,} in / {tokens_out:,} out"),

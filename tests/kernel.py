@@ -101,6 +101,9 @@ class Kernel:
         if kind == "comm_open":
             self.comms[content["comm_id"]] = dict(content.get("data", {}).get("state", {}))
             return
+        if kind == "comm_close":  # a widget closed: no frontend shows it any more
+            self.comms.pop(content["comm_id"], None)
+            return
         if kind == "comm_msg":
             data = content.get("data", {})
             if data.get("method") == "update" and content["comm_id"] in self.comms:

@@ -38,7 +38,8 @@ def answer(request: RecordedRequest) -> Reply | str:
         # slow render could miss it: seen once)
         return Reply([{"type": "text", "text": ANSWER}], chunk=6, delay=0.15)
     if prompt.startswith("make "):
-        return tool_use("Bash", {"command": f"touch {prompt.split()[-1]}"})
+        name = prompt.split()[-1]
+        return tool_use("Bash", {"command": f"touch {name}", "description": f"Create the empty file {name}"})
     if "prices" in prompt:
         return text(PRICES)
     if "think first" in prompt:
@@ -217,12 +218,16 @@ def test_a_person_in_jupyterlab(lab: JupyterLabServer, browser: Any, api: MockMe
 
     # 2. Allow: the command runs, its result comes back to the model and into the page.
     cell = page.run_new_cell("%%claude\nmake allowed.txt")
-    page.wait(lambda: "Claude asks to use a tool" in page.output_text(cell), 30, "the approval")
-    assert "Bash touch allowed.txt" in page.output_text(cell)
+    page.wait(lambda: "Claude asks to use Bash" in page.output_text(cell), 30, "the approval")
+    card = page.output(cell).find_element(page.by.CSS_SELECTOR, ".widget-html")
+    assert "Create the empty file allowed.txt" in card.text  # what the model says the call is for
+    assert [e.text for e in card.find_elements(page.by.TAG_NAME, "pre")] == ["touch allowed.txt"]  # the command, as code
+    assert "Bash touch allowed.txt" not in card.text  # the folded call above has the one-line summary; the card, the code
     page.shot("asked")
     page.click_button(cell, "Allow")
     page.wait(lambda: "tool said" in page.output_text(cell) and "this turn" in page.output_text(cell), 30, "the tool's result")
-    assert "Allowed" in page.output_text(cell) and (home / "work" / "allowed.txt").exists()
+    assert "✔ Allowed: Bash touch allowed.txt" in page.output_text(cell) and (home / "work" / "allowed.txt").exists()
+    assert not page.output(cell).find_elements(page.by.CSS_SELECTOR, ".jupyter-widgets, button")  # a line, not a widget
     tool = page.output(cell).find_element(page.by.XPATH, ".//summary[contains(., 'Bash touch allowed.txt')]")
     tool.click()  # open the folded call: its input and output
     page.wait(lambda: "(Bash completed with no output)" in page.output_text(cell), 5, "the tool's output, unfolded")
@@ -263,3 +268,21 @@ def test_a_person_in_jupyterlab(lab: JupyterLabServer, browser: Any, api: MockMe
     page.wait(lambda: "this turn" in page.output_text(cell), 30, "the next turn")
     assert "Tell me an endless story" in str(api.message_requests()[-1].messages())
     page.shot("went-on")
+
+    # 6. Saved, then opened again in a new JupyterLab page: the decisions read as plain lines,
+    #    no widget is left to restore ("Error displaying widget: model not found" before).
+    ActionChains(browser).key_down(Keys.CONTROL).send_keys("s").key_up(Keys.CONTROL).perform()
+    saved = home / "work" / "claude.ipynb"
+    page.wait(lambda: "Denied:" in saved.read_text(), 15, "the notebook saved")
+    outputs = [o for c in json.loads(saved.read_text())["cells"] for o in c.get("outputs", [])]
+    assert not [o for o in outputs if "application/vnd.jupyter.widget-view+json" in o.get("data", {})]
+    assert any("✔ **Allowed:** `Bash touch allowed.txt`" in "".join(o.get("data", {}).get("text/markdown", "")) for o in outputs)
+    browser.get(f"{lab.url}/lab/tree/claude.ipynb?token={lab.token}")
+    page.wait(lambda: "Allowed: Bash touch allowed.txt" in browser.find_element(page.by.CSS_SELECTOR, ".jp-Notebook").text, 60,
+              "the saved decisions, reopened")  # fmt: skip
+    shown = browser.find_element(page.by.CSS_SELECTOR, ".jp-Notebook").text
+    assert "Denied: Bash touch denied.txt" in shown
+    assert "Error displaying widget" not in shown and "model not found" not in shown
+    line = browser.find_element(page.by.XPATH, "//p[contains(., 'Allowed:')]")
+    browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", line)
+    page.shot("reopened")

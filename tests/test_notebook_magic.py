@@ -17,7 +17,7 @@ import pytest
 
 from claude_sdkurl.testing import MockMessagesAPI, Reply
 from claude_sdkurl.testing.mock_api import RecordedRequest, text, tool_use
-from tests.kernel import Kernel
+from tests.kernel import VIEW, Kernel
 
 pytestmark = [pytest.mark.realcli, pytest.mark.foreign_fds]
 
@@ -115,22 +115,29 @@ def test_approval_buttons_allow_deny_and_always(nb: Kernel, api: MockMessagesAPI
             content = results[-1].get("content")
             return text(f"tool said: {content}")
         name = request.last_user_text().split()[-1]
-        return tool_use("Bash", {"command": f"touch {name}"})
+        return tool_use("Bash", {"command": f"touch {name}", "description": f"Create the empty file {name}"})
 
     script(api, answer)
     cell = nb.submit("%%claude\nmake a.txt")
     allow = nb.button("Allow")
     assert not cell.done.is_set()  # the cell waits, and the kernel still took the buttons
-    assert "Claude asks to use a tool" in str(nb.comms.values()) and "touch a.txt" in str(nb.comms.values())
+    card = str(nb.comms.values())
+    # the card: the tool, what the model says the call is for, the whole command as code
+    assert "Claude asks to use Bash" in card and "Create the empty file a.txt" in card and "<pre>touch a.txt</pre>" in card
     nb.click(allow)
     assert cell.done.wait(60) and not cell.errors()
     assert (work / "a.txt").exists()
-    assert "✅ Allowed" in str(nb.comms.values())
+    # the card is replaced by a line saying what was decided, its widgets closed: the saved
+    # notebook holds Markdown only, nothing to restore
+    assert "✔ **Allowed:** `Bash touch a.txt`" in cell.text()
+    assert not [o for o in cell.outputs if VIEW in o.get("data", {})]
+    assert nb.widgets(lambda s: "Claude asks" in str(s.get("value", ""))) == []
 
     cell = nb.submit("%%claude\nmake b.txt")
     nb.click(nb.button("Deny"))
     assert cell.done.wait(60) and not cell.errors()
     assert not (work / "b.txt").exists()
+    assert "✘ **Denied:**" in cell.text() and not [o for o in cell.outputs if VIEW in o.get("data", {})]
     denied = api.message_requests()[-1].tool_results()[-1]
     assert denied.get("is_error") and "denied this in the notebook" in str(denied["content"])
 
@@ -235,7 +242,7 @@ def test_stop_button_interrupts_and_the_next_cell_goes_on(nb: Kernel, api: MockM
     assert cell.done.wait(10)
     assert cell.ended is not None and cell.ended - pressed < 1.0, cell.ended - pressed
     shown = cell.text()
-    assert "Paragraph 1:" in shown and "Paragraph 40" not in shown and "⏹ Stopped" in shown
+    assert "Paragraph 1:" in shown and "Paragraph 40" not in shown and "■ Stopped" in shown
     # the interrupted turn's result (when it came before the CLI was stopped) is not shown as
     # an error, and its missing usage is not shown as zero tokens
     footer = [line for line in shown.splitlines() if "this turn" in line]
@@ -245,7 +252,7 @@ def test_stop_button_interrupts_and_the_next_cell_goes_on(nb: Kernel, api: MockM
     # one quiet note, no traceback (a re-raised cancel printed 30 lines of asyncio internals),
     # and the cell queued behind it ("Run all") does not run
     assert cell.errors() == [] and "Traceback" not in shown and "CancelledError" not in shown
-    nb.wait_for(lambda: queued.done.is_set(), 10, "the queued cell's reply")
+    nb.wait_for(lambda: queued.status is not None, 10, "the queued cell's reply")
     assert queued.status == "aborted" and queued.text() == "", (queued.status, queued.text())
 
     api.enqueue(text("Where were we? The story."))
@@ -282,7 +289,10 @@ def test_kernel_tools_read_and_run_code_after_approval(nb: Kernel, api: MockMess
     steps = iter([tool_use("mcp__kernel__run_code", {"code": "count = count + 1\ncount * 2"}), text("ran it")])
     script(api, lambda r: next(steps))
     cell = nb.submit("%%claude --allow-kernel-exec\nAdd one to count")
-    nb.click(nb.button("Allow"))  # running code in the kernel is asked every time
+    allow = nb.button("Allow")  # running code in the kernel is asked every time
+    card = next(str(s.get("value")) for s in nb.comms.values() if "Claude asks" in str(s.get("value", "")))
+    assert "Claude asks to use run_code (kernel)" in card and "<pre>count = count + 1\ncount * 2</pre>" in card  # lines kept
+    nb.click(allow)
     assert cell.done.wait(60) and not cell.errors()
     assert "CanUseToolShadowedWarning" not in cell.text()
     assert "84" in str(api.message_requests()[-1].tool_results())
@@ -348,7 +358,7 @@ def test_display_of_every_message_is_quiet(nb: Kernel, api: MockMessagesAPI) -> 
     markdown = [o["data"]["text/markdown"] for o in cell.outputs if "text/markdown" in o.get("data", {})]
     assert not any(m.startswith("*stream:") for m in markdown)  # no line per delta
     assert sum(m.startswith("*session `") for m in markdown) == 1  # one init line for the session
-    assert any(m.startswith("<details><summary>🔧 <code>Bash echo hi</code>") for m in markdown)  # a tool block
+    assert any(m.startswith("<details><summary>⚙ <code>Bash echo hi</code>") for m in markdown)  # a tool block
     assert all("text/html" not in o.get("data", {}) for o in cell.outputs)
 
 
@@ -387,7 +397,7 @@ def test_with_top_level_await_off_the_magic_waits_plainly(nb: Kernel, api: MockM
     pressed = time.monotonic()
     nb.interrupt()
     assert cell.done.wait(10) and cell.ended is not None and cell.ended - pressed < 1.5
-    assert "⏹ Stopped" in cell.text() and cell.errors() == [] and "KeyboardInterrupt" not in cell.text()
+    assert "■ Stopped" in cell.text() and cell.errors() == [] and "KeyboardInterrupt" not in cell.text()
     nb.wait_for(lambda: queued.status is not None, 10, "the queued cell's reply")
     assert queued.status == "aborted" and queued.text() == ""
     nb.wait_for(lambda: not clis_with(home), 2, "no CLI left")
@@ -446,6 +456,9 @@ def test_an_approval_in_a_background_turn_while_other_cells_run(nb: Kernel, api:
     nb.wait_for(lambda: "done in the background" in cell.text(), 30, "the background turn's answer")
     assert (home / "work" / "bg.txt").exists()
     assert after.done.wait(30) and "and the next one" in after.text()
+    # a finished background turn leaves no Stop button (nor any widget) in its cell
+    nb.wait_for(lambda: not [o for o in cell.outputs if VIEW in o.get("data", {})], 5, "the Stop button gone")
+    assert nb.widgets(lambda s: s.get("description") == "Stop") == []
 
 
 @pytest.mark.parametrize("transport", ["stdio"], indirect=True)
@@ -465,7 +478,7 @@ def test_a_waiting_line_at_once_then_thinking_folded(nb: Kernel, api: MockMessag
     nb.wait_for(lambda: "thinking…" in cell.text() or "Thought" in cell.text(), 15, "thinking")
     assert cell.done.wait(30)
     shown = cell.text()
-    assert "<details><summary>💭 Thought" in shown and "Let me weigh **both** options." in shown
+    assert "<details><summary>Thought" in shown and "Let me weigh **both** options." in shown
     assert shown.index("Let me weigh") < shown.index("Take the second one.")
     assert "…" not in shown  # every status line emptied at the end
     # a tool call's result sends the model a new request: a new waiting line below the call

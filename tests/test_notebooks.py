@@ -16,7 +16,7 @@ EXPECTED = {
     "quickstart": ["2 + 2 = **4**", "Once upon a time", "cost:", "| cost (session so far) |"],
     "permissions_and_hooks": ["no deleting in this notebook", "| error: True", "Created it.", "('PostToolUse', 'Bash')"],
     "in_process_tools": ["19 + 23 = 42", "the tool answered: [{'type': 'text', 'text': '42'}]"],
-    "claude_magic": ["Hello! I am **Claude**", "<summary>🔧 <code>Bash ls</code>", "**Lima** sold the most", "this turn cost $"],
+    "claude_magic": ["Hello! I am **Claude**", "<summary>⚙ <code>Bash ls</code>", "**Lima** sold the most", "this turn cost $"],
     "multi_turn_client": ["Claude: Nice to meet you, Ada.", "Claude: Your name is Ada.", "mcpServers"],
 }
 

@@ -133,9 +133,9 @@ def test_reprs() -> None:
         }
     )
     md = assistant._repr_markdown_()
-    assert "<summary>🔧 <code>Bash ls</code></summary>" in md  # folded: the input shows when opened
+    assert "<summary>⚙ <code>Bash ls</code></summary>" in md  # folded: the input shows when opened
     assert "&lt;b>hi&lt;/b>" in md and "<b>" not in md  # the model's HTML is shown, never obeyed
-    assert assistant.content[1]._repr_markdown_().startswith("<details><summary>🔧 <code>Bash ls</code>")
+    assert assistant.content[1]._repr_markdown_().startswith("<details><summary>⚙ <code>Bash ls</code>")
 
 
 @pytest.mark.realcli

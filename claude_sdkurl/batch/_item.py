@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from ..display import dollars
+from ..display import MARK_FAILED, MARK_OK, MARK_WAITING, all_dollars, dollars
 
 @dataclasses.dataclass
 class BatchItem:
@@ -44,11 +44,13 @@ _SHOWN_ITEMS = 20  # items listed in a notebook's table of a BatchResult
 
 
 def _item_row(item: BatchItem) -> dict[str, str]:
-    def cell(s: str, n: int = 60) -> str:  # a preview: one line, no HTML, no $ pair read as math (see dollars())
-        s = " ".join(s.split()).replace("|", "\\|").replace("<", "&lt;").replace("$", "＄")
-        return s if len(s) <= n else s[: n - 1] + "…"
+    def cell(s: str, n: int = 60) -> str:  # a preview: one line, no HTML, no $ pair read as math
+        s = " ".join(s.split())
+        s = s if len(s) <= n else s[: n - 1] + "…"
+        return all_dollars(s.replace("|", "\\|").replace("<", "&lt;"))
 
-    state = "✅" if item.ok else ("⏸ waiting" if item.parked is not None and item.error is None else f"❌ {item.fault or 'error'}")
+    state = MARK_OK if item.ok else (f"{MARK_WAITING} waiting" if item.parked is not None and item.error is None
+                                     else f"{MARK_FAILED} {item.fault or 'error'}")  # fmt: skip
     cost = dollars(item.total_cost_usd) if item.total_cost_usd is not None else "–"
     return {"#": str(item.index), "": state, "prompt": cell(item.prompt, 40), "answer or error": cell(item.error or item.text or ""),
             "cost": cost, "seconds": f"{item.seconds:.1f}"}  # fmt: skip

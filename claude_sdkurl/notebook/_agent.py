@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..client import ClaudeClient
+from ..display import MARK_FAILED, MARK_STOPPED
 from ..types import (
     AssistantMessage,
     CanUseToolShadowedWarning,
@@ -41,6 +42,7 @@ STOP_WAIT = 1.0  # seconds a stop gives the CLI to answer its interrupt before i
 _REFUSED = {  # what the model is told when a tool call is not allowed, by the decision
     "deny": "The user denied this in the notebook.",
     "stop": "The turn was stopped.",
+    "ended": "The turn ended before anyone decided.",
     "unseen": "No one can approve this here: install ipywidgets for approval buttons "
               "(pip install 'claude-sdkurl[notebook]'), or allow the tool with --allowed-tools.",
 }
@@ -222,8 +224,13 @@ class NotebookAgent:
             return
         button = widgets.Button(description="Stop", icon="stop", tooltip="stop this background turn")
         button.on_click(lambda _b: threading.Thread(target=turn.stop, daemon=True).start())
-        turn.on_done(lambda: setattr(button, "disabled", True))
-        turn.view.out.show(button)
+        handle = turn.view.out.widget(button)
+
+        def gone() -> None:  # a finished turn has nothing to stop: no button left in the notebook
+            handle.update("")
+            button.close()
+
+        turn.on_done(gone)
 
     # ------------------------------------------------------------------ the turn's thread
 
@@ -254,12 +261,14 @@ class NotebookAgent:
         except BaseException as e:  # shown in the cell; a stop's broken stream is no error
             if not turn.stopping:
                 run.error = e
-                note = f"❌ {type(e).__name__}: {e}"
+                note = f"{MARK_FAILED} {type(e).__name__}: {e}"
                 self._stop_cli(interrupt=False)
         finally:
+            for approval in list(turn.approvals):  # one still showing when the turn ended (an error)
+                approval.decide("ended")
             run.stopped = turn.stopping
             if turn.stopping:
-                note = "⏹ Stopped. The conversation goes on in the next cell."
+                note = f"{MARK_STOPPED} Stopped. The conversation goes on in the next cell."
             run.text = "\n\n".join(b.text for m in run.messages if isinstance(m, AssistantMessage) and not m.parent_tool_use_id
                                     for b in m.content if isinstance(b, TextBlock))  # fmt: skip
             view.finish(run.result, run.cost_usd, note, stopped=turn.stopping)

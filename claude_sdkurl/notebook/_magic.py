@@ -56,7 +56,7 @@ class CellStopped(Exception):
     keep the cells queued after it from running. IPython shows one line for it, no traceback."""
 
     def _render_traceback_(self) -> list[str]:
-        return ["⏹ Stopped."]
+        return ["■ Stopped."]
 
 
 def _stopped() -> None:

@@ -11,7 +11,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from ..display import LiveMarkdown, dollars, model_text, tool_markdown, tool_summary
+from ..display import MARK_FAILED, MARK_OK, MARK_STOPPED, MARK_WARNING, LiveMarkdown, dollars, model_text, tool_markdown, tool_summary
 from ..types import (
     AssistantMessage,
     ResultMessage,
@@ -58,6 +58,12 @@ class CellOut:
     def show(self, obj: Any) -> None:
         with self.here():
             self._display.display(obj)
+
+    def widget(self, obj: Any) -> Any:
+        """Show a widget; the handle's ``update(text)`` puts Markdown in its place (in the
+        saved notebook too: no widget is left for a reader without the kernel to restore)."""
+        with self.here():
+            return _Handle(self, self._display.display(obj, display_id=True))
 
 
 class _Handle:
@@ -177,7 +183,7 @@ class TurnView:
         self.status.clear()
         took = f" for {seconds:.0f} s" if seconds is not None and seconds >= 1 else ""
         if thought.strip():
-            self.out.markdown(f"<details><summary>💭 Thought{took}</summary>\n\n{model_text(thought)}\n\n</details>")
+            self.out.markdown(f"<details><summary>Thought{took}</summary>\n\n{model_text(thought)}\n\n</details>")
 
     def add(self, message: Any) -> None:
         with self._lock:
@@ -256,7 +262,7 @@ class TurnView:
                 tokens_out = int(usage.get("output_tokens") or 0)
                 # an interrupted turn's result carries no usage (2.1.330): none is shown, not zeros
                 tokens = f"{tokens_in:,} in / {tokens_out:,} out tokens" if tokens_in or tokens_out else "tokens not reported"
-                mark = "✅" if not result.is_error else ("" if stopped else f"⚠️ {result.subtype}")  # a stop: the note says it
+                mark = MARK_OK if not result.is_error else ("" if stopped else f"{MARK_WARNING} {result.subtype}")  # a stop: the note says it
                 cost = f"{dollars(turn_cost)} this turn" if turn_cost is not None else "cost –"
                 total = f" ({dollars(result.total_cost_usd)} this session)" if result.total_cost_usd is not None else ""
                 parts.append(" · ".join(p for p in (mark, f"{cost}{total}", tokens, f"{result.duration_ms / 1000:.1f} s") if p))
@@ -266,10 +272,63 @@ class TurnView:
                 self.out.markdown("\n\n".join(parts))
 
 
+def _code_span(s: str) -> str:
+    """``s`` as one Markdown code span, whatever backticks it holds."""
+    ticks = "`"
+    while ticks in s:
+        ticks += "`"
+    pad = " " if s.startswith("`") or s.endswith("`") else ""
+    return f"{ticks}{pad}{s}{pad}{ticks}"
+
+
+def _tool_label(name: str) -> str:
+    """``Bash``, or ``run_code (kernel)`` for an MCP server's ``mcp__kernel__run_code``."""
+    parts = name.split("__")
+    return f"{parts[2]} ({parts[1]})" if len(parts) >= 3 and parts[0] == "mcp" else name
+
+
+_CODE_FIELDS = ("command", "code", "content")  # the input field shown whole, as code, when there is one
+_MAX_CARD = 4000  # characters of a tool input shown on a card
+
+
+def card_html(tool_name: str, tool_input: dict[str, Any], reason: str | None) -> str:
+    """What an approval card says: the tool, what the model says the call is for (its
+    ``description``), why the CLI asks, and the whole command or code as it will run (line
+    breaks kept), then any other input fields."""
+    parts = [f"<b>Claude asks to use {html.escape(_tool_label(tool_name))}</b>"]
+    said = tool_input.get("description")
+    if isinstance(said, str) and said.strip():
+        parts.append(f"<div>{html.escape(said.strip())}</div>")
+    if reason:
+        parts.append(f"<div><i>{html.escape(reason)}</i></div>")
+    main = next((k for k in _CODE_FIELDS if isinstance(tool_input.get(k), str)), None)
+    where = tool_input.get("file_path")
+    if isinstance(where, str):
+        parts.append(f"<div><code>{html.escape(where)}</code></div>")
+    if main is not None:
+        code = str(tool_input[main])
+        clipped = code if len(code) <= _MAX_CARD else f"{code[:_MAX_CARD]}\n… ({len(code) - _MAX_CARD:,} more characters)"
+        parts.append(f"<pre>{html.escape(clipped)}</pre>")
+    rest = {k: v for k, v in tool_input.items() if k not in (main, "description", "file_path")}
+    if rest:
+        shown = json.dumps(rest, indent=2, ensure_ascii=False)
+        parts.append(f"<pre>{html.escape(shown[:_MAX_CARD])}</pre>")
+    return "".join(parts)
+
+
 class Approval:
     """Allow / Deny (and, where ``always`` names the rules it would add, "Always allow" with
-    them on its label) buttons for one tool call, shown in the cell; the click is handled on
-    the kernel's thread and wakes the waiting callback."""
+    them on its label) buttons for one tool call, on a card that shows what the model says the
+    call is for and the whole command or code (:func:`card_html`). The click is handled on the
+    kernel's thread and wakes the waiting callback.
+
+    Once decided (a click, a stop, or the turn's end), the card is replaced by one Markdown line
+    saying what was decided (``✔ Allowed: `Bash touch notes.txt` ``) and its widgets are
+    closed, so the saved notebook reads the same anywhere: on GitHub, in nbviewer, after a
+    kernel restart."""
+
+    _WORDS = {"allow": (MARK_OK, "Allowed"), "always": (MARK_OK, "Always allowed"), "deny": (MARK_FAILED, "Denied"),
+              "stop": (MARK_STOPPED, "Stopped before a decision"), "ended": (MARK_STOPPED, "Not decided: the turn ended")}  # fmt: skip
 
     def __init__(self, out: CellOut, tool_name: str, tool_input: dict[str, Any], reason: str | None = None,
                  always: str | None = None) -> None:
@@ -278,11 +337,8 @@ class Approval:
         self.decision: str | None = None
         self._done = threading.Event()
         self._lock = threading.Lock()
-        summary = html.escape(tool_summary(tool_name, tool_input))
-        why = f"<br><i>{html.escape(reason)}</i>" if reason else ""
-        detail = html.escape(json.dumps(tool_input, indent=2, ensure_ascii=False)[:4000])
-        self._head = widgets.HTML(f"<b>Claude asks to use a tool:</b> <code>{summary}</code>{why}")
-        body = widgets.HTML(f"<details><summary>input</summary><pre>{detail}</pre></details>")
+        self._summary = tool_summary(tool_name, tool_input)
+        self._card = widgets.HTML(card_html(tool_name, tool_input, reason))
         buttons = []
         choices = [("Allow", "allow", "success"), ("Deny", "deny", "danger")] + ([(f"Always allow {always}", "always", "")] if always else [])
         for label, value, style in choices:
@@ -292,21 +348,21 @@ class Approval:
             button.on_click(lambda _b, v=value: self.decide(v))
             buttons.append(button)
         self._buttons = buttons
-        self.box = widgets.VBox([self._head, body, widgets.HBox(buttons)])
-        self._summary = summary
-        out.show(self.box)
+        self._row = widgets.HBox(buttons)
+        self.box = widgets.VBox([self._card, self._row])
+        self._handle = out.widget(self.box)
 
     def decide(self, value: str) -> None:
-        """Record the answer once (a click, or a stop: ``"stop"``) and show it in place of the buttons."""
+        """Record the answer once (a click; ``"stop"``; ``"ended"``) and put the line saying it
+        in place of the card."""
         with self._lock:  # a click and a stop may land together: the first one decides
             if self.decision is not None:
                 return
             self.decision = value
-        words = {"allow": "✅ Allowed", "always": "✅ Always allowed", "deny": "🚫 Denied", "stop": "⏹ Stopped"}[value]
-        for button in self._buttons:
-            button.disabled = True
-        self._head.value = f"<b>{words}:</b> <code>{self._summary}</code>"
-        self.box.children = (self._head,)
+        mark, words = self._WORDS[value]
+        self._handle.update(f"{mark} **{words}:** {_code_span(self._summary)}")
+        for widget in (*self._buttons, self._row, self._card, self.box):
+            widget.close()
         self._done.set()
 
     def wait(self) -> str:
