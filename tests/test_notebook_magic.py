@@ -380,9 +380,15 @@ def test_stopping_run_batch_stops_its_clis(nb: Kernel, api: MockMessagesAPI, hom
     assert cell.done.wait(10)
     assert cell.ended is not None and cell.ended - pressed < 3.0
     nb.wait_for(lambda: not clis_with(home), 2, "no CLI left")
-    assert "stopped" in cell.text() and "BatchStopped" in cell.text()
+    # one line for the stop, no traceback: the items that ended and those the stop cut short
+    assert "stopped after" in cell.text() and "2 done, 3 interrupted" in cell.text() and "failed" not in cell.text()
+    assert [e["traceback"] for e in cell.errors()] == [["BatchStopped: run_batch stopped: 2 done, 3 interrupted; the interrupted "
+                                                        "ones are marked fault='stopped' in this exception's .result (pass it as "
+                                                        "resume= to go on)"]]  # fmt: skip
     summary = nb.ok("import sys\nr = sys.last_value.result\nprint([(i.index, i.ok, i.fault) for i in r.items])").text()
     assert summary.strip() == "[(0, True, None), (1, False, 'stopped'), (2, False, 'stopped'), (3, True, None), (4, False, 'stopped')]"
+    shown = nb.ok("r").text()  # the result as a notebook shows it
+    assert shown.startswith("**2** done, **3** interrupted, **0** failed") and "■ interrupted" in shown
 
 
 @pytest.mark.parametrize("transport", ["stdio"], indirect=True)

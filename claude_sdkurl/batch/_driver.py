@@ -169,9 +169,9 @@ class Driver:
             self._tell()
             while self._step(queue):
                 pass
-        except KeyboardInterrupt as e:
-            stopped = self._stop()
-            raise stopped from e
+        except KeyboardInterrupt:
+            # the BatchStopped says it all; the Ctrl-C it came from would only add a traceback
+            raise self._stop() from None
         finally:
             if own:
                 self.pool.shutdown(wait=not self.late, cancel_futures=True)  # after a stop, a run past the bound is not waited for
@@ -294,9 +294,10 @@ class Driver:
 
     def _tell(self, stopped: bool = False) -> None:
         if self.report is not None:
-            failed = sum(1 for i in self.done.values() if i.error is not None)
-            self.report(BatchProgress(len(self.done), failed, len(self.prompts), self.state.spent, time.monotonic() - self.t0,
-                                      paused=self.state.paused, running=len(self.running), stopped=stopped))  # fmt: skip
+            cut = sum(1 for i in self.done.values() if i.fault == "stopped")  # a stop is no failure of the item
+            failed = sum(1 for i in self.done.values() if i.error is not None and i.fault != "stopped")
+            self.report(BatchProgress(len(self.done) - cut, failed, len(self.prompts), self.state.spent, time.monotonic() - self.t0,
+                                      paused=self.state.paused, running=len(self.running), stopped=stopped, interrupted=cut))  # fmt: skip
 
     def _stop(self) -> BatchStopped:
         # Ctrl-C or a notebook's stop button: every running item's query is cancelled (it

@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from ..display import MARK_FAILED, MARK_OK, MARK_WAITING, all_dollars, dollars
+from ..display import MARK_FAILED, MARK_OK, MARK_STOPPED, MARK_WAITING, all_dollars, dollars
 
 @dataclasses.dataclass
 class BatchItem:
@@ -49,8 +49,14 @@ def _item_row(item: BatchItem) -> dict[str, str]:
         s = s if len(s) <= n else s[: n - 1] + "…"
         return all_dollars(s.replace("|", "\\|").replace("<", "&lt;"))
 
-    state = MARK_OK if item.ok else (f"{MARK_WAITING} waiting" if item.parked is not None and item.error is None
-                                     else f"{MARK_FAILED} {item.fault or 'error'}")  # fmt: skip
+    if item.ok:
+        state = MARK_OK
+    elif item.parked is not None and item.error is None:
+        state = f"{MARK_WAITING} waiting"
+    elif item.fault == "stopped":
+        state = f"{MARK_STOPPED} interrupted"
+    else:
+        state = f"{MARK_FAILED} {item.fault or 'error'}"
     cost = dollars(item.total_cost_usd) if item.total_cost_usd is not None else "–"
     return {"#": str(item.index), "": state, "prompt": cell(item.prompt, 40), "answer or error": cell(item.error or item.text or ""),
             "cost": cost, "seconds": f"{item.seconds:.1f}"}  # fmt: skip
@@ -68,3 +74,4 @@ class BatchProgress:
     paused: bool = False  # a rate limit holds the batch (see RetryPolicy)
     running: int = 0  # items running now
     stopped: bool = False  # the batch was stopped (BatchStopped), this is its last report
+    interrupted: int = 0  # in that report: items the stop cut short (counted in neither done nor failed)

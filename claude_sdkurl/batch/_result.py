@@ -18,9 +18,16 @@ class BatchStopped(KeyboardInterrupt):
 
     def __init__(self, result: BatchResult) -> None:
         self.result = result
-        ended = sum(1 for i in result.items if i.fault != "stopped")
-        super().__init__(f"run_batch stopped: {ended} of {len(result.items)} items had ended; "
-                         "the rest are marked fault='stopped' in this exception's .result (pass it as resume= to go on)")  # fmt: skip
+        cut = sum(1 for i in result.items if i.fault == "stopped")
+        failed = sum(1 for i in result.items if i.error is not None and i.fault != "stopped")
+        done = len(result.items) - cut - failed
+        super().__init__(f"run_batch stopped: {done} done, {cut} interrupted{f', {failed} failed' if failed else ''}; "
+                         "the interrupted ones are marked fault='stopped' in this exception's .result (pass it as resume= to go on)")  # fmt: skip
+
+    def _render_traceback_(self) -> list[str]:
+        """What IPython shows for it: its one line (a stop is no crash: a chained traceback of
+        the driver's frames said nothing more)."""
+        return [f"BatchStopped: {self}"]
 
 
 @dataclasses.dataclass
@@ -68,7 +75,9 @@ class BatchResult:
         return sum(int((i.usage or {}).get(kind) or 0) for i in self.items)
 
     def _repr_markdown_(self) -> str:
-        head = (f"**{len(self.succeeded)}** done, **{len(self.failed)}** failed, **{len(self.waiting)}** waiting · "
+        cut = sum(1 for i in self.items if i.fault == "stopped")  # a stopped batch: interrupted, not failed
+        head = (f"**{len(self.succeeded)}** done, {f'**{cut}** interrupted, ' if cut else ''}**{len(self.failed) - cut}** failed, "
+                f"**{len(self.waiting)}** waiting · "
                 f"{dollars(self.total_cost_usd)} · {self.total_tokens('input_tokens'):,} in / {self.total_tokens('output_tokens'):,} out tokens")  # fmt: skip
         rows = [_item_row(i) for i in self.items[:_SHOWN_ITEMS]]
         if not rows:
