@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import nbformat
@@ -13,7 +14,7 @@ pytestmark = [pytest.mark.realcli, pytest.mark.foreign_fds]
 NOTEBOOKS = Path(__file__).parent.parent / "notebooks"
 
 EXPECTED = {
-    "quickstart": ["2 + 2 = **4**", "Once upon a time", "cost:", "| cost (session so far) |"],
+    "quickstart": ["2 + 2 = **4**", "Once upon a time", "cost: $0.", "| cost (session so far) |"],
     "permissions_and_hooks": ["no deleting in this notebook", "| error: True", "Created it.", "('PostToolUse', 'Bash')"],
     "in_process_tools": ["19 + 23 = 42", "the tool answered: [{'type': 'text', 'text': '42'}]"],
     "claude_magic": ["Hello! I am **Claude**", "<summary>⚙ <code>Bash ls</code>", "**Lima** sold the most", "this turn cost $"],
@@ -43,3 +44,8 @@ def test_notebook_runs_offline(name: str, cli_paths: dict, monkeypatch: pytest.M
     for expected in EXPECTED[name]:
         assert expected in text, f"{expected!r} not in the outputs of {name}"
     assert "offline (mock model)" in text
+    # money shown as money: no float noise such as 0.00047999999999999996 in what a reader sees
+    # (the richest form of each output: a dataclass's text/plain repr stays exact, as in the official SDK)
+    shown = "\n".join(o["text"] if o.get("output_type") == "stream" else str(o.get("data", {}).get("text/markdown") or o.get("data", {}).get("text/plain", ""))
+                      for c in nb.cells for o in c.get("outputs", []))  # fmt: skip
+    assert not re.search(r"\d\.\d*(?:9{6,}|0{6,})\d", shown), re.findall(r"\S*\d\.\d*(?:9{6,}|0{6,})\d\S*", shown)
