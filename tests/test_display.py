@@ -79,3 +79,31 @@ def test_a_long_answer_is_not_cut_right_after_a_heading() -> None:
         last_line = final.rstrip("\n").rsplit("\n", 1)[-1]
         assert not last_line.startswith("#"), finals
     assert any(f.startswith("## A heading") or "\n## A heading\n\nword" in f for f in finals)
+
+
+def test_every_mark_we_show_is_in_an_ordinary_text_font() -> None:
+    """Without an emoji font, emoji show as empty boxes (seen in the browser): every symbol the
+    notebook and display code show must be in DejaVu Sans (the font matplotlib ships, and Linux's
+    usual fallback). Read from the font itself, so a new emoji in the code fails here."""
+    import ast
+    from pathlib import Path
+
+    import matplotlib
+    from fontTools.ttLib import TTFont
+
+    font = TTFont(Path(matplotlib.__file__).parent / "mpl-data" / "fonts" / "ttf" / "DejaVuSans.ttf")
+    have = set(font.getBestCmap())
+    package = Path(__file__).resolve().parent.parent / "claude_sdkurl"
+    shown: dict[str, str] = {}
+    for source in [package / "display.py", *sorted((package / "notebook").glob("*.py")), *sorted((package / "batch").glob("*.py"))]:
+        tree = ast.parse(source.read_text())
+        docstrings = {id(n.body[0].value) for n in ast.walk(tree) if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef))
+                      and n.body and isinstance(n.body[0], ast.Expr)}  # fmt: skip
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
+                for ch in node.value:
+                    if ord(ch) > 0x2000 and ch not in "‘’“”–—…•":  # symbols, not typography
+                        shown.setdefault(ch, f"{source.name}: {node.value[:40]!r}")
+    assert len(shown) >= 5  # the marks are found at all
+    missing = {ch: where for ch, where in shown.items() if ord(ch) not in have}
+    assert not missing, f"shown as boxes without an emoji font: {missing}"
