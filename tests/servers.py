@@ -347,7 +347,10 @@ class JupyterLabServer:
                "JUPYTERLAB_WORKSPACES_DIR": str(self.state / "workspaces"), "JUPYTER_RUNTIME_DIR": str(self.state / "runtime")}  # fmt: skip
         args = [sys.executable, "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1", f"--port={self.port}",
                 f"--IdentityProvider.token={self.token}", f"--ServerApp.root_dir={self.root}", "--LabApp.news_url=None",
-                "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"]  # fmt: skip
+                "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+                # the notebook's JupyterLab extension from this checkout (an editable install
+                # does not put it under share/jupyter/labextensions, as a wheel does)
+                f"--LabApp.extra_labextensions_path={str(Path(__file__).resolve().parent.parent / 'claude_sdkurl' / 'notebook' / 'labextensions')}"]  # fmt: skip
         if os.geteuid() == 0:
             args.append("--allow-root")
         start_detached(args, env, self.log, self.pidfile, f"{self.url}/api/status?token={self.token}", 90, "JupyterLab", self.stop)

@@ -24,6 +24,7 @@ pytestmark = [pytest.mark.realcli]
 
 ARTIFACTS = Path(__file__).parent.parent / "test-artifacts" / "notebook-browser"
 ANSWER = "Hello **bold world**, a list:\n\n- first item\n- second item\n\n| col | val |\n|---|---|\n| a | 1 |\n"
+CODE = "Two blocks:\n\n```python\ntotal = 6 * 7\nprint(total)\n```\n\nand a shell one:\n\n```bash\necho $HOME\n```\n"
 PRICES = ("Plans: $5 a month and $50 a year.\n\n| plan | price |\n|---|---|\n| pro | $20 |\n\n"
           "Euler: $e^{i\\pi}+1=0$, and $$x^2$$\n\nAn old silent pond\nA frog jumps into the pond\nSplash! Silence again\n")
 
@@ -42,6 +43,8 @@ def answer(request: RecordedRequest) -> Reply | str:
         return tool_use("Bash", {"command": f"touch {name}", "description": f"Create the empty file {name}"})
     if "prices" in prompt:
         return text(PRICES)
+    if "some code" in prompt:
+        return text(CODE)
     if "think first" in prompt:
         return Reply([{"type": "thinking", "thinking": "Weighing the options.", "signature": "s"},
                       {"type": "text", "text": "Thought it through."}], on_start=lambda: time.sleep(2.0), delay=1.0)  # fmt: skip
@@ -215,6 +218,31 @@ def test_a_person_in_jupyterlab(lab: JupyterLabServer, browser: Any, api: MockMe
     page.wait(lambda: "Weighing the options." in page.output_text(cell), 5, "the thinking, unfolded")
     assert "…" not in page.output_text(cell)
     page.shot("thought")
+
+    # 1d. Code blocks of an answer: "Copy" puts the code on the clipboard, "Insert as a new cell"
+    #     makes a cell below with it (a shell block as a %%bash cell). The package's JupyterLab
+    #     extension adds the buttons; nothing else of the page has them.
+    browser.execute_cdp_cmd("Browser.grantPermissions", {"origin": lab.url, "permissions": ["clipboardReadWrite", "clipboardSanitizedWrite"]})
+    cell = page.run_new_cell("%%claude\nsome code please")
+    page.wait(lambda: "this turn" in page.output_text(cell), 30, "the answer with code")
+    bars = page.wait(lambda: (lambda b: b if len(b) == 2 else None)(page.output(cell).find_elements(page.by.CSS_SELECTOR, ".claude-sdkurl-code-actions")),
+                     10, "a Copy / Insert bar under each code block")  # fmt: skip
+    assert [[b.text for b in bar.find_elements(page.by.TAG_NAME, "button")] for bar in bars] == [["Copy", "Insert as a new cell"]] * 2
+    assert not page.output(0).find_elements(page.by.CSS_SELECTOR, ".claude-sdkurl-code-actions")  # only answers get them
+    bars[1].find_element(page.by.XPATH, ".//button[.='Copy']").click()
+    page.wait(lambda: bars[1].find_element(page.by.XPATH, ".//button[1]").text == "Copied", 5, "the copy done")
+    copied = browser.execute_async_script("navigator.clipboard.readText().then(arguments[0], e => arguments[0]('error: ' + e))")
+    assert copied == "echo $HOME", copied
+    count = len(page.cells())
+    bars[0].find_element(page.by.XPATH, ".//button[.='Insert as a new cell']").click()
+    page.wait(lambda: len(page.cells()) == count + 1, 5, "a new cell")
+    inserted = page.cells()[cell + 1].find_element(page.by.CSS_SELECTOR, ".cm-content")
+    assert inserted.text == "total = 6 * 7\nprint(total)", inserted.text
+    bars[1].find_element(page.by.XPATH, ".//button[.='Insert as a new cell']").click()
+    page.wait(lambda: len(page.cells()) == count + 2, 5, "a second new cell")
+    assert page.cells()[cell + 1].find_element(page.by.CSS_SELECTOR, ".cm-content").text == "%%bash\necho $HOME"
+    page.shot("code-copied-and-inserted")
+    page.cells()[-1].find_element(page.by.CSS_SELECTOR, ".cm-content").click()  # back to the empty cell at the end
 
     # 2. Allow: the command runs, its result comes back to the model and into the page.
     cell = page.run_new_cell("%%claude\nmake allowed.txt")

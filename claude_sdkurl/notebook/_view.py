@@ -50,10 +50,13 @@ class CellOut:
             if token is not None:
                 self._pub.reset_thread_parent(token)
 
-    def markdown(self, text: str) -> Any:
-        """A new Markdown output; the handle's ``update(text)`` replaces it."""
+    def markdown(self, text: str, answer: bool = False) -> Any:
+        """A new Markdown output; the handle's ``update(text)`` replaces it. ``answer`` marks it
+        as the model's text (output metadata ``claude_sdkurl.answer``): the package's JupyterLab
+        extension puts "Copy" and "Insert as a new cell" under its code blocks."""
+        metadata = {"claude_sdkurl": {"answer": True}} if answer else None
         with self.here():
-            return _Handle(self, self._display.display(self._display.Markdown(text), display_id=True))
+            return _Handle(self, self._display.display(self._display.Markdown(text), display_id=True, metadata=metadata), metadata)
 
     def show(self, obj: Any) -> None:
         with self.here():
@@ -67,12 +70,12 @@ class CellOut:
 
 
 class _Handle:
-    def __init__(self, out: CellOut, handle: Any) -> None:
-        self._out, self._handle = out, handle
+    def __init__(self, out: CellOut, handle: Any, metadata: dict[str, Any] | None = None) -> None:
+        self._out, self._handle, self._metadata = out, handle, metadata
 
     def update(self, text: str) -> None:
         with self._out.here():
-            self._handle.update(self._out._display.Markdown(text))
+            self._handle.update(self._out._display.Markdown(text), metadata=self._metadata)
 
 
 class _Status:
@@ -162,7 +165,7 @@ class TurnView:
 
         class _Shown:  # the model's text, with its HTML shown as text
             def __init__(self, text: str) -> None:
-                self.handle = out.markdown(model_text(text))
+                self.handle = out.markdown(model_text(text), answer=True)
 
             def update(self, text: str) -> None:
                 self.handle.update(model_text(text))
