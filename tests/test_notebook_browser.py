@@ -297,6 +297,21 @@ def test_a_person_in_jupyterlab(lab: JupyterLabServer, browser: Any, api: MockMe
     assert "Tell me an endless story" in str(api.message_requests()[-1].messages())
     page.shot("went-on")
 
+    # 5b. A stopped batch: one line of progress and one line of error, no traceback.
+    before = set(clis_with(home))  # the conversation's own CLI stays
+    cell = page.run_new_cell("from claude_sdkurl.batch import run_batch\n"
+                             "res = run_batch(['quick 1', 'endless 2', 'endless 3'], nb.agent().options, max_concurrency=3, progress=True)")  # fmt: skip
+    page.wait(lambda: "1/3" in page.output_text(cell) and "2 running" in page.output_text(cell), 60, "one item done, two running")
+    browser.find_element(page.by.CSS_SELECTOR, "[data-command='notebook:interrupt-kernel']").click()
+    page.wait(lambda: "BatchStopped" in page.output_text(cell), 10, "the batch stopped")
+    shown = page.output_text(cell)
+    assert "stopped after" in shown and "1 done, 2 interrupted" in shown and "failed" not in shown, shown
+    errors = page.output(cell).find_elements(page.by.CSS_SELECTOR, "[data-mime-type='application/vnd.jupyter.stderr']")
+    assert [e.text.strip().splitlines() for e in errors] == [["BatchStopped: run_batch stopped: 1 done, 2 interrupted; the interrupted ones "
+                                                              "are marked fault='stopped' in this exception's .result (pass it as resume= to go on)"]]  # fmt: skip
+    page.wait(lambda: set(clis_with(home)) <= before, 5, "no CLI of the batch left after its stop")
+    page.shot("batch-stopped")
+
     # 6. Saved, then opened again in a new JupyterLab page: the decisions read as plain lines,
     #    no widget is left to restore ("Error displaying widget: model not found" before).
     ActionChains(browser).key_down(Keys.CONTROL).send_keys("s").key_up(Keys.CONTROL).perform()
