@@ -57,9 +57,9 @@ class Kernel:
         self.update_count = 0
         self._lock = threading.Lock()
         self._stop = threading.Event()
-        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader = threading.Thread(target=self._pump, args=(self.kc.get_iopub_msg, self._file), daemon=True)
         self._reader.start()
-        self._replies = threading.Thread(target=self._read_replies, daemon=True)
+        self._replies = threading.Thread(target=self._pump, args=(self.kc.get_shell_msg, self._file_reply), daemon=True)
         self._replies.start()
 
     def __enter__(self) -> Kernel:
@@ -76,25 +76,19 @@ class Kernel:
         self._reader.join(5)
         self._replies.join(5)
 
-    def _read(self) -> None:
+    def _pump(self, get: Callable[..., dict[str, Any]], file: Callable[[dict[str, Any]], None]) -> None:
         while not self._stop.is_set():
             try:
-                msg = self.kc.get_iopub_msg(timeout=0.2)
+                msg = get(timeout=0.2)
             except (queue.Empty, Exception):
                 continue
             with self._lock:
-                self._file(msg)
+                file(msg)
 
-    def _read_replies(self) -> None:
-        while not self._stop.is_set():
-            try:
-                msg = self.kc.get_shell_msg(timeout=0.2)
-            except (queue.Empty, Exception):
-                continue
-            with self._lock:
-                cell = self.cells.get(msg["parent_header"].get("msg_id"))
-                if cell is not None and msg["msg_type"] == "execute_reply":
-                    cell.status = msg["content"].get("status")
+    def _file_reply(self, msg: dict[str, Any]) -> None:
+        cell = self.cells.get(msg["parent_header"].get("msg_id"))
+        if cell is not None and msg["msg_type"] == "execute_reply":
+            cell.status = msg["content"].get("status")
 
     def _file(self, msg: dict[str, Any]) -> None:
         kind, content = msg["msg_type"], msg["content"]
