@@ -30,8 +30,6 @@ from typing import Annotated, Any, Generic, TypeVar, Union, get_args, get_origin
 # typing_extensions.TypedDict, which programs written for 3.10 use) and strip the key markers.
 from typing_extensions import get_type_hints, is_typeddict
 
-import jsonschema
-
 from ._usercode import call_user
 from .types import McpSdkServerConfig
 
@@ -292,6 +290,12 @@ class SdkMcpServer:
         self._described = [self._describe(t) for t in tools]
         self._calls: dict[Any, _Call] = {}
         self._lock = threading.Lock()
+        # Imported here, not with the package: jsonschema's import can take over a second (with
+        # rfc3987-syntax installed, as Jupyter installs it, it builds a grammar at import), which
+        # every program paid; now only one with in-process tools does, before any tool call.
+        import jsonschema
+
+        self._jsonschema: Any = jsonschema
 
     def handle(self, message: dict[str, Any]) -> dict[str, Any] | None:
         """Answer one JSON-RPC message; ``None`` for notifications."""
@@ -357,6 +361,7 @@ class SdkMcpServer:
         if t is None:
             return _tool_error(f"Tool '{name}' not found")
         arguments = params.get("arguments") or {}
+        jsonschema = self._jsonschema
         try:
             jsonschema.validate(instance=arguments, schema=self._schemas[t.name])
         except jsonschema.ValidationError as e:

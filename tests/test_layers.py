@@ -157,3 +157,20 @@ def test_the_checks_catch_a_climb_and_a_cycle(tmp_path: Path) -> None:
 @pytest.mark.parametrize("name", ["sessions._mirror", "sessions._resume", "sessions._storecall", "_usercode"])
 def test_the_layout_the_readme_draws(name: str) -> None:
     assert name in modules(PACKAGE)
+
+
+def test_importing_the_package_imports_no_optional_or_heavy_library() -> None:
+    """``import claude_sdkurl`` is what every program pays: optional extras and heavy libraries
+    are imported where they are used. jsonschema took 1.2 s to import here (rfc3987-syntax, which
+    Jupyter installs, builds a grammar at import): now only in-process MCP servers import it."""
+    import subprocess
+    import sys
+
+    code = ("import sys; import claude_sdkurl, claude_sdkurl.client, claude_sdkurl.query, claude_sdkurl.batch, "
+            "claude_sdkurl.sessions, claude_sdkurl.stores; print(sorted({m.split('.')[0] for m in sys.modules}))")  # fmt: skip
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    loaded = set(eval(done.stdout))
+    heavy = {"jsonschema", "IPython", "ipywidgets", "opentelemetry", "libcst", "psycopg", "redis", "dask", "distributed", "ray",
+             "pandas", "matplotlib", "numpy", "mcp", "claude_agent_sdk"}  # fmt: skip
+    assert not loaded & heavy, sorted(loaded & heavy)
