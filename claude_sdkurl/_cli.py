@@ -9,12 +9,14 @@ refuses its flag. Option checks live with the launch plan (``_launch``).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
 import re
 import shutil
 import subprocess
+import tempfile
 import threading
 from pathlib import Path
 from typing import Any
@@ -30,6 +32,13 @@ CLI_PATH_ENV = "CLAUDE_SDKURL_CLI"
 
 LAST_WEBSOCKET_VERSION = (2, 1, 120)
 """The newest CLI whose ``--sdk-url ws://127.0.0.1`` works (2.1.121 refuses non-Anthropic hosts)."""
+
+VERSION_CACHE_ENV = "CLAUDE_SDKURL_VERSION_CACHE"
+"""Environment variable naming the file where CLI versions are kept across programs (default:
+``$XDG_CACHE_HOME/claude_sdkurl/cli-versions.json``, else under ``~/.cache``); empty: no file."""
+
+VERSION_CACHE_ENTRIES = 64  # binaries the file remembers (the oldest answer goes first)
+_VERSION_CACHE_MAX_BYTES = 1 << 16  # a larger file is not ours to read: ignored, then replaced
 
 _VERSION_RE = re.compile(r"(\d+)\.(\d+)\.(\d+)")
 _version_cache: dict[tuple[str, float, int], tuple[int, int, int] | None] = {}
@@ -96,8 +105,56 @@ def parse_version(text: str) -> tuple[int, int, int] | None:
     return (int(m.group(1)), int(m.group(2)), int(m.group(3))) if m else None
 
 
+def _version_file() -> Path | None:
+    setting = os.environ.get(VERSION_CACHE_ENV)
+    if setting is not None:
+        return Path(setting) if setting else None
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "claude_sdkurl" / "cli-versions.json"
+
+
+def _read_versions(path: Path) -> dict[str, tuple[int, int, int]]:
+    """The file's well-formed entries; anything else (missing, torn, too large, not ours) is
+    nothing: the binary is asked instead."""
+    try:
+        with open(path, "rb") as f:
+            raw = f.read(_VERSION_CACHE_MAX_BYTES + 1)
+        data = json.loads(raw) if len(raw) <= _VERSION_CACHE_MAX_BYTES else None
+    except (OSError, ValueError):
+        return {}
+    entries = data.get("versions") if isinstance(data, dict) else None
+    if not isinstance(entries, dict):
+        return {}
+    return {k: (v[0], v[1], v[2]) for k, v in entries.items()
+            if isinstance(k, str) and isinstance(v, list) and len(v) == 3
+            and all(type(n) is int and 0 <= n < 1_000_000 for n in v)}  # fmt: skip
+
+
+def _write_versions(path: Path, entries: dict[str, tuple[int, int, int]]) -> None:
+    """Replace the file with ``entries`` at once (a private temporary file renamed over it): a
+    write cut short (a full disk, ``RLIMIT_FSIZE``) leaves the old file whole; any failure is
+    only logged (the cost is one ``--version`` run per program)."""
+    tmp: str | None = None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")  # 0600
+        with os.fdopen(fd, "w") as f:
+            json.dump({"versions": {k: list(v) for k, v in entries.items()}}, f)
+        os.replace(tmp, path)
+        tmp = None
+    except OSError as e:
+        logger.debug("could not keep CLI versions in %s: %s", path, e)
+    finally:
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+
+
 def cli_version(cli: str, timeout: float = 30.0) -> tuple[int, int, int] | None:
-    """Run ``cli --version`` (cached per binary path, mtime and size)."""
+    """Run ``cli --version``, once per binary: the answer is kept for this process (per path,
+    mtime and size) and, across programs, in a small file (see :data:`VERSION_CACHE_ENV`) keyed by
+    the binary's identity (path, device, inode, size, modification and change times, so a binary
+    replaced in place, even with its times set back, is asked again)."""
     try:
         st = os.stat(cli)
         key = (os.path.realpath(cli), st.st_mtime, st.st_size)
@@ -106,6 +163,14 @@ def cli_version(cli: str, timeout: float = 30.0) -> tuple[int, int, int] | None:
     with _version_lock:
         if key in _version_cache:
             return _version_cache[key]
+    shared = _version_file()
+    identity = f"{key[0]}|{st.st_dev}|{st.st_ino}|{st.st_size}|{st.st_mtime_ns}|{st.st_ctime_ns}"
+    if shared is not None:
+        known = _read_versions(shared).get(identity)
+        if known is not None:
+            with _version_lock:
+                _version_cache[key] = known
+            return known
     try:
         out = subprocess.run(
             [cli, "--version"],
@@ -121,6 +186,11 @@ def cli_version(cli: str, timeout: float = 30.0) -> tuple[int, int, int] | None:
         logger.warning("could not read a version from %s --version: %r", cli, out.stdout[:200])
     with _version_lock:
         _version_cache[key] = version
+    if shared is not None and version is not None:
+        entries = _read_versions(shared)
+        entries.pop(identity, None)
+        entries[identity] = version  # the newest last; the oldest go past the bound
+        _write_versions(shared, dict(list(entries.items())[-VERSION_CACHE_ENTRIES:]))
     return version
 
 
