@@ -1,0 +1,108 @@
+"""What a whole one-query program costs: ours, against the same work driven by hand over stdio
+with no SDK, and the official SDK's program, each a fresh Python process, paired runs in turn.
+
+    .venv/bin/pip install -e '.[bench]' && .venv/bin/python bench/bench_program.py [--runs 8]
+
+Each program starts Python, imports its SDK (none for the hand-driven one), starts the CLI
+2.1.330 against the mock Messages API (in a process of its own), sends one prompt, reads to the
+result and exits. Prints medians and the ratios (ours / by hand is the SDK's own cost: the goal
+is at most 1.1x). Nothing here is a test: numbers vary with the machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+from claude_sdkurl.testing import STDIO_CLI_VERSION, MockMessagesAPI, install_cli, offline_env
+
+OURS = """
+from claude_sdkurl import ClaudeAgentOptions, ResultMessage, query
+for m in query("hi", ClaudeAgentOptions()):
+    if isinstance(m, ResultMessage):
+        print(m.result)
+"""
+
+THEIRS = """
+import anyio
+from claude_agent_sdk import ClaudeAgentOptions, ResultMessage, query
+async def main():
+    async for m in query(prompt="hi", options=ClaudeAgentOptions(cli_path=__import__("os").environ["CLAUDE_SDKURL_CLI"])):
+        if isinstance(m, ResultMessage):
+            print(m.result)
+anyio.run(main)
+"""
+
+BY_HAND = """
+import json, os, subprocess
+p = subprocess.Popen([os.environ["CLAUDE_SDKURL_CLI"], "--output-format", "stream-json", "--verbose",
+                      "--input-format", "stream-json"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
+p.stdin.write(b'{"type":"control_request","request_id":"r1","request":{"subtype":"initialize"}}\\n')
+for line in p.stdout:
+    if b'"control_response"' in line:
+        break
+p.stdin.write((json.dumps({"type": "user", "message": {"role": "user", "content": "hi"}, "parent_tool_use_id": None,
+                           "session_id": ""}) + "\\n").encode())
+for line in p.stdout:
+    if b'"type":"result"' in line:
+        print(json.loads(line)["result"])
+        break
+p.stdin.close()
+p.wait()
+"""
+
+
+def api_child() -> None:
+    with MockMessagesAPI() as api:
+        print(api.url, flush=True)
+        sys.stdin.read()
+
+
+def timed(code: str, env: dict[str, str], cwd: str) -> float:
+    t0 = time.perf_counter()
+    done = subprocess.run([sys.executable, "-c", code], env=env, cwd=cwd, capture_output=True, text=True, timeout=120)
+    took = time.perf_counter() - t0
+    if done.returncode != 0 or "pong" not in done.stdout:
+        raise SystemExit(f"a program failed: {done.stderr[-1500:]}")
+    return took * 1000
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=8)
+    parser.add_argument("--api-child", action="store_true")
+    args = parser.parse_args()
+    if args.api_child:
+        return api_child()
+    api = subprocess.Popen([sys.executable, __file__, "--api-child"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert api.stdout is not None and api.stdin is not None
+    url = api.stdout.readline().strip()
+    try:
+        with tempfile.TemporaryDirectory() as home:
+            os.mkdir(os.path.join(home, "work"))
+            env = {**os.environ, **offline_env(url, home), "CLAUDE_SDKURL_CLI": str(install_cli(STDIO_CLI_VERSION))}
+            cwd = os.path.join(home, "work")
+            programs = {"ours": OURS, "by hand (no SDK)": BY_HAND, "official": THEIRS}
+            for code in programs.values():  # warm the disk cache, the version file, the bytecode
+                timed(code, env, cwd)
+            times: dict[str, list[float]] = {name: [] for name in programs}
+            for _ in range(args.runs):
+                for name, code in programs.items():
+                    times[name].append(timed(code, env, cwd))
+    finally:
+        api.stdin.close()
+        api.wait(10)
+    med = {name: statistics.median(xs) for name, xs in times.items()}
+    print(f"one-query program, CLI {STDIO_CLI_VERSION}, {args.runs} paired runs (ms: min / median / max)")
+    for name, xs in times.items():
+        print(f"  {name:18s} {min(xs):7.0f} {med[name]:7.0f} {max(xs):7.0f}")
+    print(f"  ours / by hand: {med['ours'] / med['by hand (no SDK)']:.2f}x   ours / official: {med['ours'] / med['official']:.2f}x")
+
+
+if __name__ == "__main__":
+    main()
