@@ -9,6 +9,8 @@ the same names, without ``async``/``await``::
         print(message)
 """
 
+from typing import TYPE_CHECKING, Any
+
 from . import types
 from ._errors import (
     ClaudeSDKError,
@@ -25,7 +27,7 @@ from ._errors import (
     TransportNotSupportedError,
     UnsupportedOptionError,
 )
-from ._transport import StdioTransport, Transport, TransportCallbacks, WebSocketTransport
+from ._transport import StdioTransport, Transport, TransportCallbacks
 from ._version import __version__
 from .client import ClaudeClient, ClaudeSDKClient
 from .mcp import SdkMcpServer, SdkMcpTool, ToolAnnotations, create_sdk_mcp_server, tool
@@ -417,3 +419,16 @@ def unload_ipython_extension(shell: object) -> None:
     from .notebook import unload_ipython_extension as unload
 
     unload(shell)
+
+
+if TYPE_CHECKING:
+    from ._transport.websocket import WebSocketTransport
+
+
+def __getattr__(name: str) -> Any:
+    # WebSocketTransport is imported when first used (see claude_sdkurl._transport)
+    if name == "WebSocketTransport":
+        from ._transport.websocket import WebSocketTransport
+
+        return WebSocketTransport
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -28,7 +28,7 @@ from . import _cli
 from ._errors import CLIConnectionError, UnsupportedOptionError
 from ._protocol import DEFAULT_MAX_LINE
 from ._run import ceiling_ms
-from ._transport import StdioTransport, Transport, WebSocketTransport
+from ._transport import StdioTransport, Transport
 from ._transport.spawn import Spawner, as_spawner
 from .sessions._paths import cli_projects_dir
 from .sessions._resume import Materialized, materialize, repoint
@@ -301,6 +301,8 @@ def make_transport(plan: LaunchPlan) -> Transport:
     opts = plan.options
     assert plan.cli is not None
     if plan.transport == "websocket":
+        from ._transport.websocket import WebSocketTransport  # imported for the CLIs that need it
+
         return WebSocketTransport(
             plan.cli, plan.args, plan.env, plan.cwd, on_stderr=opts.stderr, user=opts.user, max_size=plan.max_line
         )

@@ -162,7 +162,8 @@ def test_the_layout_the_readme_draws(name: str) -> None:
 def test_importing_the_package_imports_no_optional_or_heavy_library() -> None:
     """``import claude_sdkurl`` is what every program pays: optional extras and heavy libraries
     are imported where they are used. jsonschema took 1.2 s to import here (rfc3987-syntax, which
-    Jupyter installs, builds a grammar at import): now only in-process MCP servers import it."""
+    Jupyter installs, builds a grammar at import): now only in-process MCP servers import it;
+    websockets only a session on the WebSocket transport (CLIs up to 2.1.120)."""
     import subprocess
     import sys
 
@@ -172,5 +173,5 @@ def test_importing_the_package_imports_no_optional_or_heavy_library() -> None:
     assert done.returncode == 0, done.stderr
     loaded = set(eval(done.stdout))
     heavy = {"jsonschema", "IPython", "ipywidgets", "opentelemetry", "libcst", "psycopg", "redis", "dask", "distributed", "ray",
-             "pandas", "matplotlib", "numpy", "mcp", "claude_agent_sdk"}  # fmt: skip
+             "pandas", "matplotlib", "numpy", "mcp", "claude_agent_sdk", "websockets"}  # fmt: skip
     assert not loaded & heavy, sorted(loaded & heavy)
