@@ -32,6 +32,7 @@ from ._version import __version__
 from .client import ClaudeClient, ClaudeSDKClient
 from .mcp import SdkMcpServer, SdkMcpTool, ToolAnnotations, create_sdk_mcp_server, tool
 from .query import query
+from .spares import SparePool
 from .sessions import (
     delete_session,
     delete_session_via_store,
@@ -399,6 +400,7 @@ __all__ = [
     "delete_session_via_store",
     "fork_session_via_store",
     "WarmPool",
+    "SparePool",
     "prewarm",
     "client",
     "mcp",

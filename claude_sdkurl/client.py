@@ -14,6 +14,7 @@ from ._errors import CLIConnectionError, ReceiveTimeoutError
 from ._session import Ended, Session
 from ._transport import Transport
 from .prewarm import open_warm_session
+from ._spares import take_spare
 from .ledger import CostLedger
 from .tracing import RunTrace
 from .types import (
@@ -108,7 +109,11 @@ class ClaudeClient:
                 raise CLIConnectionError("already connected")
             trace = trace or RunTrace("client", self.options.model)
             try:
-                if warm_turn and self._custom_transport is None:
+                spare = take_spare(self.options) if self._custom_transport is None else None
+                if spare is not None:  # a spare CLI of an open SparePool, claimed for these options
+                    session = spare
+                    session.trace = trace
+                elif warm_turn and self._custom_transport is None:
                     session, _ = open_warm_session(self.options, trace=trace)
                 else:
                     warn_if_can_use_tool_shadowed(self.options)

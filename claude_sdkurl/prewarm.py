@@ -45,6 +45,7 @@ from . import _cli
 from ._deadline import Deadline
 from ._errors import CLIConnectionError
 from ._session import Ended, Session
+from ._stock import Stock
 from .tracing import RunTrace
 from .types import AssistantMessage, ClaudeAgentOptions, ResultMessage, StreamEvent
 
@@ -167,7 +168,7 @@ _pools: dict[int, WarmPool] = {}
 _pools_lock = threading.Lock()
 
 
-class WarmPool:
+class WarmPool(Stock):
     """Keeps up to ``size`` started sessions for one options object.
 
     With ``warm_turn`` (the default) each one has also run the blocked
@@ -182,12 +183,8 @@ class WarmPool:
         self.options = options
         self.size = size
         self.warm_turn = warm_turn
+        super().__init__()
         self._ready: list[Session] = []
-        self._starting = 0
-        self._cond = threading.Condition()
-        self._closed = False
-        self._threads: list[threading.Thread] = []
-        self.errors: list[BaseException] = []
         self._fill()
 
     def _fill(self) -> None:
@@ -196,30 +193,15 @@ class WarmPool:
                 return
             self._threads = [t for t in self._threads if t.is_alive()]
             while len(self._ready) + self._starting < self.size:
-                self._starting += 1
-                t = threading.Thread(target=self._start_one, name="claude-sdkurl-prewarm", daemon=True)
-                self._threads.append(t)
-                t.start()
+                self._launch(self._start_one, "claude-sdkurl-prewarm")
 
     def _start_one(self) -> None:
         try:
             session, self.warm_turn = open_warm_session(self.options, self.warm_turn)
         except BaseException as e:  # reported to the next take(), which then starts normally
-            logger.warning("prewarming a session failed: %s", e)
-            with self._cond:
-                self._starting -= 1
-                self.errors.append(e)
-                self._cond.notify_all()
+            self._failed("prewarming a session", e)
             return
-        with self._cond:
-            self._starting -= 1
-            if self._closed:
-                keep = False
-            else:
-                self._ready.append(session)
-                keep = True
-            self._cond.notify_all()
-        if not keep:
+        if not self._arrived(self._ready, session):
             session.close()
 
     def take(self, wait: bool = True) -> Session | None:

@@ -15,6 +15,7 @@ from ._session import Ended, Session
 from ._transport import Transport
 from .ledger import CostLedger
 from .prewarm import take_warm
+from ._spares import take_spare
 from .tracing import RunTrace
 from .types import ClaudeAgentOptions, Message, ResultMessage, warn_if_can_use_tool_shadowed
 
@@ -99,7 +100,7 @@ def _run(
     ledgers: list[CostLedger] | None = None,
 ) -> Iterator[Message]:  # fmt: skip
     deadline = Deadline(timeout)
-    warm = take_warm(options) if transport is None else None
+    warm = (take_warm(options) or take_spare(options)) if transport is None else None
     session = warm or Session(options, transport)
     if ledgers:
         session.ledgers = [*session.ledgers, *ledgers]

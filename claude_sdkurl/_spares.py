@@ -1,0 +1,363 @@
+"""The mechanics of spare CLIs (see :mod:`claude_sdkurl.spares`): a spare, a pool that keeps them,
+and :func:`take_spare`, which :func:`~claude_sdkurl.query` and :class:`~claude_sdkurl.ClaudeClient`
+call to take a claimed session from an open pool. Below the public face: it imports neither."""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+import shutil
+import tempfile
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from ._errors import ControlRequestError
+from ._session import Session
+from ._stock import Stock
+from .types import ClaudeAgentOptions
+
+logger = logging.getLogger("claude_sdkurl.spares")
+
+CLAIMABLE = ("cwd", "permission_mode", "add_dirs", "model", "max_thinking_tokens")
+"""The options a claim can change; every other option must equal the host's for a spare to fit."""
+RUNS_ANYWAY = "option_not_applied"
+"""The one refusal that still runs on the spare (a claimed setting that could not be applied)."""
+_PARK_PREFIX = "spare-"
+
+
+def _config_dir(env: dict[str, str]) -> Path:
+    chosen = env.get("CLAUDE_CONFIG_DIR") or os.path.join(env.get("HOME") or os.path.expanduser("~"), ".claude")
+    return Path(chosen)
+
+
+def _unclaimable(options: ClaudeAgentOptions) -> ClaudeAgentOptions:
+    return dataclasses.replace(options, cwd=None, permission_mode=None, add_dirs=[], model=None, max_thinking_tokens=None)
+
+
+def fits(host: ClaudeAgentOptions, options: ClaudeAgentOptions) -> bool:
+    """Whether a spare started from ``host`` can serve ``options`` (see the module doc)."""
+    if options is host:
+        return True
+    try:
+        return _unclaimable(options) == _unclaimable(host)
+    except Exception:  # an option whose == raises: not ours to guess
+        return False
+
+
+class ClaimRefused(ControlRequestError):
+    """The spare's CLI refused the claim; ``code`` is its reason (``cwd_not_found``, ...)."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__("claim_session", message)
+        self.code = code
+
+
+def refusal_code(error: ControlRequestError) -> str:
+    """The CLI's reason code: the text before the first colon (``cwd_not_found: ...``)."""
+    text = str(getattr(error, "error", "") or error)
+    head = text.split(":", 1)[0].strip()
+    return head if head and " " not in head else "claim_failed"
+
+
+def resident_mb(pid: int) -> float | None:
+    """A process's resident memory in MiB (Linux ``/proc``), ``None`` where it cannot be read."""
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii", errors="replace") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+class Spare:
+    """One parked CLI (see the module doc). Made by a :class:`SparePool`; :meth:`claim` binds it."""
+
+    def __init__(self, host: ClaudeAgentOptions) -> None:
+        env = dict(host.env or {})
+        parent = _config_dir(env) / "spares"
+        parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        self.park = Path(tempfile.mkdtemp(prefix=_PARK_PREFIX, dir=parent))  # 0700
+        extra = {**(host.extra_args or {}), "await-claim": None}
+        self.host = host
+        self.session = Session(dataclasses.replace(host, cwd=str(self.park), extra_args=extra, transport="stdio"))
+        self.started_at = time.monotonic()
+        self.claimed = False
+
+    def start(self) -> None:
+        try:
+            self.session.start()
+        except BaseException:
+            self.discard()
+            raise
+
+    @property
+    def alive(self) -> bool:
+        return self.session.ended is None and not self.session.closed
+
+    def pid(self) -> int | None:
+        process = getattr(getattr(self.session, "_transport", None), "process", None)
+        pid = getattr(process, "pid", None)
+        return pid if isinstance(pid, int) else None
+
+    def claim(self, options: ClaudeAgentOptions) -> Session:
+        """Bind the spare to ``options``' folder and settings; the started session, ready for a
+        prompt. Raises :class:`ClaimRefused` (the spare is then discarded) when the CLI refuses."""
+        self.claimed = True
+        cwd = os.path.abspath(os.fspath(options.cwd)) if options.cwd is not None else os.getcwd()
+        request: dict[str, Any] = {"subtype": "claim_session", "cwd": cwd, "include_initialize": True,
+                                   "sdk_mcp_servers": sorted(self.session.sdk_mcp_servers)}  # fmt: skip
+        if options.permission_mode is not None:
+            request["permission_mode"] = options.permission_mode
+        if options.add_dirs:
+            request["additional_directories"] = [os.fspath(d) for d in options.add_dirs]
+        session = self.session
+        try:
+            answer = session.control(request)
+        except ControlRequestError as e:
+            code = refusal_code(e)
+            if code != RUNS_ANYWAY:
+                self.discard()
+                raise ClaimRefused(code, str(e)) from None
+            logger.info("spare claimed with a setting not applied: %s", e)
+            answer = {}
+        initialize = answer.get("initialize") if isinstance(answer, dict) else None
+        if isinstance(initialize, dict):
+            session.server_info = initialize
+        try:
+            if options.model is not None and options.model != self.host.model:
+                session.control({"subtype": "set_model", "model": options.model})
+            if options.max_thinking_tokens is not None and options.max_thinking_tokens != self.host.max_thinking_tokens:
+                session.control({"subtype": "set_max_thinking_tokens", "max_thinking_tokens": options.max_thinking_tokens})
+        except BaseException:
+            self.discard()
+            raise
+        session.options = options  # what the run is for, from now on (ledgers, traces, transcripts)
+        threading.Thread(target=self._forget_park, name="claude-sdkurl-spare-park", daemon=True).start()
+        return session
+
+    def _forget_park(self) -> None:
+        shutil.rmtree(self.park, ignore_errors=True)  # the claimed session lives in its own folder
+
+    def discard(self) -> None:
+        """Stop the CLI and remove its parking folder."""
+        self.session.close(abort=True)
+        shutil.rmtree(self.park, ignore_errors=True)
+
+
+class SparePool(Stock):
+    """Keeps ``size`` spare CLIs for ``options`` (the host's) and refills behind each claim.
+
+    ``max_memory_mb`` caps the resident memory of the parked spares together (measured per CLI
+    from ``/proc``; a spare that would pass the cap is not started); ``idle_timeout`` stops a
+    spare parked longer than that many seconds (the next take starts cold and refills). Use it
+    as a context manager, or call :meth:`close`; from any thread. While open it serves
+    :func:`~claude_sdkurl.query`, :class:`~claude_sdkurl.ClaudeClient` and ``run_batch`` on
+    threads (see :mod:`claude_sdkurl.spares`).
+
+    ``stats`` counts ``started``, ``claimed``, ``cold`` (a query that found no spare),
+    ``replaced`` (a spare that died parked) and ``refused:<code>`` (a claim the CLI refused).
+    """
+
+    def __init__(self, size: int = 1, options: ClaudeAgentOptions | None = None, *, max_memory_mb: float | None = None,
+                 idle_timeout: float | None = None) -> None:  # fmt: skip
+        host = options or ClaudeAgentOptions()
+        if not isinstance(host, ClaudeAgentOptions):
+            raise TypeError(f"options must be ClaudeAgentOptions, not {type(host).__name__}")
+        if not isinstance(size, int) or size < 1:
+            raise ValueError("size must be a positive number of spares")
+        if host.resume or host.continue_conversation or host.fork_session:
+            raise ValueError("a spare has no session yet: pass resume/continue_conversation/fork_session to query(), not to the pool")
+        if host.transport == "websocket" or host.transport is not None and not isinstance(host.transport, str):
+            raise ValueError("spares speak stdio: a pool's options cannot name another transport")
+        if max_memory_mb is not None and max_memory_mb <= 0:
+            raise ValueError("max_memory_mb must be positive")
+        if idle_timeout is not None and idle_timeout <= 0:
+            raise ValueError("idle_timeout must be positive")
+        self.options = host
+        self.size = size
+        self.max_memory_mb = max_memory_mb
+        self.idle_timeout = idle_timeout
+        super().__init__()
+        self.stats: Counter[str] = Counter()
+        self._parked: list[Spare] = []
+        with _pools_lock:
+            _pools.append(self)
+        self._fill()
+
+    # ------------------------------------------------------------------ keeping spares
+
+    def memory_mb(self) -> float:
+        """Resident memory of the parked spares' CLIs together, in MiB."""
+        with self._cond:
+            spares = list(self._parked)
+        return sum(resident_mb(p) or 0.0 for s in spares if (p := s.pid()) is not None)
+
+    def _room(self) -> bool:
+        if self.max_memory_mb is None:
+            return True
+        parked = [resident_mb(p) for s in self._parked if (p := s.pid()) is not None]
+        known = [m for m in parked if m is not None]
+        each = max(known) if known else 0.0
+        return sum(known) + each <= self.max_memory_mb
+
+    def _fill(self) -> None:
+        with self._cond:
+            if self._closed:
+                return
+            self._threads = [t for t in self._threads if t.is_alive()]
+            while len(self._parked) + self._starting < self.size and (self._starting or self._room()):
+                self._launch(self._start_one, "claude-sdkurl-spare")
+                if self.max_memory_mb is not None:
+                    break  # one at a time under a cap: the next is measured against this one
+
+    def _start_one(self) -> None:
+        try:
+            spare = Spare(self.options)
+            spare.start()
+        except BaseException as e:
+            self._failed("starting a spare CLI", e)
+            return
+        if not self._arrived(self._parked, spare):
+            spare.discard()
+            return
+        self.stats["started"] += 1
+        if self.max_memory_mb is not None:
+            self._fill()
+
+    def _reap(self) -> list[Spare]:
+        """Parked spares that died or sat past ``idle_timeout`` (under the lock)."""
+        gone = []
+        now = time.monotonic()
+        for spare in list(self._parked):
+            if not spare.alive:
+                self.stats["replaced"] += 1
+            elif self.idle_timeout is not None and now - spare.started_at > self.idle_timeout:
+                self.stats["reaped"] += 1
+            else:
+                continue
+            self._parked.remove(spare)
+            gone.append(spare)
+        return gone
+
+    def reap(self) -> None:
+        """Stop the spares that died parked or idled past ``idle_timeout``; refill for the dead."""
+        with self._cond:
+            gone = self._reap()
+        for spare in gone:
+            spare.discard()
+        self._fill()
+
+    def _take_spare(self, wait: bool) -> Spare | None:
+        with self._cond:
+            while True:
+                gone = self._reap()
+                if self._parked:
+                    spare: Spare | None = self._parked.pop(0)
+                    break
+                if wait and self._starting and not self._closed:
+                    self._cond.wait(1.0)
+                    continue
+                spare = None
+                break
+        for old in gone:
+            old.discard()
+        self._fill()
+        return spare
+
+    def take(self, options: ClaudeAgentOptions | None = None, wait: bool = False) -> Session | None:
+        """A session claimed for ``options`` (started, ready for its first prompt), or ``None``:
+        the options do not fit, no spare is parked (with ``wait``, one being started is waited
+        for), or the CLI refused the claim (counted; the caller starts cold)."""
+        options = options or ClaudeAgentOptions()
+        if self._closed or not fits(self.options, options):
+            return None
+        spare = self._take_spare(wait)
+        if spare is None:
+            self.stats["cold"] += 1
+            return None
+        try:
+            session = spare.claim(options)
+        except ClaimRefused as e:
+            logger.warning("a spare refused the claim (%s); starting cold: %s", e.code, e)
+            self.stats[f"refused:{e.code}"] += 1
+            return None
+        except Exception as e:  # the spare died as it was claimed: cold, as for any refusal
+            logger.warning("claiming a spare failed; starting cold: %s", e)
+            self.stats["refused:claim_failed"] += 1
+            return None
+        self.stats["claimed"] += 1
+        return session
+
+    def close(self) -> None:
+        """Stop every parked spare and every one being started; later takes find none."""
+        with self._cond:
+            self._closed = True
+            parked, self._parked = self._parked, []
+            threads = list(self._threads)
+            self._cond.notify_all()
+        with _pools_lock:
+            if self in _pools:
+                _pools.remove(self)
+        for spare in parked:
+            spare.discard()
+        for t in threads:
+            t.join(60)
+
+    def __enter__(self) -> SparePool:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+_pools: list[SparePool] = []
+_pools_lock = threading.Lock()
+_local = threading.local()
+
+
+class preferred:
+    """Within it, this thread's takes look in ``pool`` first."""
+
+    def __init__(self, pool: SparePool) -> None:
+        self.pool = pool
+
+    def __enter__(self) -> None:
+        _local.pool = self.pool
+
+    def __exit__(self, *exc: Any) -> None:
+        _local.pool = None
+
+
+def take_spare(options: ClaudeAgentOptions) -> Session | None:
+    """A session claimed from an open pool whose host options ``options`` fit, else ``None``."""
+    first: SparePool | None = getattr(_local, "pool", None)
+    with _pools_lock:
+        pools: list[SparePool] = ([first] if first is not None else []) + list(_pools)
+    seen: set[int] = set()
+    for pool in pools:
+        if id(pool) in seen:
+            continue
+        seen.add(id(pool))
+        session = pool.take(options)
+        if session is not None:
+            return session
+    return None
+
+
+def close_all() -> None:
+    """Close every open pool (also done at interpreter exit)."""
+    with _pools_lock:
+        pools = list(_pools)
+    for pool in pools:
+        pool.close()
+
+
+import atexit  # noqa: E402
+
+atexit.register(close_all)

@@ -1,0 +1,77 @@
+"""Spare CLIs: started before the folder is known, bound to a session when a query comes.
+
+A spare is a Claude Code CLI (2.1.330 and later, over stdio) started with ``--await-claim`` in a
+private parking folder and taken through ``initialize``; a query later *claims* it with the
+``claim_session`` control request (folder, permission mode, extra directories),
+then sets the model and thinking budget through their own control requests and sends the
+prompt. The CLI's start-up (about half a second) is paid before the query, whatever folder it
+is for. The TypeScript SDK's ``prewarm()`` -> ``SpareProcess.claim()`` is the same exchange;
+our :func:`~claude_sdkurl.prewarm` keeps sessions for one options object instead.
+
+:class:`SparePool` keeps ``size`` spares for a host's options (callbacks, hooks, in-process MCP
+servers and every option that is not claimed are bound when a spare starts) and refills behind
+each claim. While it is open, :func:`~claude_sdkurl.query`, a :class:`~claude_sdkurl.ClaudeClient`
+and ``run_batch`` on threads take a spare when the options *fit* (equal to the host's but for
+``cwd``, ``permission_mode``, ``add_dirs``, ``model`` and ``max_thinking_tokens``) and start cold
+when none does. A claim the CLI refuses (``cwd_not_found``, ``env_key_not_claimable``,
+``project_settings_not_claimable``, ``permission_mode_not_claimable``, ``claim_failed``, ...) ends
+that spare and the query starts cold, transparently: logged, and counted in
+:attr:`SparePool.stats`. ``option_not_applied`` alone runs on the spare, as in TypeScript.
+
+Threads: ``claude-sdkurl-spare`` starts one spare (a pool starts up to ``size`` at once); each
+start is bounded by the session's connect and ``initialize`` timeouts. Every spare is a CLI in
+its own process group with the detached orphan watcher of every CLI, so none outlives the pool,
+the program, or a program killed outright.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from . import _spares
+from ._spares import CLAIMABLE, RUNS_ANYWAY, ClaimRefused, Spare, fits, resident_mb
+from .client import ClaudeClient
+from .query import query as _query
+from .types import ClaudeAgentOptions, Message
+
+__all__ = ["CLAIMABLE", "RUNS_ANYWAY", "ClaimRefused", "Spare", "SparePool", "fits", "resident_mb"]
+
+
+class SparePool(_spares.SparePool):
+    """Keeps ``size`` spare CLIs for ``options`` (the host's) and refills behind each claim.
+
+    ``max_memory_mb`` caps the resident memory of the parked spares together (measured per CLI
+    from ``/proc``); ``idle_timeout`` stops a spare parked longer than that many seconds. A
+    context manager; use it from any thread. While open, :func:`~claude_sdkurl.query`,
+    :class:`~claude_sdkurl.ClaudeClient` and ``run_batch`` on threads take a spare when their
+    options fit (see the module doc) and start cold otherwise; :meth:`query` and :meth:`client`
+    use this pool first. ``stats`` counts ``started``, ``claimed``, ``cold``, ``replaced``,
+    ``reaped`` and ``refused:<code>``.
+    """
+
+    def query(self, prompt: Any, options: ClaudeAgentOptions | None = None, *, timeout: float | None = None) -> Iterator[Message]:
+        """:func:`~claude_sdkurl.query` on a claimed spare of this pool, cold when none fits.
+        As ``query()``, nothing starts until the first ``next()``."""
+        return self._first_here(_query(prompt, options or self.options, timeout=timeout))
+
+    def _first_here(self, messages: Iterator[Message]) -> Iterator[Message]:
+        try:
+            with _spares.preferred(self):  # the first next() is where query() takes its session
+                first = next(messages)
+        except StopIteration:
+            return
+        try:
+            yield first
+            yield from messages
+        finally:
+            close = getattr(messages, "close", None)
+            if close is not None:
+                close()
+
+    def client(self, options: ClaudeAgentOptions | None = None) -> ClaudeClient:
+        """A connected :class:`~claude_sdkurl.ClaudeClient` on a claimed spare (cold when none fits)."""
+        client = ClaudeClient(options or self.options)
+        with _spares.preferred(self):
+            client.connect()
+        return client

@@ -1,0 +1,245 @@
+"""Spare CLIs claimed later (``claude_sdkurl.spares``), on the real CLI 2.1.330 over stdio.
+
+The hostile cases first: every refusal ends in a cold start that gives what a cold start gives,
+a spare that dies parked is replaced, nothing outlives a closed pool or a killed program, parking
+folders are private and go away. Then what a claim binds: the folder (where a tool runs), the
+permission mode, extra directories, the model, across folders and threads.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import signal
+import stat
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from claude_sdkurl import ClaudeAgentOptions, ClaudeClient, ResultMessage, SystemMessage, query
+from claude_sdkurl.spares import SparePool, resident_mb
+from claude_sdkurl.testing import MockMessagesAPI, offline_env, text, tool_use
+
+from .test_notebook_magic import clis_with
+
+pytestmark = pytest.mark.realcli
+
+
+@pytest.fixture
+def host(cli_paths: dict[str, Path], api: MockMessagesAPI, home: Path) -> ClaudeAgentOptions:
+    return ClaudeAgentOptions(cli_path=str(cli_paths["stdio"]), env=offline_env(api.url, home))
+
+
+def folder(home: Path, name: str) -> Path:
+    path = home / name
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def parked(pool: SparePool, n: int, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with pool._cond:
+            if len(pool._parked) >= n:
+                return
+        time.sleep(0.05)
+    raise AssertionError(f"{n} spare(s) not parked within {timeout} s: {pool.errors}")
+
+
+def init_of(messages: list) -> dict:
+    return next(m.data for m in messages if isinstance(m, SystemMessage) and m.subtype == "init")
+
+
+def answer(messages: list) -> str | None:
+    return next(m.result for m in reversed(messages) if isinstance(m, ResultMessage))
+
+
+# --------------------------------------------------------------------------- hostile cases
+
+
+def test_a_folder_whose_settings_refuse_the_claim_gets_a_cold_start_with_the_same_answer(
+    host: ClaudeAgentOptions, api: MockMessagesAPI, home: Path
+) -> None:
+    project = folder(home, "pinned")
+    (project / ".claude").mkdir()
+    (project / ".claude" / "settings.json").write_text(json.dumps({"model": "claude-pinned-model"}))
+    options = dataclasses.replace(host, cwd=str(project), setting_sources=["project"])
+    cold = list(query("hello", options))
+    with SparePool(1, dataclasses.replace(host, setting_sources=["project"])) as pool:
+        parked(pool, 1)
+        warm = list(pool.query("hello", options))
+        assert pool.stats["refused:project_settings_not_claimable"] == 1 and pool.stats["claimed"] == 0
+    assert answer(warm) == answer(cold) == "pong"
+    assert init_of(warm)["cwd"] == init_of(cold)["cwd"] == str(project)
+    assert api.message_requests()[-1].body["model"] == api.message_requests()[-2].body["model"] == "claude-pinned-model"
+
+
+def test_a_missing_folder_fails_as_a_cold_start_fails(host: ClaudeAgentOptions, home: Path) -> None:
+    options = dataclasses.replace(host, cwd=str(home / "no-such-folder"))
+    with pytest.raises(Exception) as cold:
+        list(query("hello", options))
+    with SparePool(1, host) as pool:
+        parked(pool, 1)
+        with pytest.raises(Exception) as warm:
+            list(pool.query("hello", options))
+        assert pool.stats["refused:cwd_not_found"] == 1
+    assert type(warm.value) is type(cold.value) and str(warm.value) == str(cold.value)
+
+
+def test_options_that_do_not_fit_never_touch_a_spare(host: ClaudeAgentOptions, home: Path) -> None:
+    other_env = dataclasses.replace(host, env={**host.env, "SOMETHING_AT_START": "1"}, cwd=str(folder(home, "a")))
+    resumed = dataclasses.replace(host, resume="00000000-0000-4000-8000-000000000000", cwd=str(folder(home, "a")))
+    with SparePool(1, host) as pool:
+        parked(pool, 1)
+        assert answer(list(pool.query("hello", other_env))) == "pong"  # env read at start-up: cold
+        with pytest.raises(Exception):
+            list(pool.query("hello", resumed))  # a claim would ignore resume: cold, as without a pool
+        assert pool.stats["claimed"] == 0 and len(pool._parked) == 1
+
+
+def test_a_spare_that_dies_parked_is_replaced(host: ClaudeAgentOptions, home: Path) -> None:
+    with SparePool(1, host) as pool:
+        parked(pool, 1)
+        victim = pool._parked[0].pid()
+        assert victim is not None
+        os.kill(victim, signal.SIGKILL)
+        deadline = time.monotonic() + 10
+        while pool._parked and pool._parked[0].alive and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert answer(list(pool.query("hello", dataclasses.replace(host, cwd=str(folder(home, "a")))))) == "pong"
+        assert pool.stats["replaced"] == 1
+        parked(pool, 1)  # refilled
+        assert pool._parked[0].pid() != victim
+
+
+def test_parking_folders_are_private_and_go_away(host: ClaudeAgentOptions, home: Path) -> None:
+    spares = home / ".claude" / "spares"
+    with SparePool(2, host) as pool:
+        parked(pool, 2)
+        folders = sorted(spares.iterdir())
+        assert len(folders) == 2 and all(stat.S_IMODE(f.stat().st_mode) == 0o700 for f in folders)
+        assert answer(list(pool.query("hello", dataclasses.replace(host, cwd=str(folder(home, "a")))))) == "pong"
+        deadline = time.monotonic() + 5
+        while any(f.exists() for f in folders[:1]) and not all(f.exists() for f in folders) and time.monotonic() < deadline:
+            time.sleep(0.05)
+    assert list(spares.iterdir()) == []  # the claimed one's and the closed pool's, all gone
+    assert clis_with(home) == []
+
+
+def test_a_pool_closed_while_spares_start_leaves_no_cli(host: ClaudeAgentOptions, home: Path) -> None:
+    pool = SparePool(3, host)
+    time.sleep(0.2)  # starting, not parked yet
+    pool.close()
+    deadline = time.monotonic() + 2
+    while clis_with(home) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert clis_with(home) == []
+    assert answer(list(query("hello", dataclasses.replace(host, cwd=str(folder(home, "a")))))) == "pong"  # cold: no pool now
+
+
+def test_a_program_killed_outright_leaves_no_spare(host: ClaudeAgentOptions, home: Path) -> None:
+    code = ("import sys, time, json\nfrom claude_sdkurl import ClaudeAgentOptions\nfrom claude_sdkurl.spares import SparePool\n"
+            f"pool = SparePool(3, ClaudeAgentOptions(cli_path={host.cli_path!r}, env=json.loads(sys.argv[1])))\n"
+            "while len(pool._parked) < 3: time.sleep(0.05)\nprint('parked', flush=True)\ntime.sleep(60)\n")  # fmt: skip
+    program = subprocess.Popen([sys.executable, "-c", code, json.dumps(host.env)], stdout=subprocess.PIPE, text=True)
+    assert program.stdout is not None and program.stdout.readline().strip() == "parked"
+    assert len(clis_with(home)) >= 3
+    program.kill()
+    program.wait(10)
+    deadline = time.monotonic() + 2
+    while clis_with(home) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert clis_with(home) == []
+
+
+def test_a_memory_cap_keeps_the_pool_small_and_idle_spares_are_reaped(host: ClaudeAgentOptions, home: Path) -> None:
+    with SparePool(3, host, max_memory_mb=1) as pool:  # one spare alone is over: no second one
+        parked(pool, 1)
+        time.sleep(1.5)
+        assert len(pool._parked) == 1 and pool.stats["started"] == 1
+        rss = resident_mb(pool._parked[0].pid() or 0)
+        assert rss is not None and 20 < rss < 2000 and pool.memory_mb() == pytest.approx(rss, rel=0.5)
+    with SparePool(1, host, idle_timeout=0.5) as pool:
+        parked(pool, 1)
+        time.sleep(0.8)
+        assert answer(list(pool.query("hello", dataclasses.replace(host, cwd=str(folder(home, "a")))))) == "pong"
+        assert pool.stats["reaped"] == 1 and pool.stats["cold"] == 1 and pool.stats["claimed"] == 0
+
+
+# --------------------------------------------------------------------------- what a claim binds
+
+
+def test_claims_across_folders_run_tools_there_with_the_claimed_permission_mode(
+    host: ClaudeAgentOptions, api: MockMessagesAPI, home: Path
+) -> None:
+    modes = ["default", "acceptEdits", "plan", "dontAsk", "acceptEdits"]
+    host = dataclasses.replace(host, allowed_tools=["Bash(pwd)"])  # the pool's rules: every query's
+    with SparePool(2, host) as pool:
+        parked(pool, 2)
+        for i, mode in enumerate(modes):
+            where = folder(home, f"project-{i}")
+            api.enqueue(tool_use("Bash", {"command": "pwd"}), text(f"done {i}"))
+            messages = list(pool.query("where am I?", dataclasses.replace(host, cwd=str(where), permission_mode=mode)))
+            assert init_of(messages)["cwd"] == str(where) and init_of(messages)["permissionMode"] == mode
+            if mode != "plan":  # plan mode runs no command
+                assert api.message_requests()[-1].tool_results()[0]["content"] == str(where)
+            assert answer(messages) == f"done {i}"
+            assert any(p.name.endswith(f"project-{i}") for p in (home / ".claude" / "projects").iterdir())  # its transcript there
+        assert pool.stats["claimed"] == 5 - pool.stats["cold"] and pool.stats["claimed"] >= 3
+
+
+def test_an_extra_directory_and_the_model_follow_the_claim(host: ClaudeAgentOptions, api: MockMessagesAPI, home: Path) -> None:
+    extra = folder(home, "shared-docs")
+    (extra / "notes.txt").write_text("the launch code is 4-8-15")
+    options = dataclasses.replace(host, cwd=str(folder(home, "app")), add_dirs=[str(extra)], model="claude-sonnet-4-6")
+    with SparePool(1, host) as pool:
+        parked(pool, 1)
+        api.enqueue(tool_use("Read", {"file_path": str(extra / "notes.txt")}), text("read it"))
+        messages = list(pool.query("read the notes", options))
+        assert pool.stats["claimed"] == 1
+    assert "4-8-15" in str(api.message_requests()[-1].tool_results()[0]["content"])
+    assert {r.body["model"] for r in api.message_requests()} == {"claude-sonnet-4-6"}
+    assert answer(messages) == "read it"
+
+
+def test_a_client_and_plain_query_take_spares_from_any_thread(host: ClaudeAgentOptions, api: MockMessagesAPI, home: Path) -> None:
+    with SparePool(2, host) as pool:
+        parked(pool, 2)
+        client = pool.client(dataclasses.replace(host, cwd=str(folder(home, "chat"))))
+        try:
+            for prompt in ("first", "second"):
+                client.query(prompt)
+                assert answer(list(client.receive_response(timeout=60))) == "pong"
+            assert "first" in str(api.message_requests()[-1].messages())  # one conversation
+        finally:
+            client.disconnect()
+        results: dict[int, str | None] = {}
+
+        def ask(i: int) -> None:  # plain query(): the open pool serves it
+            results[i] = answer(list(query(f"q{i}", dataclasses.replace(host, cwd=str(folder(home, f"t{i}"))))))
+
+        threads = [threading.Thread(target=ask, args=(i,)) for i in range(6)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(120)
+        assert results == {i: "pong" for i in range(6)}
+        assert pool.stats["claimed"] >= 2 and pool.stats["claimed"] + pool.stats["cold"] == 7
+    assert clis_with(home) == []
+
+
+def test_a_claimed_session_resumes_cold_with_its_history(host: ClaudeAgentOptions, api: MockMessagesAPI, home: Path) -> None:
+    where = str(folder(home, "story"))
+    with SparePool(1, host) as pool:
+        parked(pool, 1)
+        api.enqueue(text("The code is 4-8-15."))
+        first = list(pool.query("remember the code", dataclasses.replace(host, cwd=where)))
+        assert pool.stats["claimed"] == 1
+    session_id = next(m.session_id for m in first if isinstance(m, ResultMessage))
+    again = list(query("what was the code?", dataclasses.replace(host, cwd=where, resume=session_id)))
+    assert answer(again) == "pong" and "4-8-15" in str(api.message_requests()[-1].messages())
