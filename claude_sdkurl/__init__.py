@@ -32,6 +32,7 @@ from ._version import __version__
 from .client import ClaudeClient, ClaudeSDKClient
 from .mcp import SdkMcpServer, SdkMcpTool, ToolAnnotations, create_sdk_mcp_server, tool
 from .query import query
+from .conversations import Conversations
 from .spares import SparePool
 from .sessions import (
     delete_session,
@@ -401,6 +402,7 @@ __all__ = [
     "fork_session_via_store",
     "WarmPool",
     "SparePool",
+    "Conversations",
     "prewarm",
     "client",
     "mcp",

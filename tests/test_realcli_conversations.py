@@ -1,0 +1,207 @@
+"""Conversations that hibernate (``claude_sdkurl.Conversations``), on the real CLI 2.1.330: many
+conversations over few CLIs, each woken with its whole history, never more CLIs than allowed,
+never two on one conversation; and the hostile cases: a turn left mid-way, a CLI killed while its
+conversation waits, closing with turns under way."""
+
+from __future__ import annotations
+
+import os
+import random
+import re
+import signal
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from claude_sdkurl import ClaudeAgentOptions, Conversations, ResultMessage
+from claude_sdkurl.testing import MockMessagesAPI, Reply, offline_env, text
+from claude_sdkurl.testing.mock_api import RecordedRequest
+
+from .test_notebook_magic import STORY, clis_with
+
+pytestmark = pytest.mark.realcli
+
+PROMPT = re.compile(r"^(conv-\d+) message (\d+)$")
+
+
+def echo(request: RecordedRequest) -> Reply:
+    said = request.last_user_text()
+    if "story" in said:
+        return Reply([{"type": "text", "text": STORY * 3}], chunk=20, delay=0.05)
+    return text(f"echo: {said}")
+
+
+@pytest.fixture
+def options(cli_paths: dict[str, Path], api: MockMessagesAPI, home: Path) -> ClaudeAgentOptions:
+    api.responder = echo
+    return ClaudeAgentOptions(cli_path=str(cli_paths["stdio"]), env=offline_env(api.url, home), cwd=str(home / "work"))
+
+
+def user_texts(request: RecordedRequest) -> list[str]:
+    """The user prompts a request carries, in order (the CLI's own reminders left out)."""
+    found = []
+    for message in request.messages():
+        if message.get("role") != "user":
+            continue
+        content = message.get("content")
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content or []
+        found += [b["text"] for b in blocks if b.get("type") == "text" and PROMPT.match(b.get("text", ""))]
+    return found
+
+
+def cli_resumes(home: Path) -> list[str | None]:
+    """For each live CLI of this test (a child of this process: what a CLI itself starts, git
+    say, is not one), the session it resumed (``None``: a new one)."""
+    out = []
+    for pid in clis_with(home):
+        try:
+            args = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\0")
+            parent = int(open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        if parent != os.getpid() or b"--output-format" not in args:
+            continue
+        out.append(args[args.index(b"--resume") + 1].decode() if b"--resume" in args else None)
+    return out
+
+
+def test_fifty_conversations_over_five_clis_from_ten_threads(options: ClaudeAgentOptions, api: MockMessagesAPI, home: Path) -> None:
+    keys = [f"conv-{i}" for i in range(50)]
+    sends = [(k, n) for k in keys for n in range(3)]
+    random.Random(7).shuffle(sends)
+    served: dict[str, list[str]] = {k: [] for k in keys}
+    answers: dict[str, str | None] = {}
+    errors: list[BaseException] = []
+    lock = threading.Lock()
+    most = {"clis": 0, "shared": 0}
+    sampling = threading.Event()
+
+    def sample() -> None:  # what the machine runs, not what the pool believes
+        while not sampling.is_set():
+            resumed = cli_resumes(home)
+            named = [r for r in resumed if r is not None]
+            with lock:
+                most["clis"] = max(most["clis"], len(resumed))
+                most["shared"] = max(most["shared"], len(named) - len(set(named)))
+            time.sleep(0.05)
+
+    with Conversations(options, max_live=5, idle_timeout=None) as chats:
+        todo = iter(sends)
+
+        def worker() -> None:
+            while True:
+                with lock:
+                    item = next(todo, None)
+                if item is None:
+                    return
+                key, n = item
+                prompt = f"{key} message {n}"
+                try:
+                    result = [m for m in chats.send(key, prompt) if isinstance(m, ResultMessage)][-1]
+                except BaseException as e:
+                    with lock:
+                        errors.append(e)
+                    continue
+                with lock:
+                    served[key].append(prompt)  # one turn at a time per conversation: this is its order
+                    answers[prompt] = result.result
+
+        sampler = threading.Thread(target=sample, daemon=True)
+        sampler.start()
+        threads = [threading.Thread(target=worker) for _ in range(10)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(600)
+        sampling.set()
+        sampler.join(5)
+        assert not errors, errors[:3]
+        assert chats.live() <= 5
+        stats = dict(chats.stats)
+    assert answers == {f"{k} message {n}": f"echo: {k} message {n}" for k, n in sends}
+    assert most["clis"] <= 5 and most["shared"] == 0, most
+    assert stats["started"] == 50 and stats["woken"] >= 50, stats  # most turns found their CLI hibernated
+    for request in api.message_requests():  # every turn: its conversation's history, in order, nothing else
+        said = user_texts(request)
+        key = PROMPT.match(said[-1]).group(1)  # type: ignore[union-attr]
+        assert said == served[key][: served[key].index(said[-1]) + 1], (said, served[key])
+    assert clis_with(home) == []
+
+
+def test_a_turn_left_mid_way_hibernates_and_the_next_resumes(options: ClaudeAgentOptions, api: MockMessagesAPI, home: Path) -> None:
+    with Conversations(options, max_live=2) as chats:
+        turn = chats.send("conv-1", "conv-1 message 0")
+        assert [m for m in chats.send("conv-1", "conv-1 message 0")]  # whole turns work
+        stream = chats.send("conv-1", "tell me a story")
+        next(iter(stream))
+        stream.close()  # left mid-turn
+        assert chats.live() == 0 and chats.stats["hibernated"] == 1
+        assert [m.result for m in chats.send("conv-1", "conv-1 message 1") if isinstance(m, ResultMessage)] == ["echo: conv-1 message 1"]
+        assert user_texts(api.message_requests()[-1])[-1] == "conv-1 message 1" and "conv-1 message 0" in user_texts(api.message_requests()[-1])
+        del turn
+
+
+def test_a_cli_killed_while_its_conversation_waits_is_woken_afresh(options: ClaudeAgentOptions, api: MockMessagesAPI, home: Path) -> None:
+    with Conversations(options, max_live=2) as chats:
+        list(chats.send("conv-1", "conv-1 message 0"))
+        (pid,) = [p for p in clis_with(home) if b"--output-format" in open(f"/proc/{p}/cmdline", "rb").read()]
+        os.kill(pid, signal.SIGKILL)
+        time.sleep(0.5)
+        last = [m for m in chats.send("conv-1", "conv-1 message 1") if isinstance(m, ResultMessage)][-1]
+        assert last.result == "echo: conv-1 message 1"
+        assert user_texts(api.message_requests()[-1]) == ["conv-1 message 0", "conv-1 message 1"]
+        assert chats.stats["woken"] == 1
+
+
+def test_idle_conversations_hibernate_on_their_own(options: ClaudeAgentOptions, api: MockMessagesAPI, home: Path) -> None:
+    with Conversations(options, max_live=3, idle_timeout=0.5) as chats:
+        list(chats.send("conv-1", "conv-1 message 0"))
+        list(chats.send("conv-2", "conv-2 message 0"))
+        deadline = time.monotonic() + 5
+        while (chats.live() or clis_with(home)) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert chats.live() == 0 and clis_with(home) == [] and chats.stats["hibernated"] == 2
+        list(chats.send("conv-2", "conv-2 message 1"))
+        assert user_texts(api.message_requests()[-1]) == ["conv-2 message 0", "conv-2 message 1"]
+
+
+def test_closing_with_turns_under_way_stops_everything_at_once(options: ClaudeAgentOptions, home: Path) -> None:
+    chats = Conversations(options, max_live=3)
+    failures: list[BaseException] = []
+
+    def talk(key: str) -> None:
+        try:
+            list(chats.send(key, "tell me a story"))
+        except BaseException as e:
+            failures.append(e)
+
+    threads = [threading.Thread(target=talk, args=(f"conv-{i}",)) for i in range(3)]
+    for t in threads:
+        t.start()
+    deadline = time.monotonic() + 30
+    while len(clis_with(home)) < 3 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.5)
+    closed = time.monotonic()
+    chats.close()
+    for t in threads:
+        t.join(10)
+    assert time.monotonic() - closed < 3
+    assert len(failures) == 3 and clis_with(home) == []
+    with pytest.raises(RuntimeError, match="closed"):
+        chats.send("conv-9", "hello")
+
+
+def test_bad_input_is_a_typed_error_and_starts_nothing(options: ClaudeAgentOptions, home: Path) -> None:
+    with pytest.raises(ValueError):
+        Conversations(options, max_live=0)
+    with pytest.raises(ValueError):
+        Conversations(ClaudeAgentOptions(resume="x"))
+    with Conversations(options) as chats:
+        with pytest.raises(ValueError):
+            chats.send("", "hello")
+        with pytest.raises(TypeError):
+            chats.send("k", b"hello")  # type: ignore[arg-type]
+    assert clis_with(home) == []
