@@ -1,0 +1,101 @@
+"""A synchronous web application that serves many users from a few Claude Code CLIs.
+
+Flask, no asyncio: each request runs on a server thread. Every user has a workspace folder and one
+conversation (``claude_sdkurl.Conversations``: at most ``MAX_LIVE`` CLIs; an idle conversation
+hibernates and wakes with its whole history); a ``SparePool`` keeps CLIs started so that a
+user's first message does not wait for one. Answers stream to the browser as server-sent events.
+
+    pip install 'claude-sdkurl' flask gunicorn
+    cd examples && gunicorn -k gthread --threads 16 -w 1 -b 127.0.0.1:8000 webapp:app
+
+One worker process (the conversations live in it), many threads. Open http://127.0.0.1:8000/.
+Offline by default: a real CLI against the bundled mock model (``DemoEnvironment``); with
+``CLAUDE_SDKURL_LIVE=1`` the CLIs use your own login, or whatever ``ANTHROPIC_*`` variables the
+server's environment has. ``MAX_LIVE``, ``SPARES`` and ``WORKSPACES`` (a folder) tune it.
+"""
+
+from __future__ import annotations
+
+import atexit
+import dataclasses
+import json
+import os
+import re
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+from flask import Flask, Response, abort, request
+
+from claude_sdkurl import ClaudeAgentOptions, Conversations, ResultMessage, SparePool, StreamEvent
+from claude_sdkurl.testing import DemoEnvironment
+
+USER = re.compile(r"[A-Za-z0-9_-]{1,64}")  # a user id is a name, never a path
+
+demo = DemoEnvironment()  # offline unless CLAUDE_SDKURL_LIVE=1
+base = demo.options(include_partial_messages=True, allowed_tools=["Read"])
+workspaces = Path(os.environ.get("WORKSPACES") or tempfile.mkdtemp(prefix="claude-webapp-"))
+spares = SparePool(int(os.environ.get("SPARES", "2")), base)
+conversations = Conversations(base, max_live=int(os.environ.get("MAX_LIVE", "4")), idle_timeout=120)
+atexit.register(conversations.close)
+atexit.register(spares.close)
+
+app = Flask(__name__)
+
+PAGE = """<!doctype html><meta charset="utf-8"><title>Claude</title>
+<form id="f"><input id="u" value="alice" size="10"> <input id="p" size="60" placeholder="Ask Claude"> <button>Send</button></form>
+<pre id="out" style="white-space: pre-wrap"></pre>
+<script>
+document.getElementById("f").onsubmit = (e) => {
+  e.preventDefault();
+  const out = document.getElementById("out"), user = document.getElementById("u").value;
+  const source = new EventSource(`/chat/${encodeURIComponent(user)}?prompt=${encodeURIComponent(document.getElementById("p").value)}`);
+  out.textContent += "\\n> ";
+  source.onmessage = (m) => { out.textContent += JSON.parse(m.data).text; };
+  source.addEventListener("done", (m) => { out.textContent += `  (${JSON.parse(m.data).cost})`; source.close(); });
+  source.addEventListener("failed", () => source.close());
+};
+</script>"""
+
+
+@app.get("/")
+def page() -> str:
+    return PAGE
+
+
+def _events(user: str, prompt: str) -> Iterator[str]:
+    options = dataclasses.replace(base, cwd=str(workspaces / user))
+    streamed = False
+    try:
+        for message in conversations.send(user, prompt, options):
+            if isinstance(message, StreamEvent):
+                delta = message.event.get("delta") or {}
+                if message.event.get("type") == "content_block_delta" and delta.get("type") == "text_delta":
+                    streamed = True
+                    yield f"data: {json.dumps({'text': delta.get('text', '')})}\n\n"
+            elif isinstance(message, ResultMessage):
+                if not streamed and message.result:
+                    yield f"data: {json.dumps({'text': message.result})}\n\n"
+                done = {"cost": message.total_cost_usd, "session": message.session_id, "error": message.is_error}
+                yield f"event: done\ndata: {json.dumps(done)}\n\n"
+    except Exception as e:  # said to the browser; the conversation hibernates and goes on next time
+        yield f"event: failed\ndata: {json.dumps({'error': type(e).__name__})}\n\n"
+
+
+@app.get("/chat/<user>")
+def chat(user: str) -> Response:
+    prompt = request.args.get("prompt", "").strip()
+    if not USER.fullmatch(user) or not prompt or len(prompt) > 20_000:
+        abort(400)
+    (workspaces / user).mkdir(mode=0o700, exist_ok=True)
+    headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+    return Response(_events(user, prompt), mimetype="text/event-stream", headers=headers)
+
+
+@app.get("/stats")
+def stats() -> dict[str, object]:
+    return {"live": conversations.live(), "conversations": dict(conversations.stats), "spares": dict(spares.stats)}
+
+
+if __name__ == "__main__":  # Flask's own threaded server, for a quick look
+    app.run(host="127.0.0.1", port=8000, threaded=True)

@@ -1,0 +1,230 @@
+"""``examples/webapp.py`` (Flask) served by a real WSGI server, gunicorn with threads, on the real
+CLI 2.1.330 and the mock model: many users at once over few CLIs, each answer streamed as
+server-sent events, each user's conversation whole; bad user ids refused before anything starts;
+a browser that goes away mid-answer; the server stopped with nothing left behind."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+import urllib.parse
+from pathlib import Path
+
+import pytest
+
+from claude_sdkurl.testing import MockMessagesAPI, Reply, offline_env, text
+from claude_sdkurl.testing.mock_api import RecordedRequest
+
+from .servers import free_port
+from .test_notebook_magic import clis_with
+
+pytestmark = pytest.mark.realcli
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+MAX_LIVE, SPARES = 3, 2
+
+
+def answer(request: RecordedRequest) -> Reply:
+    said = request.last_user_text()
+    if said.startswith("slow"):
+        return Reply([{"type": "text", "text": "word " * 400}], chunk=10, delay=0.05)
+    return text(f"echo: {said} " + "and more " * 10, chunk=12, delay=0.01)
+
+
+class Server:
+    def __init__(self, cli: Path, api: MockMessagesAPI, home: Path) -> None:
+        self.port = free_port()
+        self.home = home
+        env = {**os.environ, **offline_env(api.url, home), "CLAUDE_SDKURL_LIVE": "1", "CLAUDE_SDKURL_CLI": str(cli),
+               "MAX_LIVE": str(MAX_LIVE), "SPARES": str(SPARES), "WORKSPACES": str(home / "ws")}  # fmt: skip
+        (home / "ws").mkdir()
+        self.log = open(home / "gunicorn.log", "w")  # noqa: SIM115 - closed in stop()
+        self.proc = subprocess.Popen([sys.executable, "-m", "gunicorn", "-k", "gthread", "--threads", "24", "-w", "1",
+                                      "-b", f"127.0.0.1:{self.port}", "--timeout", "300", "--graceful-timeout", "10",
+                                      "--chdir", str(EXAMPLES), "webapp:app"],
+                                     env=env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)  # fmt: skip
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:
+            try:
+                if self.get("/stats")[0] == 200:
+                    return
+            except OSError:
+                time.sleep(0.2)
+        self.stop()
+        raise AssertionError(f"gunicorn did not serve: {(home / 'gunicorn.log').read_text()[-3000:]}")
+
+    def get(self, path: str) -> tuple[int, bytes]:
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+        try:
+            conn.request("GET", path)
+            response = conn.getresponse()
+            return response.status, response.read()
+        finally:
+            conn.close()
+
+    def chat(self, user: str, prompt: str, leave_after: int | None = None) -> tuple[str, list[str], dict | None]:
+        """The streamed text, each event's kind, and the ``done`` event's data."""
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=120)
+        conn.request("GET", f"/chat/{urllib.parse.quote(user, safe='')}?prompt={urllib.parse.quote(prompt)}")
+        response = conn.getresponse()
+        assert response.status == 200 and response.getheader("Content-Type", "").startswith("text/event-stream")
+        said, kinds, done, kind = "", [], None, "message"
+        try:
+            while True:
+                line = response.fp.readline().decode()
+                if not line:
+                    break
+                line = line.rstrip("\n")
+                if line.startswith("event: "):
+                    kind = line[7:]
+                elif line.startswith("data: "):
+                    data = json.loads(line[6:])
+                    kinds.append(kind)
+                    if kind == "message":
+                        said += data["text"]
+                    elif kind == "done":
+                        done = data
+                        break
+                    elif kind == "failed":
+                        break
+                    kind = "message"
+                    if leave_after is not None and len(kinds) >= leave_after:
+                        break
+        finally:
+            conn.close()
+        return said, kinds, done
+
+    def worker_pid(self) -> int | None:
+        for pid in clis_with(self.home):
+            try:
+                cmd = open(f"/proc/{pid}/cmdline", "rb").read()
+            except OSError:
+                continue
+            if b"gunicorn" in cmd and int(open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[1]) == self.proc.pid:
+                return pid
+        return None
+
+    def clis(self) -> int:
+        worker = self.worker_pid()
+        count = 0
+        for pid in clis_with(self.home):
+            try:
+                cmd = open(f"/proc/{pid}/cmdline", "rb").read()
+                parent = int(open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError):
+                continue
+            count += parent == worker and b"--output-format" in cmd
+        return count
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(30)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait(10)
+        self.log.close()
+
+
+@pytest.fixture
+def server(cli_paths: dict[str, Path], api: MockMessagesAPI, home: Path):  # type: ignore[no-untyped-def]
+    api.responder = answer
+    s = Server(cli_paths["stdio"], api, home)
+    try:
+        yield s
+    finally:
+        s.stop()
+
+
+def user_texts(request: RecordedRequest) -> list[str]:
+    out = []
+    for message in request.messages():
+        if message.get("role") == "user":
+            content = message.get("content")
+            blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content or []
+            out += [b["text"] for b in blocks if b.get("type") == "text" and b.get("text", "").startswith("user-")]
+    return out
+
+
+def test_many_users_at_once_over_few_clis(server: Server, api: MockMessagesAPI, home: Path) -> None:
+    users = [f"user-{i}" for i in range(16)]
+    results: dict[tuple[str, int], tuple[str, list[str], dict | None]] = {}
+    errors: list[BaseException] = []
+    most = {"clis": 0}
+    stop = threading.Event()
+
+    def sample() -> None:
+        while not stop.is_set():
+            most["clis"] = max(most["clis"], server.clis())
+            time.sleep(0.05)
+
+    def browse(user: str) -> None:
+        try:
+            for n in range(2):
+                results[(user, n)] = server.chat(user, f"{user} question {n}")
+        except BaseException as e:
+            errors.append(e)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    started = time.monotonic()
+    threads = [threading.Thread(target=browse, args=(u,)) for u in users]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(600)
+    took = time.monotonic() - started
+    stop.set()
+    sampler.join(5)
+    assert not errors, errors[:3]
+    for (user, n), (said, kinds, done) in results.items():
+        assert said == f"echo: {user} question {n} " + "and more " * 10, said
+        assert kinds.count("message") >= 3 and kinds[-1] == "done"  # streamed in pieces, then the end
+        assert done is not None and done["error"] is False and done["cost"] > 0
+    for request in api.message_requests():  # each conversation whole, and only its own
+        said = user_texts(request)
+        user = said[-1].split()[0]
+        assert said == [f"{user} question {n}" for n in range(int(said[-1].split()[-1]) + 1)], said
+    stats = json.loads(server.get("/stats")[1])
+    assert most["clis"] <= MAX_LIVE + SPARES, most  # live conversations plus parked spares
+    assert stats["spares"].get("claimed", 0) >= 1 and stats["conversations"]["started"] == 16, stats
+    print(f"32 answers for 16 users in {took:.1f} s ({32 / took:.1f} requests/s), at most {most['clis']} CLIs, {stats}")
+
+
+def test_bad_user_ids_and_prompts_are_refused_before_anything_starts(server: Server, home: Path) -> None:
+    before = sorted(p.name for p in (home / "ws").iterdir())
+    for path in ("/chat/..%2F..%2Fetc?prompt=hi", "/chat/a%20b?prompt=hi", "/chat/%2E%2E?prompt=hi", "/chat/ok", f"/chat/{'x' * 65}?prompt=hi"):
+        status, _ = server.get(path)
+        assert status in (400, 404), (path, status)
+    assert sorted(p.name for p in (home / "ws").iterdir()) == before
+    assert json.loads(server.get("/stats")[1])["conversations"] == {}
+
+
+def test_a_browser_gone_mid_answer_leaves_the_conversation_whole(server: Server, api: MockMessagesAPI) -> None:
+    said, kinds, done = server.chat("user-1", "user-1 question 0")
+    assert done is not None
+    partial, kinds, done = server.chat("user-1", "slow answer please", leave_after=2)
+    assert done is None and len(kinds) == 2
+    deadline = time.monotonic() + 20
+    while json.loads(server.get("/stats")[1])["conversations"].get("hibernated", 0) < 1 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    said, kinds, done = server.chat("user-1", "user-1 question 1")
+    assert done is not None and said.startswith("echo: user-1 question 1")
+    assert user_texts(api.message_requests()[-1]) == ["user-1 question 0", "user-1 question 1"]
+
+
+def test_stopping_the_server_leaves_no_cli(server: Server, home: Path) -> None:
+    assert server.chat("user-1", "user-1 question 0")[2] is not None
+    assert server.clis() >= 1
+    server.stop()
+    deadline = time.monotonic() + 10
+    while clis_with(home) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert clis_with(home) == []
