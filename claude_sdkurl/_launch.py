@@ -327,9 +327,7 @@ def initialize_request(options: ClaudeAgentOptions, hooks: dict[str, Any] | None
     """The ``initialize`` control request, field for field as the official SDK sends it."""
     request: dict[str, Any] = {"subtype": "initialize", "hooks": hooks}
     if options.agents:
-        request["agents"] = {
-            name: {k: v for k, v in _agent_dict(agent).items() if v is not None} for name, agent in options.agents.items()
-        }
+        request["agents"] = agents_wire(options.agents)
     sp = options.system_prompt
     kind = sp.get("type") if isinstance(sp, dict) else None
     if kind == "preset" and isinstance(sp.get("exclude_dynamic_sections"), bool):  # type: ignore[union-attr]
@@ -363,6 +361,11 @@ def sdk_servers(options: ClaudeAgentOptions) -> dict[str, Any]:
                     raise TypeError(f"SDK MCP server {name!r} has no usable 'instance'; use create_sdk_mcp_server()")
                 servers[name] = instance
     return servers
+
+
+def agents_wire(agents: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """``options.agents`` as ``initialize`` (and a spare's claim) send them."""
+    return {name: {k: v for k, v in _agent_dict(agent).items() if v is not None} for name, agent in agents.items()}
 
 
 def _agent_dict(agent: Any) -> dict[str, Any]:

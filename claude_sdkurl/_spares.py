@@ -16,14 +16,18 @@ from pathlib import Path
 from typing import Any
 
 from ._errors import ControlRequestError
+from ._launch import agents_wire
 from ._session import Session
 from ._stock import Stock
 from .types import ClaudeAgentOptions
 
 logger = logging.getLogger("claude_sdkurl.spares")
 
-CLAIMABLE = ("cwd", "permission_mode", "add_dirs", "model", "max_thinking_tokens")
-"""The options a claim can change; every other option must equal the host's for a spare to fit."""
+CLAIMABLE = ("cwd", "permission_mode", "add_dirs", "model", "max_thinking_tokens", "env", "agents", "system_prompt")
+"""The options a claim can change; every other option must equal the host's for a spare to fit.
+``env`` may add or change variables (the CLI refuses one it reads at start-up), ``agents`` may be
+given where the host has none, ``system_prompt`` may append to the default one where the host
+sets none."""
 RUNS_ANYWAY = "option_not_applied"
 """The one refusal that still runs on the spare (a claimed setting that could not be applied)."""
 _PARK_PREFIX = "spare-"
@@ -35,15 +39,30 @@ def _config_dir(env: dict[str, str]) -> Path:
 
 
 def _unclaimable(options: ClaudeAgentOptions) -> ClaudeAgentOptions:
-    return dataclasses.replace(options, cwd=None, permission_mode=None, add_dirs=[], model=None, max_thinking_tokens=None)
+    return dataclasses.replace(options, cwd=None, permission_mode=None, add_dirs=[], model=None, max_thinking_tokens=None,
+                               env={}, agents=None, system_prompt=None)  # fmt: skip
+
+
+def _appended(host: ClaudeAgentOptions, options: ClaudeAgentOptions) -> str | None:
+    """The text ``options`` append to the default system prompt over ``host``'s ("" for none);
+    ``None`` when their system prompts differ otherwise (not claimable)."""
+    if options.system_prompt == host.system_prompt:
+        return ""
+    sp: Any = options.system_prompt
+    if host.system_prompt is None and isinstance(sp, dict) and sp.get("type") == "preset" and sp.get("preset") == "claude_code" \
+            and set(sp) <= {"type", "preset", "append"} and isinstance(sp.get("append"), str):  # fmt: skip
+        return str(sp["append"])
+    return None
 
 
 def fits(host: ClaudeAgentOptions, options: ClaudeAgentOptions) -> bool:
-    """Whether a spare started from ``host`` can serve ``options`` (see the module doc)."""
+    """Whether a spare started from ``host`` can serve ``options`` (see :data:`CLAIMABLE`)."""
     if options is host:
         return True
     try:
-        return _unclaimable(options) == _unclaimable(host)
+        host_env, env = dict(host.env or {}), dict(options.env or {})
+        return (_unclaimable(options) == _unclaimable(host) and set(host_env) <= set(env)  # a claim cannot unset a variable
+                and (options.agents == host.agents or not host.agents) and _appended(host, options) is not None)  # fmt: skip
     except Exception:  # an option whose == raises: not ours to guess
         return False
 
@@ -116,6 +135,14 @@ class Spare:
             request["permission_mode"] = options.permission_mode
         if options.add_dirs:
             request["additional_directories"] = [os.fspath(d) for d in options.add_dirs]
+        changed = {k: v for k, v in (options.env or {}).items() if (self.host.env or {}).get(k) != v}
+        if changed:
+            request["env"] = changed
+        if options.agents and options.agents != self.host.agents:
+            request["agents"] = agents_wire(options.agents)
+        appended = _appended(self.host, options)
+        if appended:
+            request["append_system_prompt"] = appended
         session = self.session
         try:
             answer = session.control(request)

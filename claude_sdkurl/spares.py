@@ -2,7 +2,8 @@
 
 A spare is a Claude Code CLI (2.1.330 and later, over stdio) started with ``--await-claim`` in a
 private parking folder and taken through ``initialize``; a query later *claims* it with the
-``claim_session`` control request (folder, permission mode, extra directories),
+``claim_session`` control request (folder, permission mode, extra directories, environment,
+agents, an appended system prompt),
 then sets the model and thinking budget through their own control requests and sends the
 prompt. The CLI's start-up (about half a second) is paid before the query, whatever folder it
 is for. The TypeScript SDK's ``prewarm()`` -> ``SpareProcess.claim()`` is the same exchange;

@@ -91,14 +91,27 @@ def test_a_missing_folder_fails_as_a_cold_start_fails(host: ClaudeAgentOptions, 
     assert type(warm.value) is type(cold.value) and str(warm.value) == str(cold.value)
 
 
-def test_options_that_do_not_fit_never_touch_a_spare(host: ClaudeAgentOptions, home: Path) -> None:
-    other_env = dataclasses.replace(host, env={**host.env, "SOMETHING_AT_START": "1"}, cwd=str(folder(home, "a")))
-    resumed = dataclasses.replace(host, resume="00000000-0000-4000-8000-000000000000", cwd=str(folder(home, "a")))
+def test_an_environment_variable_read_at_start_up_is_refused_and_starts_cold(
+    host: ClaudeAgentOptions, api: MockMessagesAPI, home: Path
+) -> None:
+    options = dataclasses.replace(host, env={**host.env, "SOMETHING_AT_START": "1"}, cwd=str(folder(home, "a")))
     with SparePool(1, host) as pool:
         parked(pool, 1)
-        assert answer(list(pool.query("hello", other_env))) == "pong"  # env read at start-up: cold
+        messages = list(pool.query("hello", options))
+        assert pool.stats["refused:env_key_not_claimable"] == 1 and pool.stats["claimed"] == 0
+    assert answer(messages) == "pong" and init_of(messages)["cwd"] == options.cwd
+
+
+def test_options_that_do_not_fit_never_touch_a_spare(host: ClaudeAgentOptions, home: Path) -> None:
+    resumed = dataclasses.replace(host, resume="00000000-0000-4000-8000-000000000000", cwd=str(folder(home, "a")))
+    other_tools = dataclasses.replace(host, allowed_tools=["Read"], cwd=str(folder(home, "a")))
+    fewer_env = dataclasses.replace(host, env={k: v for k, v in host.env.items() if k != "LANG"}, cwd=str(folder(home, "a")))
+    with SparePool(1, host) as pool:
+        parked(pool, 1)
         with pytest.raises(Exception):
             list(pool.query("hello", resumed))  # a claim would ignore resume: cold, as without a pool
+        assert answer(list(pool.query("hello", other_tools))) == "pong"  # bound at the spare's start
+        assert answer(list(pool.query("hello", fewer_env))) == "pong"  # a claim cannot unset a variable
         assert pool.stats["claimed"] == 0 and len(pool._parked) == 1
 
 
@@ -205,6 +218,20 @@ def test_an_extra_directory_and_the_model_follow_the_claim(host: ClaudeAgentOpti
     assert "4-8-15" in str(api.message_requests()[-1].tool_results()[0]["content"])
     assert {r.body["model"] for r in api.message_requests()} == {"claude-sonnet-4-6"}
     assert answer(messages) == "read it"
+
+
+def test_agents_and_an_appended_system_prompt_follow_the_claim(host: ClaudeAgentOptions, api: MockMessagesAPI, home: Path) -> None:
+    from claude_sdkurl import AgentDefinition
+
+    options = dataclasses.replace(host, cwd=str(folder(home, "app")),
+                                  agents={"reviewer": AgentDefinition(description="Reviews code", prompt="You review code.")},
+                                  system_prompt={"type": "preset", "preset": "claude_code", "append": "Always answer in French."})  # fmt: skip
+    with SparePool(1, host) as pool:
+        parked(pool, 1)
+        messages = list(pool.query("hello", options))
+        assert pool.stats["claimed"] == 1
+    assert "reviewer" in init_of(messages).get("agents", [])
+    assert "Always answer in French." in json.dumps(api.message_requests()[-1].body.get("system"))
 
 
 def test_a_client_and_plain_query_take_spares_from_any_thread(host: ClaudeAgentOptions, api: MockMessagesAPI, home: Path) -> None:
