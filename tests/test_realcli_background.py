@@ -8,6 +8,7 @@ at a lower cost.)"""
 from __future__ import annotations
 
 import asyncio
+import time
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,10 @@ pytestmark = pytest.mark.realcli
 def _answer(request: Any) -> Any:
     said = request.last_user_text()
     if "do the side job" in said and not request.tool_results():
-        return text("side job done")
+        # the background work outlives the turn that started it, as this test is about: without
+        # the wait, a loaded machine could serve it first and the CLI then orders its messages
+        # otherwise (seen once in CI: a race of the mock's two replies, not of the SDKs)
+        return text("side job done", on_start=lambda: time.sleep(2.0))
     if request.tool_results():
         return text("started it")
     if said != "go":
