@@ -27,7 +27,7 @@ import threading
 import time
 from pathlib import Path
 
-from claude_sdkurl import AssistantMessage, ClaudeAgentOptions, Conversations, ResultMessage, SparePool, StreamEvent, query
+from claude_sdkurl import AssistantMessage, ClaudeAgentOptions, Conversations, SparePool, StreamEvent, query
 from claude_sdkurl.spares import resident_mb
 from claude_sdkurl.testing import STDIO_CLI_VERSION, MockMessagesAPI, install_cli, offline_env
 
@@ -86,6 +86,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=6)
     parser.add_argument("--idle", type=float, default=60.0)
     parser.add_argument("--ts", help="a folder with node_modules/@anthropic-ai/claude-agent-sdk 0.3.332")
+    parser.add_argument("--parts", default="1234", help="which measures to run (digits)")
     parser.add_argument("--api-child", action="store_true")
     args = parser.parse_args()
     if args.api_child:
@@ -104,12 +105,13 @@ def main() -> None:
             print(f"CLI {STDIO_CLI_VERSION}, mock model in its own process, {args.runs} rounds over {len(folders)} folders")
 
             # 1. claim vs cold
-            cold, claimed = [], []
+            cold: list[float] = []
+            claimed: list[float] = []
             with SparePool(1, host) as pool:
-                for r in range(args.runs):
+                for r in range(args.runs if "1" in args.parts or "2" in args.parts else 0):
                     for f in folders:
                         options = dataclasses.replace(host, cwd=f)
-                        unfit = dataclasses.replace(options, env={**env, "BENCH_COLD": "1"})  # never takes a spare
+                        unfit = dataclasses.replace(options, max_turns=5)  # not claimable: never takes a spare
                         cold.append(first_message_ms(query("hi", unfit)))
                         deadline = time.monotonic() + 60
                         while not pool._parked and time.monotonic() < deadline:
@@ -117,11 +119,12 @@ def main() -> None:
                         time.sleep(0.3)
                         claimed.append(first_message_ms(pool.query("hi", options)))
                 stats = dict(pool.stats)
-            print(f"1. first message: cold p50 {p50(cold):.0f} ms, after a claim p50 {p50(claimed):.0f} ms: "
-                  f"{p50(claimed) / p50(cold):.2f}x ({stats})")
+            if cold:
+                print(f"1. first message: cold p50 {p50(cold):.0f} ms, after a claim p50 {p50(claimed):.0f} ms: "
+                      f"{p50(claimed) / p50(cold):.2f}x ({stats})")
 
             # 2. the TypeScript SDK's claim
-            if args.ts:
+            if args.ts and "2" in args.parts:
                 script = Path(args.ts) / "claim.mjs"
                 script.write_text(TS_CLAIM)
                 theirs: list[float] = []
@@ -137,7 +140,7 @@ def main() -> None:
                           f"{p50(theirs):.0f} ms: {p50(claimed) / p50(theirs):.2f}x")
 
             # 3. idle spares: memory and CPU
-            with SparePool(20, host) as pool:
+            with SparePool(20 if "3" in args.parts else 1, host) as pool:
                 deadline = time.monotonic() + 180
                 while len(pool._parked) < 20 and time.monotonic() < deadline:
                     time.sleep(0.2)
@@ -145,11 +148,14 @@ def main() -> None:
                 pids = [p for s in pool._parked if (p := s.pid()) is not None]
                 rss = [m for p in pids if (m := resident_mb(p)) is not None]
                 before = cpu_seconds(pids)
-                time.sleep(args.idle)
+                time.sleep(args.idle if "3" in args.parts else 0)
                 used = cpu_seconds(pids) - before
-            print(f"3. a parked spare: {p50(rss):.0f} MiB resident (min {min(rss):.0f}, max {max(rss):.0f}); "
-                  f"{len(pids)} parked spares used {used:.2f} CPU-seconds in {args.idle:.0f} s ({100 * used / args.idle:.1f}% of a core)")
+            if "3" in args.parts:
+                print(f"3. a parked spare: {p50(rss):.0f} MiB resident (min {min(rss):.0f}, max {max(rss):.0f}); "
+                      f"{len(pids)} parked spares used {used:.2f} CPU-seconds in {args.idle:.0f} s ({100 * used / args.idle:.1f}% of a core)")
 
+            if "4" not in args.parts:
+                return
             # 4a. one wake at a time: what a single conversation's wake costs on an idle machine
             single: list[float] = []
             with Conversations(dataclasses.replace(host, cwd=folders[0], include_partial_messages=True), max_live=1,
