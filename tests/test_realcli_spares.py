@@ -72,8 +72,11 @@ def test_a_folder_whose_settings_refuse_the_claim_gets_a_cold_start_with_the_sam
     cold = list(query("hello", options))
     with SparePool(1, dataclasses.replace(host, setting_sources=["project"])) as pool:
         parked(pool, 1)
+        served = len(api.message_requests())
         warm = list(pool.query("hello", options))
         assert pool.stats["refused:project_settings_not_claimable"] == 1 and pool.stats["claimed"] == 0
+        # the prompt that went out behind the refused claim reached no model: one call, the cold start's
+        assert len(api.message_requests()) == served + 1
     assert answer(warm) == answer(cold) == "pong"
     assert init_of(warm)["cwd"] == init_of(cold)["cwd"] == str(project)
     assert api.message_requests()[-1].body["model"] == api.message_requests()[-2].body["model"] == "claude-pinned-model"
@@ -99,6 +102,7 @@ def test_an_environment_variable_read_at_start_up_is_refused_and_starts_cold(
         parked(pool, 1)
         messages = list(pool.query("hello", options))
         assert pool.stats["refused:env_key_not_claimable"] == 1 and pool.stats["claimed"] == 0
+        assert len(api.message_requests()) == 1  # the cold start's only: the refused spare asked nothing
     assert answer(messages) == "pong" and init_of(messages)["cwd"] == options.cwd
 
 
@@ -202,6 +206,7 @@ def test_claims_across_folders_run_tools_there_with_the_claimed_permission_mode(
             if mode != "plan":  # plan mode runs no command
                 assert api.message_requests()[-1].tool_results()[0]["content"] == str(where)
             assert answer(messages) == f"done {i}"
+            assert sum(1 for r in api.message_requests() if r.last_user_text() == "where am I?" and not r.tool_results()) == i + 1  # sent once
             assert any(p.name.endswith(f"project-{i}") for p in (home / ".claude" / "projects").iterdir())  # its transcript there
         assert pool.stats["claimed"] == 5 - pool.stats["cold"] and pool.stats["claimed"] >= 3
 
