@@ -275,3 +275,15 @@ def test_a_claimed_session_resumes_cold_with_its_history(host: ClaudeAgentOption
     session_id = next(m.session_id for m in first if isinstance(m, ResultMessage))
     again = list(query("what was the code?", dataclasses.replace(host, cwd=where, resume=session_id)))
     assert answer(again) == "pong" and "4-8-15" in str(api.message_requests()[-1].messages())
+
+
+def test_run_batch_on_threads_takes_spares(host: ClaudeAgentOptions, api: MockMessagesAPI, home: Path) -> None:
+    from claude_sdkurl.batch import run_batch
+
+    options = dataclasses.replace(host, cwd=str(folder(home, "batch")))
+    with SparePool(2, host) as pool:
+        parked(pool, 2)
+        result = run_batch([f"item {i}" for i in range(4)], options, max_concurrency=2)
+        assert pool.stats["claimed"] >= 2
+    assert [i.text for i in result.items] == ["pong"] * 4 and not result.failed
+    assert len(api.message_requests()) == 4  # one call an item, claimed or cold
