@@ -19,7 +19,9 @@ import sys
 import tempfile
 import time
 
-from claude_sdkurl.testing import STDIO_CLI_VERSION, MockMessagesAPI, install_cli, offline_env
+from _remote import remote_mock_api
+
+from claude_sdkurl.testing import STDIO_CLI_VERSION, install_cli, offline_env
 
 OURS = """
 from claude_sdkurl import ClaudeAgentOptions, ResultMessage, query
@@ -57,12 +59,6 @@ p.wait()
 """
 
 
-def api_child() -> None:
-    with MockMessagesAPI() as api:
-        print(api.url, flush=True)
-        sys.stdin.read()
-
-
 def timed(code: str, env: dict[str, str], cwd: str) -> float:
     t0 = time.perf_counter()
     done = subprocess.run([sys.executable, "-c", code], env=env, cwd=cwd, capture_output=True, text=True, timeout=120)
@@ -75,14 +71,8 @@ def timed(code: str, env: dict[str, str], cwd: str) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=8)
-    parser.add_argument("--api-child", action="store_true")
     args = parser.parse_args()
-    if args.api_child:
-        return api_child()
-    api = subprocess.Popen([sys.executable, __file__, "--api-child"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    assert api.stdout is not None and api.stdin is not None
-    url = api.stdout.readline().strip()
-    try:
+    with remote_mock_api() as url:
         with tempfile.TemporaryDirectory() as home:
             os.mkdir(os.path.join(home, "work"))
             env = {**os.environ, **offline_env(url, home), "CLAUDE_SDKURL_CLI": str(install_cli(STDIO_CLI_VERSION))}
@@ -94,9 +84,6 @@ def main() -> None:
             for _ in range(args.runs):
                 for name, code in programs.items():
                     times[name].append(timed(code, env, cwd))
-    finally:
-        api.stdin.close()
-        api.wait(10)
     med = {name: statistics.median(xs) for name, xs in times.items()}
     print(f"one-query program, CLI {STDIO_CLI_VERSION}, {args.runs} paired runs (ms: min / median / max)")
     for name, xs in times.items():

@@ -21,7 +21,6 @@ import os
 import random
 import statistics
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -29,13 +28,9 @@ from pathlib import Path
 
 from claude_sdkurl import AssistantMessage, ClaudeAgentOptions, Conversations, SparePool, StreamEvent, query
 from claude_sdkurl.spares import resident_mb
-from claude_sdkurl.testing import STDIO_CLI_VERSION, MockMessagesAPI, install_cli, offline_env
+from _remote import remote_mock_api
 
-
-def api_child() -> None:
-    with MockMessagesAPI() as api:
-        print(api.url, flush=True)
-        sys.stdin.read()
+from claude_sdkurl.testing import STDIO_CLI_VERSION, install_cli, offline_env
 
 
 def first_message_ms(messages: object) -> float:
@@ -87,15 +82,9 @@ def main() -> None:
     parser.add_argument("--idle", type=float, default=60.0)
     parser.add_argument("--ts", help="a folder with node_modules/@anthropic-ai/claude-agent-sdk 0.3.332")
     parser.add_argument("--parts", default="1234", help="which measures to run (digits)")
-    parser.add_argument("--api-child", action="store_true")
     args = parser.parse_args()
-    if args.api_child:
-        return api_child()
-    api = subprocess.Popen([sys.executable, __file__, "--api-child"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    assert api.stdout is not None and api.stdin is not None
-    url = api.stdout.readline().strip()
     cli = str(install_cli(STDIO_CLI_VERSION))
-    try:
+    with remote_mock_api() as url:
         with tempfile.TemporaryDirectory() as home:
             env = offline_env(url, home)
             host = ClaudeAgentOptions(cli_path=cli, env=env)
@@ -222,9 +211,6 @@ def main() -> None:
             print(f"4. 100 conversations, 10 active (max_live=10): wake -> first message p50 {p50(wakes) / 1000:.2f} s "
                   f"(p90 {sorted(wakes)[int(len(wakes) * 0.9)] / 1000:.2f} s), all CLIs' resident memory at most "
                   f"{max(memory):.0f} MiB, {served / took_all:.1f} turns/s")
-    finally:
-        api.stdin.close()
-        api.wait(10)
 
 
 if __name__ == "__main__":
