@@ -153,6 +153,9 @@ class Spare:
                 raise ClaimRefused(code, str(e)) from None
             logger.info("spare claimed with a setting not applied: %s", e)
             answer = {}
+        except BaseException:  # the CLI died under the claim, or a timeout: the spare goes with it
+            self.discard()
+            raise
         initialize = answer.get("initialize") if isinstance(answer, dict) else None
         if isinstance(initialize, dict):
             session.server_info = initialize

@@ -287,3 +287,13 @@ def test_run_batch_on_threads_takes_spares(host: ClaudeAgentOptions, api: MockMe
         assert pool.stats["claimed"] >= 2
     assert [i.text for i in result.items] == ["pong"] * 4 and not result.failed
     assert len(api.message_requests()) == 4  # one call an item, claimed or cold
+
+
+def test_a_spare_dying_as_it_is_claimed_ends_cold_and_leaves_nothing(host: ClaudeAgentOptions, home: Path) -> None:
+    with SparePool(1, host) as pool:
+        parked(pool, 1)
+        spare = pool._parked[0]
+        os.kill(spare.pid() or 0, signal.SIGKILL)  # no wait: the pool may not have seen it die yet
+        assert answer(list(pool.query("hello", dataclasses.replace(host, cwd=str(folder(home, "a")))))) == "pong"
+        assert pool.stats["replaced"] + pool.stats["refused:claim_failed"] == 1 and pool.stats["claimed"] == 0
+        assert not spare.park.exists() and spare.session.closed
