@@ -19,6 +19,7 @@ from ._errors import ControlRequestError
 from ._launch import agents_wire
 from ._session import Session
 from ._stock import Stock
+from .sessions._paths import cli_config_dir
 from .types import ClaudeAgentOptions
 
 logger = logging.getLogger("claude_sdkurl.spares")
@@ -31,11 +32,6 @@ sets none."""
 RUNS_ANYWAY = "option_not_applied"
 """The one refusal that still runs on the spare (a claimed setting that could not be applied)."""
 _PARK_PREFIX = "spare-"
-
-
-def _config_dir(env: dict[str, str]) -> Path:
-    chosen = env.get("CLAUDE_CONFIG_DIR") or os.path.join(env.get("HOME") or os.path.expanduser("~"), ".claude")
-    return Path(chosen)
 
 
 def _unclaimable(options: ClaudeAgentOptions) -> ClaudeAgentOptions:
@@ -99,14 +95,13 @@ class Spare:
 
     def __init__(self, host: ClaudeAgentOptions) -> None:
         env = dict(host.env or {})
-        parent = _config_dir(env) / "spares"
+        parent = cli_config_dir(env) / "spares"
         parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         self.park = Path(tempfile.mkdtemp(prefix=_PARK_PREFIX, dir=parent))  # 0700
         extra = {**(host.extra_args or {}), "await-claim": None}
         self.host = host
         self.session = Session(dataclasses.replace(host, cwd=str(self.park), extra_args=extra, transport="stdio"))
         self.started_at = time.monotonic()
-        self.claimed = False
 
     def start(self) -> None:
         try:
@@ -127,7 +122,6 @@ class Spare:
     def claim(self, options: ClaudeAgentOptions) -> Session:
         """Bind the spare to ``options``' folder and settings; the started session, ready for a
         prompt. Raises :class:`ClaimRefused` (the spare is then discarded) when the CLI refuses."""
-        self.claimed = True
         cwd = os.path.abspath(os.fspath(options.cwd)) if options.cwd is not None else os.getcwd()
         request: dict[str, Any] = {"subtype": "claim_session", "cwd": cwd, "include_initialize": True,
                                    "sdk_mcp_servers": sorted(self.session.sdk_mcp_servers)}  # fmt: skip
@@ -168,11 +162,8 @@ class Spare:
             self.discard()
             raise
         session.options = options  # what the run is for, from now on (ledgers, traces, transcripts)
-        threading.Thread(target=self._forget_park, name="claude-sdkurl-spare-park", daemon=True).start()
-        return session
-
-    def _forget_park(self) -> None:
         shutil.rmtree(self.park, ignore_errors=True)  # the claimed session lives in its own folder
+        return session
 
     def discard(self) -> None:
         """Stop the CLI and remove its parking folder."""
@@ -240,7 +231,6 @@ class SparePool(Stock):
         with self._cond:
             if self._closed:
                 return
-            self._threads = [t for t in self._threads if t.is_alive()]
             while len(self._parked) + self._starting < self.size and (self._starting or self._room()):
                 self._launch(self._start_one, "claude-sdkurl-spare")
                 if self.max_memory_mb is not None:
@@ -256,7 +246,7 @@ class SparePool(Stock):
         if not self._arrived(self._parked, spare):
             spare.discard()
             return
-        self.stats["started"] += 1
+        self._count("started")
         if self.max_memory_mb is not None:
             self._fill()
 
@@ -309,28 +299,28 @@ class SparePool(Stock):
             return None
         spare = self._take_spare(wait)
         if spare is None:
-            self.stats["cold"] += 1
+            self._count("cold")
             return None
         try:
             session = spare.claim(options)
         except ClaimRefused as e:
             logger.warning("a spare refused the claim (%s); starting cold: %s", e.code, e)
-            self.stats[f"refused:{e.code}"] += 1
+            self._count(f"refused:{e.code}")
             return None
         except Exception as e:  # the spare died as it was claimed: cold, as for any refusal
             logger.warning("claiming a spare failed; starting cold: %s", e)
-            self.stats["refused:claim_failed"] += 1
+            self._count("refused:claim_failed")
             return None
-        self.stats["claimed"] += 1
+        self._count("claimed")
         return session
+
+    def _count(self, what: str) -> None:
+        with self._cond:  # takes run on many threads at once: no count may be lost
+            self.stats[what] += 1
 
     def close(self) -> None:
         """Stop every parked spare and every one being started; later takes find none."""
-        with self._cond:
-            self._closed = True
-            parked, self._parked = self._parked, []
-            threads = list(self._threads)
-            self._cond.notify_all()
+        parked, threads = self._shut(self._parked)
         with _pools_lock:
             if self in _pools:
                 _pools.remove(self)

@@ -24,6 +24,7 @@ class Stock:
 
     def _launch(self, target: Callable[[], None], name: str) -> None:
         """Start one item on a thread of its own (called with ``_cond`` held)."""
+        self._threads = [t for t in self._threads if t.is_alive()]
         self._starting += 1
         t = threading.Thread(target=target, name=name, daemon=True)
         self._threads.append(t)
@@ -47,3 +48,15 @@ class Stock:
                 shelf.append(item)
             self._cond.notify_all()
         return keep
+
+    def _shut(self, shelf: list[Any]) -> tuple[list[Any], list[threading.Thread]]:
+        """Mark the pool closed: what was on ``shelf`` (now empty), for the caller to stop, and
+        the threads still starting items, for it to join (what they start is stopped as it
+        arrives: see :meth:`_arrived`)."""
+        with self._cond:
+            self._closed = True
+            items = list(shelf)
+            shelf.clear()
+            threads = list(self._threads)
+            self._cond.notify_all()
+        return items, threads

@@ -16,8 +16,9 @@ so the model sees the whole history. Messages to one conversation are served one
 the order they arrive; different conversations run in parallel, up to ``max_live`` at once (a
 send waits for a slot when every live CLI is busy).
 
-Threads: one ``claude-sdkurl-conversations`` thread hibernates idle conversations (it waits on a
-condition, at most ``idle_timeout`` at a time, and ends with :meth:`Conversations.close`); each
+Threads: one ``claude-sdkurl-conversations`` thread hibernates idle conversations (it looks once
+a second, or every ``idle_timeout`` where that is shorter, waiting on a condition, and ends with
+:meth:`Conversations.close`); each
 turn runs on the caller's thread. A CLI is stopped before another one takes its slot, so no more
 than ``max_live`` exist at any moment, and no two serve one conversation.
 """
@@ -238,8 +239,7 @@ class Conversations:
             with self._cond:
                 if self._closed:
                     return
-                wait = self.idle_timeout if self.idle_timeout is not None else None
-                self._cond.wait(min(wait, 1.0) if wait is not None else None)
+                self._cond.wait(min(self.idle_timeout, 1.0) if self.idle_timeout is not None else None)
                 if self._closed:
                     return
                 if self.idle_timeout is None:

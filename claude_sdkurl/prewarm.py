@@ -191,7 +191,6 @@ class WarmPool(Stock):
         with self._cond:
             if self._closed:
                 return
-            self._threads = [t for t in self._threads if t.is_alive()]
             while len(self._ready) + self._starting < self.size:
                 self._launch(self._start_one, "claude-sdkurl-prewarm")
 
@@ -224,10 +223,7 @@ class WarmPool(Stock):
 
     def close(self) -> None:
         """Stop the warm sessions and forget this pool."""
-        with self._cond:
-            self._closed = True
-            ready, self._ready = self._ready, []
-            threads = list(self._threads)
+        ready, threads = self._shut(self._ready)
         for session in ready:
             session.close()
         for t in threads:

@@ -102,15 +102,20 @@ def projects_dir(env: dict[str, str] | None = None) -> Path:
     return (Path(_nfc(chosen)) if chosen else config_dir()) / "projects"
 
 
-def cli_projects_dir(env: dict[str, str]) -> str:
-    """Where a CLI started with environment ``env`` writes transcripts: its
-    ``CLAUDE_CONFIG_DIR``, else its ``HOME``'s ``.claude``, else ours. (The official SDK
-    looks at ``CLAUDE_CONFIG_DIR`` only, and so drops every mirror frame of a CLI given
-    another ``HOME``.)"""
+def cli_config_dir(env: dict[str, str]) -> Path:
+    """The config directory of a CLI started with environment ``env``: its
+    ``CLAUDE_CONFIG_DIR``, else its ``HOME``'s ``.claude``, else ours."""
     home = env.get("HOME")
     if home and not env.get("CLAUDE_CONFIG_DIR"):
-        return str(Path(_nfc(home)) / ".claude" / "projects")
-    return str(projects_dir(env))
+        return Path(_nfc(home)) / ".claude"
+    return projects_dir(env).parent
+
+
+def cli_projects_dir(env: dict[str, str]) -> str:
+    """Where a CLI started with environment ``env`` writes transcripts: ``projects`` in its
+    :func:`cli_config_dir`. (The official SDK looks at ``CLAUDE_CONFIG_DIR`` only, and so drops
+    every mirror frame of a CLI given another ``HOME``.)"""
+    return str(cli_config_dir(env) / "projects")
 
 
 def _subdirs(parent: Path) -> list[Path]:
