@@ -18,7 +18,7 @@ from ..types import ClaudeAgentOptions
 from ._checkpoint import Checkpoint
 from ._decisions import Decisions
 from ._elsewhere import STOPPED, _run_elsewhere, _run_here, _stop_elsewhere, picklable
-from ._item import BatchItem, BatchProgress
+from ._item import BatchItem, BatchProgress, interrupted
 from ._progress import _reporter
 from ._result import BatchResult, BatchStopped
 from ._retry import RetryPolicy
@@ -294,8 +294,8 @@ class Driver:
 
     def _tell(self, stopped: bool = False) -> None:
         if self.report is not None:
-            cut = sum(1 for i in self.done.values() if i.fault == "stopped")  # a stop is no failure of the item
-            failed = sum(1 for i in self.done.values() if i.error is not None and i.fault != "stopped")
+            cut = interrupted(self.done.values())  # a stop is no failure of the item
+            failed = sum(1 for i in self.done.values() if i.error is not None) - cut
             self.report(BatchProgress(len(self.done) - cut, failed, len(self.prompts), self.state.spent, time.monotonic() - self.t0,
                                       paused=self.state.paused, running=len(self.running), stopped=stopped, interrupted=cut))  # fmt: skip
 

@@ -4,6 +4,7 @@ and how an item reads in a notebook's table."""
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable
 from typing import Any
 
 from ..display import MARK_FAILED, MARK_OK, MARK_STOPPED, MARK_WAITING, all_dollars, dollars
@@ -41,6 +42,11 @@ class BatchItem:
 
 
 _SHOWN_ITEMS = 20  # items listed in a notebook's table of a BatchResult
+
+
+def interrupted(items: Iterable[BatchItem]) -> int:
+    """How many of ``items`` a stop cut short (``fault="stopped"``): shown as interrupted, not failed."""
+    return sum(1 for i in items if i.fault == "stopped")
 
 
 def _item_row(item: BatchItem) -> dict[str, str]:

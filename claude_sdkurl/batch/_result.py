@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ..display import dollars
 from ._checkpoint import read
-from ._item import _SHOWN_ITEMS, BatchItem, _item_row
+from ._item import _SHOWN_ITEMS, BatchItem, _item_row, interrupted
 
 class BatchStopped(KeyboardInterrupt):
     """:func:`run_batch` was stopped (Ctrl-C, a notebook's stop button) and stopped its runs.
@@ -18,8 +18,8 @@ class BatchStopped(KeyboardInterrupt):
 
     def __init__(self, result: BatchResult) -> None:
         self.result = result
-        cut = sum(1 for i in result.items if i.fault == "stopped")
-        failed = sum(1 for i in result.items if i.error is not None and i.fault != "stopped")
+        cut = interrupted(result.items)
+        failed = len(result.failed) - cut
         done = len(result.items) - cut - failed
         super().__init__(f"run_batch stopped: {done} done, {cut} interrupted{f', {failed} failed' if failed else ''}; "
                          "the interrupted ones are marked fault='stopped' in this exception's .result (pass it as resume= to go on)")  # fmt: skip
@@ -75,7 +75,7 @@ class BatchResult:
         return sum(int((i.usage or {}).get(kind) or 0) for i in self.items)
 
     def _repr_markdown_(self) -> str:
-        cut = sum(1 for i in self.items if i.fault == "stopped")  # a stopped batch: interrupted, not failed
+        cut = interrupted(self.items)  # a stopped batch: interrupted, not failed
         head = (f"**{len(self.succeeded)}** done, {f'**{cut}** interrupted, ' if cut else ''}**{len(self.failed) - cut}** failed, "
                 f"**{len(self.waiting)}** waiting · "
                 f"{dollars(self.total_cost_usd)} · {self.total_tokens('input_tokens'):,} in / {self.total_tokens('output_tokens'):,} out tokens")  # fmt: skip
