@@ -494,3 +494,22 @@ def test_a_waiting_line_at_once_then_thinking_folded(nb: Kernel, api: MockMessag
     at = cell.text()
     assert at.index("Bash echo hi") < at.index("waiting for Claude…")
     assert cell.done.wait(30) and "…" not in cell.text() and "done" in cell.text()
+
+
+@pytest.mark.parametrize("transport", ["stdio"], indirect=True)
+def test_a_card_still_showing_when_the_cli_dies_is_closed_as_undecided(nb: Kernel, api: MockMessagesAPI, home: Path) -> None:
+    """The CLI dies while a person has not decided: the card does not stay clickable (a click
+    then would decide for a turn that is gone); it becomes the line saying nothing was decided."""
+    import signal
+
+    api.enqueue(tool_use("Bash", {"command": "touch never.txt"}))
+    cell = nb.submit("%%claude\nmake never.txt")
+    nb.button("Allow")  # the card is up
+    (pid,) = [p for p in clis_with(home) if b"--output-format" in open(f"/proc/{p}/cmdline", "rb").read()]
+    os.kill(pid, signal.SIGKILL)
+    assert cell.done.wait(30)
+    shown = cell.text()
+    assert "■ **Not decided: the turn ended:** `Bash touch never.txt`" in shown and "ProcessError" in shown
+    assert not [o for o in cell.outputs if VIEW in o.get("data", {})]
+    assert nb.widgets(lambda s: s.get("description") == "Allow") == []
+    assert not (home / "work" / "never.txt").exists() and clis_with(home) == []
