@@ -289,6 +289,9 @@ def build_args(options: ClaudeAgentOptions) -> list[str]:
                     servers[name] = {k: v for k, v in config.items() if k != "instance"}
                 else:
                     servers[name] = config
+            if servers and o.mcp_servers_delivery == "initialize":
+                # the external ones go in ``initialize``; in-process ones stay here (TypeScript's split)
+                servers = {n: c for n, c in servers.items() if c.get("type") == "sdk"}
             if servers:
                 args += ["--mcp-config", json.dumps({"mcpServers": servers})]
         else:
@@ -309,8 +312,10 @@ def build_args(options: ClaudeAgentOptions) -> list[str]:
         args.append("--session-mirror")
     if sources is not None:
         args.append(f"--setting-sources={','.join(sources)}")
-    for plugin in o.plugins:
-        args += ["--plugin-dir", plugin["path"]]
+    if o.plugin_delivery != "initialize":
+        for plugin in o.plugins:
+            args += ["--plugin-dir", plugin["path"]]
+    args += _typescript_args(o)
     for flag, value in o.extra_args.items():
         if value is None:
             args.append(f"--{flag}")
@@ -340,6 +345,41 @@ def build_args(options: ClaudeAgentOptions) -> list[str]:
     return args
 
 
+def _typescript_args(o: ClaudeAgentOptions) -> list[str]:
+    """The flags of the options TypeScript has and the official Python SDK has not (the
+    TypeScript SDK 0.3.332's flags, in our ``--flag value`` form)."""
+    args: list[str] = []
+    if o.agent:
+        args += ["--agent", o.agent]
+    if o.debug_file:
+        args += ["--debug-file", str(o.debug_file)]
+    elif o.debug:
+        args.append("--debug")
+    if o.permission_prompts:
+        args += ["--permission-prompts", o.permission_prompts]
+    if o.allow_dangerously_skip_permissions:
+        args.append("--allow-dangerously-skip-permissions")
+    if o.project_config_root is not None:
+        args += ["--project-config-root", str(o.project_config_root)]
+    if awaits_initialize(o):
+        args.append("--await-initialize")
+    if o.persist_session is False:
+        args.append("--no-session-persistence")
+    if o.managed_settings:
+        args += ["--managed-settings", json.dumps(o.managed_settings)]
+    return args
+
+
+def awaits_initialize(o: ClaudeAgentOptions) -> bool:
+    """Whether the CLI must read MCP servers or plugins from ``initialize`` before it starts."""
+    external = isinstance(o.mcp_servers, dict) and any(
+        not (isinstance(c, dict) and c.get("type") == "sdk") for c in o.mcp_servers.values()
+    )
+    return (o.plugin_delivery == "initialize" and bool(o.plugins)) or (
+        o.mcp_servers_delivery == "initialize" and external
+    )
+
+
 def build_env(options: ClaudeAgentOptions, extra: dict[str, str] | None = None) -> dict[str, str]:
     """The CLI's environment, as the official SDK builds it: ours minus ``CLAUDECODE``,
     ``CLAUDE_CODE_ENTRYPOINT=sdk-py``, then ``options.env``, then the SDK's own variables, then ``extra``."""
@@ -359,6 +399,9 @@ def build_env(options: ClaudeAgentOptions, extra: dict[str, str] | None = None) 
         env["CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING"] = "true"
     if options.cwd is not None:
         env["PWD"] = str(options.cwd)
+    question = (options.tool_config or {}).get("ask_user_question") or {}
+    if question.get("preview_format"):
+        env["CLAUDE_CODE_QUESTION_PREVIEW_FORMAT"] = question["preview_format"]
     _add_trace_context(env, options.env)
     if extra:
         env.update(extra)
@@ -391,7 +434,18 @@ def _add_trace_context(env: dict[str, str], chosen: dict[str, str]) -> None:
 
 
 # Flags the SDK adds for an option; named when a CLI too old for them refuses them.
-FLAG_OPTIONS = {"--session-mirror": "session_store", "--task-budget": "task_budget", "--effort": "effort"}
+FLAG_OPTIONS = {
+    "--session-mirror": "session_store",
+    "--task-budget": "task_budget",
+    "--effort": "effort",
+    "--agent": "agent",
+    "--permission-prompts": "permission_prompts",
+    "--no-session-persistence": "persist_session",
+    "--project-config-root": "project_config_root",
+    "--await-initialize": "mcp_servers_delivery or plugin_delivery",
+    "--managed-settings": "managed_settings",
+    "--debug-file": "debug_file",
+}
 _UNKNOWN_FLAG = re.compile(r"unknown option '(--[\w-]+)")
 
 

@@ -15,7 +15,11 @@ subtype            handler
 ``hook_callback``  :func:`handle_hook_callback` -> ``hooks`` option
 ``mcp_message``    :func:`handle_mcp_message` -> SDK MCP servers
 ``elicitation``    :func:`handle_elicitation` -> ``on_elicitation``
+``request_user_    :func:`handle_user_dialog` -> ``on_user_dialog``
+dialog``
 =================  ===========================================
+
+A handler that returns :data:`NO_ANSWER` leaves the request unanswered on purpose.
 """
 
 from __future__ import annotations
@@ -119,6 +123,33 @@ def handle_mcp_message(plan: LaunchPlan, request: dict[str, Any]) -> dict[str, A
     return {"mcp_response": reply}
 
 
+NO_ANSWER: dict[str, Any] | None = None
+"""What a handler returns to send no answer at all (the session then forgets the request)."""
+
+
+def handle_user_dialog(plan: LaunchPlan, request: dict[str, Any]) -> dict[str, Any] | None:
+    """Ask ``options.on_user_dialog`` to render a dialog the CLI parked.
+
+    As TypeScript: with no callback, or when it returns ``None``, nothing is answered (another
+    attached client may render it; the CLI's park deadline settles it otherwise).
+    """
+    callback = plan.options.on_user_dialog
+    if callback is None:
+        logger.info("no on_user_dialog for request_user_dialog (kind %s): left unanswered", request.get("dialog_kind"))
+        return NO_ANSWER
+    dialog = {
+        "dialog_kind": request.get("dialog_kind"),
+        "payload": request.get("payload") or {},
+        "tool_use_id": request.get("tool_use_id"),
+    }
+    result = call_user(callback, dialog)
+    if result is None:
+        return NO_ANSWER
+    if not isinstance(result, dict) or result.get("behavior") not in ("completed", "cancelled"):
+        raise TypeError("on_user_dialog must return {'behavior': 'completed', 'result': ...}, {'behavior': 'cancelled'} or None")
+    return dict(result)
+
+
 def handle_elicitation(plan: LaunchPlan, request: dict[str, Any]) -> dict[str, Any]:
     """Ask ``options.on_elicitation`` (if set) to answer an MCP elicitation."""
     callback = plan.options.on_elicitation
@@ -130,9 +161,10 @@ def handle_elicitation(plan: LaunchPlan, request: dict[str, Any]) -> dict[str, A
     return result
 
 
-HANDLERS: dict[str, Callable[[LaunchPlan, dict[str, Any]], dict[str, Any]]] = {
+HANDLERS: dict[str, Callable[[LaunchPlan, dict[str, Any]], dict[str, Any] | None]] = {
     "can_use_tool": handle_can_use_tool,
     "hook_callback": handle_hook_callback,
     "mcp_message": handle_mcp_message,
     "elicitation": handle_elicitation,
+    "request_user_dialog": handle_user_dialog,
 }

@@ -150,6 +150,20 @@ class ControlRequestError(ClaudeSDKError):
         super().__init__(f"Control request {subtype!r} failed: {error}")
 
 
+class UnsupportedControlRequestError(ControlRequestError):
+    """Ours: the running CLI does not know this control request (it answered
+    ``Unsupported control request subtype``): a method that needs a newer Claude Code.
+    A :class:`ControlRequestError`, so code that catches that still does."""
+
+    def __init__(self, subtype: str, error: str, cli_version: str | None):
+        super().__init__(subtype, error)
+        self.cli_version = cli_version
+        self.args = (
+            f"This Claude Code (version {cli_version or 'unknown'}) does not know the control request "
+            f"{subtype!r}: use a newer CLI ({error})",
+        )
+
+
 class ControlRequestTimeoutError(ClaudeSDKError, TimeoutError):
     """A control request got no answer in time."""
 

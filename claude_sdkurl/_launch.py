@@ -115,9 +115,33 @@ def check_options(options: ClaudeAgentOptions) -> None:
         if not isinstance(key, str) or not isinstance(value, str):
             raise TypeError(f"options.env must map str to str, got {key!r}: {value!r}")
     _check_skills(options.skills)
+    _check_typescript_options(options)
     for plugin in options.plugins:
         if plugin.get("type") != "local":
             raise ValueError(f"Unsupported plugin type: {plugin.get('type')!r}")
+
+
+def _check_typescript_options(options: ClaudeAgentOptions) -> None:
+    """The rules TypeScript applies to its options at intake, with its words where it has them."""
+    if options.permission_prompts not in (None, "host", "none"):
+        raise ValueError(f"permission_prompts must be 'host' or 'none', not {options.permission_prompts!r}")
+    for name in ("mcp_servers_delivery", "plugin_delivery"):
+        if getattr(options, name) not in ("argv", "initialize"):
+            raise ValueError(f"Invalid {name}. Expected 'argv' or 'initialize'.")
+    if options.supported_dialog_kinds and options.on_user_dialog is None:
+        raise ValueError(
+            "supported_dialog_kinds requires an on_user_dialog callback -- declaring dialog kinds without a "
+            "handler would park dialogs nothing can answer. Provide on_user_dialog, or omit supported_dialog_kinds."
+        )
+    if options.session_store is not None and options.persist_session is False:
+        raise ValueError(
+            "session_store cannot be used with persist_session=False -- the storage adapter requires local "
+            "writes to mirror"
+        )
+    if options.mcp_servers_delivery == "initialize" and options.transport == "websocket":
+        raise UnsupportedOptionError("mcp_servers_delivery='initialize' needs transport='stdio': a --sdk-url launch reads no initialize at start")
+    if options.plugin_delivery == "initialize" and options.transport == "websocket":
+        raise UnsupportedOptionError("plugin_delivery='initialize' needs transport='stdio': a --sdk-url launch reads no initialize at start")
 
 
 # In a Skill(name) rule of --allowedTools: the CLI splits that value on commas and spaces
@@ -269,7 +293,7 @@ def _plan(
         initialize_timeout=max(initialize_timeout(), options.control_timeout),
         hook_callbacks=callbacks,
         sdk_mcp_servers=servers,
-        bidirectional=bool(hooks or servers or options.can_use_tool or options.on_elicitation),
+        bidirectional=bool(hooks or servers or options.can_use_tool or options.on_elicitation or options.on_user_dialog),
         ceiling_ms=ceiling_ms(options.env),
         max_line=options.max_buffer_size or DEFAULT_MAX_LINE,
         projects_dir=cli_projects_dir(env or options.env),
@@ -338,6 +362,25 @@ def initialize_request(options: ClaudeAgentOptions, hooks: dict[str, Any] | None
         request["skills"] = options.skills
     if options.forward_subagent_text:
         request["forwardSubagentText"] = True
+    # TypeScript's initialize fields (its names, sent only when set, as it does)
+    for key, value in (
+        ("planModeInstructions", options.plan_mode_instructions),
+        ("toolAliases", options.tool_aliases),
+        ("title", options.title),
+        ("promptSuggestions", options.prompt_suggestions),
+        ("agentProgressSummaries", options.agent_progress_summaries),
+        ("supportedDialogKinds", options.supported_dialog_kinds),
+        ("perTaskStopAffordance", options.per_task_stop_affordance),
+    ):
+        if value is not None:
+            request[key] = value
+    if options.plugin_delivery == "initialize" and options.plugins:
+        request["plugins"] = [dict(p) for p in options.plugins]
+    if _cli.awaits_initialize(options) and options.mcp_servers_delivery == "initialize":
+        assert isinstance(options.mcp_servers, dict)
+        request["mcpServers"] = {
+            n: c for n, c in options.mcp_servers.items() if not (isinstance(c, dict) and c.get("type") == "sdk")
+        }
     return request
 
 

@@ -10,12 +10,20 @@ wire dict in ``raw``. A known message that lacks a field it must have raises
 
 from __future__ import annotations
 
+import dataclasses
 import typing
 from typing import Any, Callable
 
 from ._errors import MessageParseError
 from .types import (
+    ApiRetryMessage,
     AssistantMessage,
+    AuthStatusMessage,
+    PermissionDeniedMessage,
+    PromptSuggestionMessage,
+    SessionWritesLostMessage,
+    ToolProgressMessage,
+    ToolUseSummaryMessage,
     ContentBlock,
     ConversationResetMessage,
     DeferredToolUse,
@@ -160,6 +168,10 @@ def _result(data: dict[str, Any]) -> ResultMessage:
         origin=_origin(data),
         user_message_uuid=data.get("user_message_uuid"),
         user_message_uuids=data.get("user_message_uuids"),
+        ttft_ms=data.get("ttft_ms"),
+        ttft_stream_ms=data.get("ttft_stream_ms"),
+        time_to_request_ms=data.get("time_to_request_ms"),
+        resume_reason=data.get("resume_reason"),
     )
 
 
@@ -224,7 +236,51 @@ def _system(data: dict[str, Any]) -> SystemMessage:
         )
     if subtype == "mirror_error":
         return MirrorErrorMessage(subtype, data, key=data.get("key"), error=data.get("error", ""))
+    typed = _TYPED_SYSTEM.get(subtype)
+    if typed is not None:
+        return typed(subtype, data, **_fields_of(typed, data))
     return SystemMessage(subtype=subtype, data=data)
+
+
+# system subtypes TypeScript types and the official Python SDK leaves as SystemMessage: every
+# field they declare is optional here, so a CLI that leaves one out still gives the message
+_TYPED_SYSTEM: dict[str, type[SystemMessage]] = {
+    "api_retry": ApiRetryMessage,
+    "permission_denied": PermissionDeniedMessage,
+    "session_writes_lost": SessionWritesLostMessage,
+}
+
+
+def _fields_of(cls: type, data: dict[str, Any]) -> dict[str, Any]:
+    """The wire fields of ``data`` that are fields of ``cls`` (but the SystemMessage pair)."""
+    names = {f.name for f in dataclasses.fields(cls)} - {"subtype", "data"}
+    return {k: v for k, v in data.items() if k in names}
+
+
+def _prompt_suggestion(data: dict[str, Any]) -> PromptSuggestionMessage:
+    return PromptSuggestionMessage(data["suggestion"], data["uuid"], data["session_id"])
+
+
+def _tool_progress(data: dict[str, Any]) -> ToolProgressMessage:
+    return ToolProgressMessage(
+        data["tool_use_id"],
+        data["tool_name"],
+        data["elapsed_time_seconds"],
+        data["uuid"],
+        data["session_id"],
+        parent_tool_use_id=data.get("parent_tool_use_id"),
+        task_id=data.get("task_id"),
+    )
+
+
+def _tool_use_summary(data: dict[str, Any]) -> ToolUseSummaryMessage:
+    return ToolUseSummaryMessage(data["summary"], list(data["preceding_tool_use_ids"]), data["uuid"], data["session_id"])
+
+
+def _auth_status(data: dict[str, Any]) -> AuthStatusMessage:
+    return AuthStatusMessage(
+        bool(data["isAuthenticating"]), list(data["output"]), data["uuid"], data["session_id"], error=data.get("error")
+    )
 
 
 def _rate_limit(data: dict[str, Any]) -> RateLimitEvent:
@@ -258,6 +314,10 @@ _MESSAGES: dict[str, Callable[[dict[str, Any]], Message]] = {
     "stream_event": stream_event,
     "rate_limit_event": _rate_limit,
     "conversation_reset": _reset,
+    "prompt_suggestion": _prompt_suggestion,
+    "tool_progress": _tool_progress,
+    "tool_use_summary": _tool_use_summary,
+    "auth_status": _auth_status,
 }
 
 

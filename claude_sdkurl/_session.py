@@ -44,6 +44,7 @@ from ._errors import (
     ProcessError,
     ResultError,
     UnsupportedOptionError,
+    UnsupportedControlRequestError,
 )
 from ._protocol import (
     ControlCancelReceived,
@@ -610,6 +611,12 @@ class Session:
                     response = handler(self.plan, event.request)
                     if record is not None:
                         record(response)
+            if response is None:  # NO_ANSWER: left unanswered on purpose (see _control)
+                with self._answer_lock:
+                    inflight = self._inflight.pop(event.request_id, None)
+                if inflight is not None and inflight.timer is not None:
+                    inflight.timer.cancel()
+                return
             line = self._protocol.control_success(event.request_id, response)
         except Exception as e:  # the CLI gets the message; the session goes on
             logger.warning("%s callback failed: %s", event.subtype, e, exc_info=logger.isEnabledFor(logging.DEBUG))
@@ -724,6 +731,9 @@ class Session:
             raise result
         assert result is not None
         if not result.success:
+            if (result.error or "").startswith("Unsupported control request subtype"):
+                version = _cli.format_version(self.cli_version) if self.cli_version else None
+                raise UnsupportedControlRequestError(pending.subtype, result.error or "", version)
             raise ControlRequestError(pending.subtype, result.error or "")
         return result.response
 

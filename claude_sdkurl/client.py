@@ -7,10 +7,10 @@ import queue
 import threading
 from collections.abc import Iterable, Iterator
 from types import TracebackType
-from typing import Any
+from typing import Any, Literal
 
 from ._deadline import Deadline
-from ._errors import CLIConnectionError, ReceiveTimeoutError
+from ._errors import CLIConnectionError, ControlRequestError, ReceiveTimeoutError
 from ._session import Ended, Session
 from ._transport import Transport
 from .prewarm import open_warm_session
@@ -20,6 +20,7 @@ from .tracing import RunTrace
 from .types import (
     ClaudeAgentOptions,
     ContextUsageResponse,
+    McpServerStatus,
     McpStatusResponse,
     Message,
     PermissionMode,
@@ -28,6 +29,8 @@ from .types import (
 )
 
 logger = logging.getLogger("claude_sdkurl.client")
+
+_UNSET: Any = object()  # a keyword left out, where None means something
 
 
 class ClaudeClient:
@@ -273,13 +276,28 @@ class ClaudeClient:
         """Switch model (``None``: back to the default)."""
         self._control("set_model", model=model)
 
-    def set_max_thinking_tokens(self, max_thinking_tokens: int | None) -> None:
-        """Change the thinking budget."""
-        self._control("set_max_thinking_tokens", max_thinking_tokens=max_thinking_tokens)
+    def set_max_thinking_tokens(self, max_thinking_tokens: int | None, thinking_display: Any = _UNSET) -> None:
+        """Change the thinking budget (``None``: back to the default).
 
-    def rewind_files(self, user_message_id: str) -> None:
-        """Restore files to their state at a user message (needs ``enable_file_checkpointing``)."""
-        self._control("rewind_files", user_message_id=user_message_id)
+        ``thinking_display`` (TypeScript's): ``"summarized"``, ``"omitted"``, ``"highlights"``
+        or ``None`` to clear the session's display mode; left out, the mode is kept.
+        """
+        fields: dict[str, Any] = {"max_thinking_tokens": max_thinking_tokens}
+        if thinking_display is not _UNSET:
+            fields["thinking_display"] = thinking_display
+        self._control("set_max_thinking_tokens", **fields)
+
+    def rewind_files(self, user_message_id: str, dry_run: bool | None = None) -> dict[str, Any]:
+        """Restore files to their state at a user message (needs ``enable_file_checkpointing``).
+
+        With ``dry_run=True`` (TypeScript's) no file changes: the answer says what would
+        (``canRewind``, ``filesChanged``, ``insertions``, ``deletions``, ``error``). The official
+        Python method returns ``None``; this returns the CLI's answer.
+        """
+        fields: dict[str, Any] = {"user_message_id": user_message_id}
+        if dry_run is not None:
+            fields["dry_run"] = dry_run
+        return self._control("rewind_files", **fields)
 
     def reconnect_mcp_server(self, server_name: str) -> None:
         """Reconnect an MCP server."""
@@ -301,9 +319,11 @@ class ClaudeClient:
         """Connection status of every MCP server."""
         return self._control("mcp_status")  # type: ignore[return-value]
 
-    def get_context_usage(self) -> ContextUsageResponse:
-        """How the context window is used."""
-        return self._control("get_context_usage")  # type: ignore[return-value]
+    def get_context_usage(self, detail: Literal["full", "summary"] | None = None) -> ContextUsageResponse:
+        """How the context window is used. ``detail="summary"`` (TypeScript's) answers from the
+        last response's usage without counting each category (``"full"``, the CLI's default)."""
+        fields = {"detail": detail} if detail is not None else {}
+        return self._control("get_context_usage", **fields)  # type: ignore[return-value]
 
     def get_settings(self) -> dict[str, Any]:
         """The effective settings."""
@@ -324,6 +344,122 @@ class ClaudeClient:
     def get_server_info(self) -> dict[str, Any] | None:
         """What the CLI answered to ``initialize`` (commands, models, account, ...)."""
         return self._live().server_info
+
+    # ------------------------------------------------------------------ the TypeScript SDK's methods
+    # (its Query methods the official Python SDK lacks: same control subtypes and fields)
+
+    def initialization_result(self) -> dict[str, Any]:
+        """The CLI's answer to ``initialize`` (TypeScript's ``initializationResult()``)."""
+        info = self._live().server_info
+        if info is None:
+            raise CLIConnectionError("the session has no initialize answer (a custom transport that sent none?)")
+        return info
+
+    def reinitialize(self) -> dict[str, Any]:
+        """Send ``initialize`` again to the running CLI and return its fresh answer (after a
+        transport gap: the answer lists the permission prompts it still waits on)."""
+        session = self._live()
+        assert session.plan is not None
+        info = session.control(dict(session.plan.initialize), timeout=session.plan.initialize_timeout)
+        session.server_info = info
+        return info
+
+    def supported_commands(self) -> list[dict[str, Any]]:
+        """The slash commands and skills of this session (from ``initialize``)."""
+        return list(self.initialization_result().get("commands") or [])
+
+    def supported_models(self) -> list[dict[str, Any]]:
+        """The models this session may use (from ``initialize``)."""
+        return list(self.initialization_result().get("models") or [])
+
+    def supported_agents(self) -> list[dict[str, Any]]:
+        """The subagents of this session (from ``initialize``)."""
+        return list(self.initialization_result().get("agents") or [])
+
+    def account_info(self) -> dict[str, Any]:
+        """The authenticated account (from ``initialize``; empty with an API key and no account)."""
+        return dict(self.initialization_result().get("account") or {})
+
+    def mcp_server_status(self) -> list[McpServerStatus]:
+        """Each MCP server's status (TypeScript's name; :meth:`get_mcp_status` is the official one)."""
+        return list(self.get_mcp_status().get("mcpServers") or [])
+
+    def set_mcp_permission_mode_override(self, server_name: str, mode: Literal["default", "auto"] | None) -> dict[str, Any]:
+        """Pin (or, with ``None``, clear) a tighten-only permission mode for one MCP server's tools."""
+        return self._control("set_mcp_permission_mode_override", serverName=server_name, mode=mode) or {}
+
+    def update_settings(self, source: Literal["localSettings", "userSettings"], settings: dict[str, Any]) -> None:
+        """Write settings into a settings file through the CLI's own writer, and apply them
+        (the CLI takes only its allow-list: ``localSettings``: ``outputStyle``;
+        ``userSettings``: ``effortLevel``)."""
+        self._control("update_settings", source=source, settings=settings)
+
+    def get_usage(self, skip_behaviors: bool = False) -> dict[str, Any]:
+        """The data behind ``/usage``: this session's cost and tokens, and the plan's rate-limit
+        windows (5-hour, 7-day, per model) where the account has them (``rate_limits_available``).
+        TypeScript's ``usage_EXPERIMENTAL_MAY_CHANGE_DO_NOT_RELY_ON_THIS_API_YET``: the CLI may change it."""
+        fields = {"skip_behaviors": True} if skip_behaviors else {}
+        return self._control("get_usage", **fields)
+
+    def read_file(
+        self, path: str, max_bytes: int | None = None, encoding: Literal["utf-8", "base64"] | None = None
+    ) -> dict[str, Any] | None:
+        """Read a file as the session's Read tool may (resolved against its ``cwd``, same
+        permission rules): ``{"contents": ..., ...}``, or ``None`` when refused or missing."""
+        fields: dict[str, Any] = {"path": path}
+        if max_bytes is not None:
+            fields["max_bytes"] = max_bytes
+        if encoding is not None:
+            fields["encoding"] = encoding
+        try:
+            return self._control("read_file", **fields)
+        except ControlRequestError:
+            return None
+
+    def reload_plugins(
+        self,
+        hold_on_cache_impact: bool = False,
+        add_plugins: list[str] | None = None,
+        refuse_if_busy: bool = False,
+    ) -> dict[str, Any]:
+        """Reload plugins from disk; the refreshed commands, agents, plugins and MCP servers."""
+        fields: dict[str, Any] = {}
+        if hold_on_cache_impact:
+            fields["hold_on_cache_impact"] = True
+        if add_plugins:
+            fields["add_plugins"] = list(add_plugins)
+        if refuse_if_busy:
+            fields["refuse_if_busy"] = True
+        return self._control("reload_plugins", **fields)
+
+    def reload_skills(self) -> dict[str, Any]:
+        """Reload skills from disk; the refreshed skill list."""
+        return self._control("reload_skills")
+
+    def reload_output_styles(self) -> dict[str, Any]:
+        """Re-read the output-style folders; the refreshed style names."""
+        return self._control("reload_output_styles")
+
+    def seed_read_state(self, path: str, mtime: float) -> None:
+        """Tell the CLI a file was read at ``mtime`` (ms since the epoch), so an Edit of it
+        does not fail with "file not read yet" (skipped if the file changed since)."""
+        self._control("seed_read_state", path=path, mtime=mtime)
+
+    def read_mcp_resource(self, server_name: str, uri: str) -> dict[str, Any]:
+        """Read one resource of a connected MCP server (``{"contents": [...]}``)."""
+        return self._control("mcp_read_resource", serverName=server_name, uri=uri)
+
+    def background_tasks(self, tool_use_id: str | None = None) -> bool:
+        """Move running foreground work (one tool call, or all with ``None``) to the background;
+        ``True`` when something was moved."""
+        fields = {"tool_use_id": tool_use_id} if tool_use_id is not None else {}
+        answer = self._control("background_tasks", **fields) or {}
+        return bool(answer.get("backgrounded", True))
+
+    def stream_input(self, messages: Iterable[dict[str, Any]]) -> None:
+        """Send more user messages into the running session (TypeScript's ``streamInput``):
+        each dict is a wire ``user`` message, sent in order; returns when all are written."""
+        self.query(messages)
 
 
 def _checked_timeout(timeout: float | None) -> float | None:

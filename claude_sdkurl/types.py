@@ -1139,6 +1139,47 @@ class MirrorErrorMessage(SystemMessage):
 
 
 @dataclass
+class ApiRetryMessage(SystemMessage):
+    """Ours (TypeScript's ``SDKAPIRetryMessage``): a model request failed and will be tried
+    again after ``retry_delay_ms`` (subtype ``api_retry``)."""
+
+    attempt: int = 0
+    max_retries: int = 0
+    retry_delay_ms: int = 0
+    error_status: int | None = None
+    error: str | None = None
+    uuid: str | None = None
+    session_id: str | None = None
+
+
+@dataclass
+class PermissionDeniedMessage(SystemMessage):
+    """Ours (TypeScript's ``SDKPermissionDeniedMessage``): a tool call was denied without
+    asking (``permission_prompts="none"``, a rule, the mode; subtype ``permission_denied``)."""
+
+    tool_name: str = ""
+    tool_use_id: str = ""
+    message: str = ""
+    agent_id: str | None = None
+    decision_reason_type: str | None = None
+    decision_reason: str | None = None
+    uuid: str | None = None
+    session_id: str | None = None
+
+
+@dataclass
+class SessionWritesLostMessage(SystemMessage):
+    """Ours (TypeScript's ``SDKSessionWritesLostMessage``): the CLI could not write its
+    transcript or config (a full disk: ``ENOSPC``/``EDQUOT``; subtype ``session_writes_lost``)."""
+
+    error_code: str = ""
+    lost: list[str] = field(default_factory=list)
+    transcript_session_ids: list[str] | None = None
+    uuid: str | None = None
+    session_id: str | None = None
+
+
+@dataclass
 class HookEventMessage(SystemMessage):
     """A hook lifecycle event (``include_hook_events=True``)."""
 
@@ -1195,6 +1236,11 @@ class ResultMessage(_Displayable):
     origin: MessageOrigin | None = None
     user_message_uuid: str | None = None
     user_message_uuids: list[str] | None = None
+    # ours, from the TypeScript type: the turn's latency, where the CLI reports it
+    ttft_ms: int | None = field(default=None, kw_only=True)
+    ttft_stream_ms: int | None = field(default=None, kw_only=True)
+    time_to_request_ms: int | None = field(default=None, kw_only=True)
+    resume_reason: str | None = field(default=None, kw_only=True)
 
 
 @dataclass
@@ -1248,6 +1294,50 @@ class ConversationResetMessage(_Displayable):
 
 
 @dataclass
+class PromptSuggestionMessage(_Displayable):
+    """Ours (TypeScript's ``SDKPromptSuggestionMessage``): a next prompt the CLI suggests
+    (``prompt_suggestions=True``)."""
+
+    suggestion: str
+    uuid: str
+    session_id: str
+
+
+@dataclass
+class ToolProgressMessage(_Displayable):
+    """Ours (TypeScript's ``SDKToolProgressMessage``): a long tool call is still running."""
+
+    tool_use_id: str
+    tool_name: str
+    elapsed_time_seconds: float
+    uuid: str
+    session_id: str
+    parent_tool_use_id: str | None = None
+    task_id: str | None = None
+
+
+@dataclass
+class ToolUseSummaryMessage(_Displayable):
+    """Ours (TypeScript's ``SDKToolUseSummaryMessage``): a one-line summary of tool calls."""
+
+    summary: str
+    preceding_tool_use_ids: list[str]
+    uuid: str
+    session_id: str
+
+
+@dataclass
+class AuthStatusMessage(_Displayable):
+    """Ours (TypeScript's ``SDKAuthStatusMessage``): progress of a sign-in."""
+
+    is_authenticating: bool
+    output: list[str]
+    uuid: str
+    session_id: str
+    error: str | None = None
+
+
+@dataclass
 class UnknownMessage(_Displayable):
     """Ours: a message of a type this SDK does not model (or a malformed one), kept whole in ``data``."""
 
@@ -1263,6 +1353,10 @@ Message = Union[
     StreamEvent,
     RateLimitEvent,
     ConversationResetMessage,
+    PromptSuggestionMessage,
+    ToolProgressMessage,
+    ToolUseSummaryMessage,
+    AuthStatusMessage,
     UnknownMessage,
 ]
 """Any message ``query()`` and ``receive_messages()`` yield."""
@@ -1379,6 +1473,35 @@ class ForkSessionResult:
     session_id: str
 
 
+# --------------------------------------------------------------------------- TypeScript's option types
+
+PermissionPrompts = Literal["host", "none"]
+"""Who answers permission prompts: this process (``"host"``) or nobody (``"none"``: denied)."""
+
+Delivery = Literal["argv", "initialize"]
+"""How MCP servers or plugins reach the CLI: on its command line or in ``initialize``."""
+
+
+class AskUserQuestionConfig(TypedDict, total=False):
+    """``tool_config["ask_user_question"]``: how the AskUserQuestion tool shows its choices."""
+
+    preview_format: Literal["markdown", "html"]
+
+
+class ToolConfig(TypedDict, total=False):
+    """``ClaudeAgentOptions.tool_config``: settings of built-in tools (TypeScript's ``toolConfig``)."""
+
+    ask_user_question: AskUserQuestionConfig
+
+
+class UserDialogRequest(TypedDict, total=False):
+    """What ``on_user_dialog`` gets: the dialog kind, its payload, and the tool call it is about."""
+
+    dialog_kind: str
+    payload: dict[str, Any]
+    tool_use_id: str | None
+
+
 # --------------------------------------------------------------------------- thinking
 
 ThinkingDisplay = Literal["summarized", "omitted"]
@@ -1486,6 +1609,31 @@ class ClaudeAgentOptions:
     * ``spawn_claude_code_process``: run the CLI elsewhere: a function
       ``(SpawnOptions) -> process`` (as the TypeScript SDK's ``spawnClaudeCodeProcess``) or a
       command prefix such as ``["ssh", "host", "--"]`` (see :mod:`claude_sdkurl.spawn`).
+
+    Then the options of the TypeScript SDK (0.3.332) that the official Python SDK has not,
+    keyword-only, in snake_case, with TypeScript's defaults and wire form:
+
+    * ``agent``: the main thread's agent (``--agent``);
+    * ``permission_prompts``: ``"host"`` (this process answers, the default) or ``"none"``:
+      anything that would ask is denied at once and ``can_use_tool`` is never called
+      (``--permission-prompts``);
+    * ``persist_session``: ``False`` keeps no transcript on disk (``--no-session-persistence``;
+      not with ``session_store``);
+    * ``title``, ``tool_aliases``, ``plan_mode_instructions``, ``prompt_suggestions``,
+      ``agent_progress_summaries``, ``supported_dialog_kinds``, ``per_task_stop_affordance``:
+      sent in the ``initialize`` request;
+    * ``tool_config``: ``{"ask_user_question": {"preview_format": "markdown" | "html"}}``
+      (the CLI reads it from its environment);
+    * ``mcp_servers_delivery`` / ``plugin_delivery``: ``"argv"`` (default) or
+      ``"initialize"``: external MCP servers (their ``env`` and ``headers`` then stay off the
+      command line) or plugins sent in ``initialize`` (``--await-initialize``);
+    * ``managed_settings``: a policy-tier settings object (``--managed-settings``);
+    * ``project_config_root``: the trusted checkout ``cwd`` is a worktree of;
+    * ``on_user_dialog``: answers the CLI's ``request_user_dialog`` (gets a
+      :class:`UserDialogRequest`, returns ``{"behavior": "completed", "result": ...}``,
+      ``{"behavior": "cancelled"}``, or ``None`` to leave it unanswered); the CLI only asks
+      for the kinds in ``supported_dialog_kinds``;
+    * ``allow_dangerously_skip_permissions``, ``debug``, ``debug_file``: their CLI flags.
     """
 
     tools: list[str] | ToolsPreset | None = None
@@ -1544,6 +1692,27 @@ class ClaudeAgentOptions:
     callback_timeout: float | None = field(default=None, kw_only=True)
     on_elicitation: Callable[[dict[str, Any]], Any] | None = field(default=None, kw_only=True)
     spawn_claude_code_process: Callable[[Any], Any] | list[str] | None = field(default=None, kw_only=True)
+    # ---- the TypeScript SDK's options the official Python SDK lacks (same names in snake_case,
+    # same defaults, same wire form; see docs/guide/typescript.md)
+    agent: str | None = field(default=None, kw_only=True)
+    permission_prompts: PermissionPrompts | None = field(default=None, kw_only=True)
+    persist_session: bool = field(default=True, kw_only=True)
+    title: str | None = field(default=None, kw_only=True)
+    tool_aliases: dict[str, str] | None = field(default=None, kw_only=True)
+    tool_config: ToolConfig | None = field(default=None, kw_only=True)
+    mcp_servers_delivery: Delivery = field(default="argv", kw_only=True)
+    plugin_delivery: Delivery = field(default="argv", kw_only=True)
+    prompt_suggestions: bool | None = field(default=None, kw_only=True)
+    agent_progress_summaries: bool | None = field(default=None, kw_only=True)
+    plan_mode_instructions: str | None = field(default=None, kw_only=True)
+    managed_settings: dict[str, Any] | None = field(default=None, kw_only=True)
+    project_config_root: str | Path | None = field(default=None, kw_only=True)
+    on_user_dialog: Callable[[UserDialogRequest], Any] | None = field(default=None, kw_only=True)
+    supported_dialog_kinds: list[str] | None = field(default=None, kw_only=True)
+    per_task_stop_affordance: bool | None = field(default=None, kw_only=True)
+    allow_dangerously_skip_permissions: bool = field(default=False, kw_only=True)
+    debug: bool = field(default=False, kw_only=True)
+    debug_file: str | Path | None = field(default=None, kw_only=True)
 
 
 # --------------------------------------------------------------------------- control protocol (wire shapes)

@@ -1,0 +1,353 @@
+"""The TypeScript SDK's methods and options (those the official Python SDK lacks), each on the
+real CLI 2.1.330 and 2.1.332 against the mock model, asserting what they do, not only what
+they send. A method the CLI does not know fails with a typed error naming its version (2.1.120).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from claude_sdkurl import (
+    AgentDefinition,
+    ClaudeAgentOptions,
+    ClaudeClient,
+    PermissionDeniedMessage,
+    ResultMessage,
+    UnsupportedControlRequestError,
+    UserMessage,
+    list_sessions,
+    query,
+)
+from claude_sdkurl.testing import (
+    WEBSOCKET_CLI_VERSION,
+    MockMessagesAPI,
+    install_cli,
+    offline_env,
+    text,
+    tool_use,
+)
+
+pytestmark = pytest.mark.realcli
+
+VERSIONS = ["2.1.330", "2.1.332"]
+
+
+@pytest.fixture(scope="module", params=VERSIONS)
+def cli(request: pytest.FixtureRequest) -> tuple[str, Path]:
+    return str(request.param), install_cli(str(request.param))
+
+
+@pytest.fixture
+def make(cli: tuple[str, Path], api: MockMessagesAPI, home: Path) -> Any:
+    def options(**overrides: Any) -> ClaudeAgentOptions:
+        env = offline_env(api.url, home)
+        env.update(overrides.pop("env", {}))
+        kw: dict[str, Any] = {"cli_path": str(cli[1]), "env": env, "cwd": str(home / "work"), "transport": "stdio"}
+        kw.update(overrides)
+        return ClaudeAgentOptions(**kw)
+
+    return options
+
+
+def _turn(client: ClaudeClient, prompt: str) -> list[Any]:
+    client.query(prompt)
+    return list(client.receive_response(timeout=120))
+
+
+def _system_text(request: Any) -> str:
+    system = request.body.get("system")
+    return json.dumps(system) if system is not None else ""
+
+
+# ------------------------------------------------------------------ methods
+
+
+def test_read_file_returns_the_files_bytes(make: Any, home: Path) -> None:
+    (home / "work" / "notes.txt").write_bytes(b"line one\nline two \xe2\x82\xac\n")
+    (home / "work" / "blob.bin").write_bytes(bytes(range(256)))
+    with ClaudeClient(make()) as client:
+        answer = client.read_file("notes.txt")
+        assert answer is not None and answer["contents"] == "line one\nline two €\n"
+        binary = client.read_file("blob.bin", encoding="base64")
+        import base64
+
+        assert binary is not None and base64.b64decode(binary["contents"]) == bytes(range(256))
+        assert client.read_file("missing.txt") is None  # refused or missing: None, as TypeScript
+
+
+def test_update_settings_changes_what_get_settings_answers(make: Any, home: Path) -> None:
+    with ClaudeClient(make()) as client:
+        assert client.get_settings()["effective"].get("outputStyle") is None
+        client.update_settings("localSettings", {"outputStyle": "Explanatory"})
+        assert client.get_settings()["effective"]["outputStyle"] == "Explanatory"
+    written = json.loads((home / "work" / ".claude" / "settings.local.json").read_text())
+    assert written["outputStyle"] == "Explanatory"  # through the CLI's own writer, into the file
+
+
+def test_initialize_answer_and_its_parts(make: Any) -> None:
+    agents = {"checker": AgentDefinition(description="checks things", prompt="You check.")}
+    with ClaudeClient(make(agents=agents)) as client:
+        info = client.initialization_result()
+        assert client.supported_commands() == info["commands"] and info["commands"]
+        assert client.supported_models() == info["models"]
+        assert "checker" in [a["name"] for a in client.supported_agents()]
+        assert client.account_info()["apiKeySource"] == "ANTHROPIC_API_KEY"
+
+
+def test_reinitialize_sends_initialize_again(make: Any, control_calls: list[tuple[str, str]]) -> None:
+    with ClaudeClient(make()) as client:
+        first = client.initialization_result()
+        again = client.reinitialize()
+        assert again["pid"] == first["pid"] and client.initialization_result() is again
+        _turn(client, "still there?")
+    assert [c for c in control_calls if c[0] == "initialize"] == [("initialize", "answered")] * 2
+
+
+def test_context_usage_summary(make: Any) -> None:
+    with ClaudeClient(make()) as client:
+        _turn(client, "hi")
+        usage = client.get_context_usage(detail="summary")
+        assert usage["categories"] and usage["totalTokens"] > 0
+
+
+def test_get_usage_counts_the_calls_served(make: Any, api: MockMessagesAPI) -> None:
+    api.enqueue(text("one"), text("two"))
+    with ClaudeClient(make()) as client:
+        results = [_turn(client, "a")[-1], _turn(client, "b")[-1]]
+        usage = client.get_usage(skip_behaviors=True)
+    served = api.message_requests()
+    assert len(served) == 2
+    # the session's totals are those of the two calls the mock served: its input tokens per call
+    # (Reply.input_tokens, 10) twice, and the cost the CLI's results report, counted once
+    model_usage = next(iter(usage["session"]["model_usage"].values()))
+    assert model_usage["inputTokens"] == 2 * 10
+    assert usage["session"]["total_cost_usd"] == pytest.approx(results[-1].total_cost_usd)
+    assert 0 < results[0].total_cost_usd < results[-1].total_cost_usd
+    assert usage["rate_limits_available"] is False and usage["rate_limits"] is None  # an API key: no plan windows
+
+
+def test_reloads_answer(make: Any, home: Path) -> None:
+    styles = home / ".claude" / "output-styles"
+    with ClaudeClient(make()) as client:
+        before = client.reload_output_styles()["available_output_styles"]
+        styles.mkdir(parents=True)
+        (styles / "pirate.md").write_text("---\nname: Pirate\ndescription: talks like one\n---\nArr.\n")
+        after = client.reload_output_styles()["available_output_styles"]
+        assert "Pirate" not in before and "Pirate" in after  # written while the session ran
+        assert isinstance(client.reload_skills()["skills"], list)
+        assert isinstance(client.reload_plugins()["commands"], list)
+
+
+def test_rewind_files_dry_run_changes_no_file(make: Any, api: MockMessagesAPI, home: Path) -> None:
+    target = home / "work" / "story.txt"
+    target.write_text("first\n")
+    api.enqueue(
+        tool_use("Read", {"file_path": str(target)}),
+        tool_use("Write", {"file_path": str(target), "content": "second\n"}),
+        text("written"),
+    )
+    options = make(enable_file_checkpointing=True, permission_mode="acceptEdits", extra_args={"replay-user-messages": None})
+    with ClaudeClient(options) as client:
+        messages = _turn(client, "rewrite the story")
+        assert target.read_text() == "second\n"
+        first_user = next(m for m in messages if isinstance(m, UserMessage) and m.uuid)
+        preview = client.rewind_files(first_user.uuid, dry_run=True)
+        assert preview["canRewind"] is True and str(target) in json.dumps(preview)
+        assert target.read_text() == "second\n"  # a dry run changes nothing
+        client.rewind_files(first_user.uuid)
+        assert target.read_text() == "first\n"
+
+
+def test_seed_read_state_is_accepted(make: Any, api: MockMessagesAPI, home: Path) -> None:
+    # (2.1.330 lets an Edit through without an earlier Read, so the seed's effect cannot be
+    # shown here: this only shows the CLI takes it and the edit after it works)
+    target = home / "work" / "plan.txt"
+    target.write_text("old plan\n")
+    api.enqueue(tool_use("Edit", {"file_path": str(target), "old_string": "old", "new_string": "new"}), text("edited"))
+    with ClaudeClient(make(permission_mode="acceptEdits")) as client:
+        client.seed_read_state(str(target), target.stat().st_mtime * 1000)
+        _turn(client, "edit it")
+    assert target.read_text() == "new plan\n"
+
+
+MCP_SERVER = r'''
+import json, sys
+for line in sys.stdin:
+    msg = json.loads(line)
+    method, mid = msg.get("method"), msg.get("id")
+    if mid is None:
+        continue
+    if method == "initialize":
+        result = {"protocolVersion": msg["params"]["protocolVersion"], "serverInfo": {"name": "res", "version": "1"},
+                  "capabilities": {"resources": {}, "tools": {}}}
+    elif method == "resources/list":
+        result = {"resources": [{"uri": "ui://widget/card", "name": "card", "mimeType": "text/html"}]}
+    elif method == "resources/read":
+        result = {"contents": [{"uri": msg["params"]["uri"], "mimeType": "text/html", "text": "<b>CARD-7</b>"}]}
+    elif method == "tools/list":
+        result = {"tools": []}
+    else:
+        result = {}
+    sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": mid, "result": result}) + "\n")
+    sys.stdout.flush()
+'''
+
+
+def _mcp_server(home: Path) -> dict[str, Any]:
+    script = home / "res_server.py"
+    script.write_text(MCP_SERVER)
+    return {"res": {"type": "stdio", "command": sys.executable, "args": [str(script)]}}
+
+
+def _wait_connected(client: ClaudeClient, name: str) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        status = {s["name"]: s["status"] for s in client.mcp_server_status()}
+        if status.get(name) == "connected":
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"{name} never connected: {status}")
+
+
+def test_read_mcp_resource_reads_a_servers_resource(make: Any, home: Path) -> None:
+    with ClaudeClient(make(mcp_servers=_mcp_server(home))) as client:
+        _wait_connected(client, "res")
+        answer = client.read_mcp_resource("res", "ui://widget/card")
+    assert answer["contents"][0]["text"] == "<b>CARD-7</b>"
+
+
+def test_mcp_servers_delivered_in_initialize(make: Any, home: Path) -> None:
+    options = make(mcp_servers=_mcp_server(home), mcp_servers_delivery="initialize")
+    with ClaudeClient(options) as client:
+        plan = client.session.plan
+        assert plan is not None and "--mcp-config" not in plan.args and "--await-initialize" in plan.args
+        assert client.initialization_result()["mcp_servers_applied"] is True
+        _wait_connected(client, "res")
+        with open(f"/proc/{client.initialization_result()['pid']}/cmdline", "rb") as f:
+            assert b"res_server.py" not in f.read()  # the server's command line is not on the CLI's
+
+
+def test_mcp_permission_mode_override(make: Any) -> None:
+    with ClaudeClient(make()) as client:
+        answer = client.set_mcp_permission_mode_override("not-connected", "default")
+        assert "not-connected" in answer.get("warning", "")
+        assert client.set_mcp_permission_mode_override("not-connected", None) is not None
+
+
+def test_thinking_display_is_sent_only_when_given(make: Any, api: MockMessagesAPI) -> None:
+    with ClaudeClient(make()) as client:
+        client.set_max_thinking_tokens(4000, thinking_display="summarized")
+        client.set_max_thinking_tokens(None)
+        _turn(client, "hi")
+    assert api.message_requests()  # the session goes on after both
+
+
+def test_stream_input_sends_more_turns(make: Any, api: MockMessagesAPI) -> None:
+    api.enqueue(text("first answer"), text("second answer"))
+    with ClaudeClient(make()) as client:
+        client.stream_input(
+            {"type": "user", "message": {"role": "user", "content": p}, "parent_tool_use_id": None} for p in ("A1", "B2")
+        )
+        results = []
+        for message in client.receive_messages(timeout=120):
+            if isinstance(message, ResultMessage):
+                results.append(message)
+                if len(api.message_requests()) == 2 and len(results) >= 1 and "B2" in json.dumps(api.message_requests()[-1].body):
+                    break
+    assert "B2" in json.dumps(api.message_requests()[-1].body)
+
+
+def test_background_tasks_moves_a_running_bash(make: Any, api: MockMessagesAPI, home: Path) -> None:
+    api.enqueue(tool_use("Bash", {"command": "sleep 40; echo late", "description": "wait"}), text("moved on"))
+    with ClaudeClient(make(allowed_tools=["Bash"])) as client:
+        client.query("wait for it")
+        t0 = time.monotonic()
+        moved = False
+        while time.monotonic() - t0 < 30 and not moved:
+            time.sleep(0.5)
+            moved = client.background_tasks()
+        assert moved is True
+        messages = list(client.receive_response(timeout=60))
+        assert time.monotonic() - t0 < 35  # the turn ended long before the sleep would have
+    assert isinstance(messages[-1], ResultMessage) and messages[-1].result == "moved on"
+    assert "background" in json.dumps(api.message_requests()[1].tool_results()).lower()
+
+
+def test_a_method_the_cli_lacks_names_its_version(api: MockMessagesAPI, home: Path) -> None:
+    cli = install_cli(WEBSOCKET_CLI_VERSION)
+    options = ClaudeAgentOptions(cli_path=str(cli), env=offline_env(api.url, home), cwd=str(home / "work"))
+    with ClaudeClient(options) as client:
+        with pytest.raises(UnsupportedControlRequestError) as caught:
+            client.get_usage()
+        assert caught.value.subtype == "get_usage" and "2.1.120" in str(caught.value)
+        _turn(client, "the session goes on")
+
+
+# ------------------------------------------------------------------ options
+
+
+def test_permission_prompts_none_denies_without_asking(make: Any, api: MockMessagesAPI, home: Path) -> None:
+    api.enqueue(tool_use("Bash", {"command": "touch asked.txt", "description": "touch"}), text("denied, fine"))
+    asked: list[str] = []
+
+    def ask(name: str, tool_input: dict[str, Any], context: Any) -> Any:
+        asked.append(name)
+        raise AssertionError("never asked")
+
+    messages = list(query("touch it", make(permission_prompts="none", can_use_tool=ask)))
+    assert asked == [] and not (home / "work" / "asked.txt").exists()
+    sent = api.message_requests()[1].tool_results()[0]
+    assert sent["is_error"] is True
+    denied = [m for m in messages if isinstance(m, PermissionDeniedMessage)]
+    result = messages[-1]
+    assert isinstance(result, ResultMessage) and (denied or result.permission_denials)
+
+
+def test_agent_option_runs_the_named_agent(make: Any, api: MockMessagesAPI) -> None:
+    agents = {"reviewer": AgentDefinition(description="reviews", prompt="You are REVIEWER-Q7.")}
+    list(query("review", make(agents=agents, agent="reviewer")))
+    assert "REVIEWER-Q7" in _system_text(api.message_requests()[0])
+
+
+def test_title_names_the_session(make: Any, home: Path) -> None:
+    messages = list(query("hi", make(title="Quarterly numbers")))
+    session_id = messages[-1].session_id
+    [row] = [s for s in list_sessions(str(home / "work")) if s.session_id == session_id] if False else [None]
+    transcript = next(Path(home, ".claude", "projects").glob(f"*/{session_id}.jsonl")).read_text()
+    assert "Quarterly numbers" in transcript
+
+
+def test_persist_session_false_writes_no_transcript(make: Any, home: Path) -> None:
+    messages = list(query("hi", make(persist_session=False)))
+    assert isinstance(messages[-1], ResultMessage) and messages[-1].subtype == "success"
+    assert list(Path(home, ".claude", "projects").glob(f"*/{messages[-1].session_id}.jsonl")) == []
+    kept = list(query("hi", make()))
+    assert len(list(Path(home, ".claude", "projects").glob(f"*/{kept[-1].session_id}.jsonl"))) == 1
+
+
+def test_managed_settings_outrank_the_flag_layer(make: Any, api: MockMessagesAPI, home: Path) -> None:
+    api.enqueue(tool_use("Bash", {"command": "touch allowed.txt", "description": "touch"}), text("done"))
+    options = make(
+        settings=json.dumps({"permissions": {"allow": ["Bash"]}}),
+        managed_settings={"permissions": {"deny": ["Bash"]}},
+    )
+    with ClaudeClient(options) as client:
+        sources = [s["source"] for s in client.get_settings()["sources"]]
+        assert "policySettings" in sources
+        _turn(client, "touch it")
+    assert not (home / "work" / "allowed.txt").exists()  # the policy's deny wins over the flag's allow
+    assert api.message_requests()[1].tool_results()[0]["is_error"] is True
+
+
+def test_debug_file_is_written(make: Any, home: Path) -> None:
+    log = home / "debug.log"
+    list(query("hi", make(debug_file=str(log))))
+    assert log.is_file() and log.stat().st_size > 0

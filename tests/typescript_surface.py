@@ -1,0 +1,175 @@
+"""Every method of TypeScript's ``Query``, field of its ``Options`` and kind of its
+``SDKMessage`` (0.3.332), and where each is here: our name, and the real-CLI test that shows
+its effect (``None``: checked on the wire or offline only), or :class:`LeftOut` with the reason.
+
+``tests/test_typescript_surface.py`` fails on a TypeScript name missing from these tables or an
+entry that names something we do not have; ``docs/guide/typescript.md`` shows the counts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class LeftOut:
+    reason: str
+
+
+REALCLI = "tests/test_realcli_typescript.py"
+
+# TypeScript method -> (ClaudeClient method, real-CLI test in REALCLI or another file::name)
+METHODS: dict[str, tuple[str, str | None]] = {
+    "interrupt": ("interrupt", "tests/test_realcli_control.py::test_interrupt"),
+    "setPermissionMode": ("set_permission_mode", "tests/test_realcli_control.py::test_set_permission_mode"),
+    "setMcpPermissionModeOverride": ("set_mcp_permission_mode_override", "test_mcp_permission_mode_override"),
+    "setModel": ("set_model", "tests/test_realcli_control.py::test_set_model"),
+    "setMaxThinkingTokens": ("set_max_thinking_tokens", "test_thinking_display_is_sent_only_when_given"),
+    "applyFlagSettings": ("apply_flag_settings", None),
+    "updateSettings": ("update_settings", "test_update_settings_changes_what_get_settings_answers"),
+    "initializationResult": ("initialization_result", "test_initialize_answer_and_its_parts"),
+    "reinitialize": ("reinitialize", "test_reinitialize_sends_initialize_again"),
+    "supportedCommands": ("supported_commands", "test_initialize_answer_and_its_parts"),
+    "supportedModels": ("supported_models", "test_initialize_answer_and_its_parts"),
+    "supportedAgents": ("supported_agents", "test_initialize_answer_and_its_parts"),
+    "mcpServerStatus": ("mcp_server_status", "test_read_mcp_resource_reads_a_servers_resource"),
+    "getContextUsage": ("get_context_usage", "test_context_usage_summary"),
+    "usage_EXPERIMENTAL_MAY_CHANGE_DO_NOT_RELY_ON_THIS_API_YET": ("get_usage", "test_get_usage_counts_the_calls_served"),
+    "readFile": ("read_file", "test_read_file_returns_the_files_bytes"),
+    "reloadPlugins": ("reload_plugins", "test_reloads_answer"),
+    "reloadSkills": ("reload_skills", "test_reloads_answer"),
+    "reloadOutputStyles": ("reload_output_styles", "test_reloads_answer"),
+    "accountInfo": ("account_info", "test_initialize_answer_and_its_parts"),
+    "rewindFiles": ("rewind_files", "test_rewind_files_dry_run_changes_no_file"),
+    "seedReadState": ("seed_read_state", None),  # its effect cannot be shown on 2.1.330: see the test
+    "reconnectMcpServer": ("reconnect_mcp_server", None),
+    "toggleMcpServer": ("toggle_mcp_server", None),
+    "readMcpResource": ("read_mcp_resource", "test_read_mcp_resource_reads_a_servers_resource"),
+    "setMcpServers": ("set_mcp_servers", None),
+    "streamInput": ("stream_input", "test_stream_input_sends_more_turns"),
+    "stopTask": ("stop_task", None),
+    "backgroundTasks": ("background_tasks", "test_background_tasks_moves_a_running_bash"),
+    "close": ("close", None),
+}
+
+# TypeScript option -> (ClaudeAgentOptions field, real-CLI test) or LeftOut
+OPTIONS: dict[str, tuple[str, str | None] | LeftOut] = {
+    "abortController": LeftOut("Python has no AbortSignal: close the generator, call interrupt(), or cancel a "
+                               "claude_sdkurl.threads task"),
+    "additionalDirectories": ("add_dirs", None),
+    "projectConfigRoot": ("project_config_root", None),
+    "agent": ("agent", "test_agent_option_runs_the_named_agent"),
+    "agents": ("agents", None),
+    "allowedTools": ("allowed_tools", None),
+    "canUseTool": ("can_use_tool", "tests/test_realcli_control.py::test_permission_allow"),
+    "continue": ("continue_conversation", None),
+    "cwd": ("cwd", None),
+    "disallowedTools": ("disallowed_tools", None),
+    "toolAliases": ("tool_aliases", None),
+    "tools": ("tools", None),
+    "env": ("env", None),
+    "executable": LeftOut("the JavaScript runtime (node, bun, deno) that runs a .js CLI: the CLI is a native "
+                          "binary, and cli_path names whatever runs"),
+    "executableArgs": LeftOut("arguments for that JavaScript runtime (see executable)"),
+    "extraArgs": ("extra_args", None),
+    "fallbackModel": ("fallback_model", None),
+    "enableFileCheckpointing": ("enable_file_checkpointing", "test_rewind_files_dry_run_changes_no_file"),
+    "toolConfig": ("tool_config", None),
+    "forkSession": ("fork_session", None),
+    "betas": ("betas", None),
+    "hooks": ("hooks", None),
+    "onElicitation": ("on_elicitation", None),
+    "onUserDialog": ("on_user_dialog", None),
+    "supportedDialogKinds": ("supported_dialog_kinds", None),
+    "perTaskStopAffordance": ("per_task_stop_affordance", None),
+    "persistSession": ("persist_session", "test_persist_session_false_writes_no_transcript"),
+    "sessionStore": ("session_store", None),
+    "sessionStoreFlush": ("session_store_flush", None),
+    "loadTimeoutMs": ("load_timeout_ms", None),
+    "includeHookEvents": ("include_hook_events", None),
+    "includePartialMessages": ("include_partial_messages", None),
+    "forwardSubagentText": ("forward_subagent_text", None),
+    "verbatimPrompts": ("verbatim_prompts", None),
+    "thinking": ("thinking", None),
+    "effort": ("effort", None),
+    "maxThinkingTokens": ("max_thinking_tokens", None),
+    "maxTurns": ("max_turns", None),
+    "maxBudgetUsd": ("max_budget_usd", None),
+    "taskBudget": ("task_budget", None),
+    "mcpServers": ("mcp_servers", None),
+    "mcpServersDelivery": ("mcp_servers_delivery", "test_mcp_servers_delivered_in_initialize"),
+    "model": ("model", None),
+    "outputFormat": ("output_format", None),
+    "pathToClaudeCodeExecutable": ("cli_path", None),
+    "permissionMode": ("permission_mode", None),
+    "planModeInstructions": ("plan_mode_instructions", None),
+    "allowDangerouslySkipPermissions": ("allow_dangerously_skip_permissions", None),
+    "permissionPromptToolName": ("permission_prompt_tool_name", None),
+    "permissionPrompts": ("permission_prompts", "test_permission_prompts_none_denies_without_asking"),
+    "plugins": ("plugins", None),
+    "pluginDelivery": ("plugin_delivery", None),
+    "promptSuggestions": ("prompt_suggestions", None),
+    "agentProgressSummaries": ("agent_progress_summaries", None),
+    "resume": ("resume", None),
+    "sessionId": ("session_id", None),
+    "resumeSessionAt": ("resume_session_at", None),
+    "resumeDropsTurn": ("resume_drops_turn", None),
+    "sandbox": ("sandbox", None),
+    "settings": ("settings", None),
+    "managedSettings": ("managed_settings", "test_managed_settings_outrank_the_flag_layer"),
+    "settingSources": ("setting_sources", None),
+    "skills": ("skills", None),
+    "debug": ("debug", None),
+    "debugFile": ("debug_file", "test_debug_file_is_written"),
+    "stderr": ("stderr", None),
+    "strictMcpConfig": ("strict_mcp_config", None),
+    "systemPrompt": ("system_prompt", None),
+    "title": ("title", "test_title_names_the_session"),
+    "spawnClaudeCodeProcess": ("spawn_claude_code_process", None),
+}
+
+# TypeScript message type -> our class (a name in claude_sdkurl), or "SystemMessage" where the
+# message arrives as a SystemMessage with its subtype and the wire dict in ``data`` (as in the
+# official Python SDK), or LeftOut
+MESSAGES: dict[str, str | LeftOut] = {
+    "SDKAssistantMessage": "AssistantMessage",
+    "SDKUserMessage": "UserMessage",
+    "SDKUserMessageReplay": "UserMessage",
+    "SDKResultMessage": "ResultMessage",
+    "SDKSystemMessage": "SystemMessage",
+    "SDKPartialAssistantMessage": "StreamEvent",
+    "SDKCompactBoundaryMessage": "SystemMessage",
+    "SDKStatusMessage": "SystemMessage",
+    "SDKAPIRetryMessage": "ApiRetryMessage",
+    "SDKControlRequestProgressMessage": "SystemMessage",
+    "SDKModelRefusalFallbackMessage": "SystemMessage",
+    "SDKModelRefusalNoFallbackMessage": "SystemMessage",
+    "SDKLocalCommandOutputMessage": "SystemMessage",
+    "SDKHookStartedMessage": "HookEventMessage",
+    "SDKHookProgressMessage": "SystemMessage",
+    "SDKHookResponseMessage": "HookEventMessage",
+    "SDKPluginInstallMessage": "SystemMessage",
+    "SDKToolProgressMessage": "ToolProgressMessage",
+    "SDKAuthStatusMessage": "AuthStatusMessage",
+    "SDKTaskNotificationMessage": "TaskNotificationMessage",
+    "SDKTaskStartedMessage": "TaskStartedMessage",
+    "SDKTaskUpdatedMessage": "TaskUpdatedMessage",
+    "SDKTaskProgressMessage": "TaskProgressMessage",
+    "SDKBackgroundTasksChangedMessage": "SystemMessage",
+    "SDKThinkingTokensMessage": "SystemMessage",
+    "SDKSessionStateChangedMessage": "SystemMessage",
+    "SDKWorkerShuttingDownMessage": "SystemMessage",
+    "SDKCommandsChangedMessage": "SystemMessage",
+    "SDKNotificationMessage": "SystemMessage",
+    "SDKFilesPersistedEvent": "SystemMessage",
+    "SDKToolUseSummaryMessage": "ToolUseSummaryMessage",
+    "SDKMemoryRecallMessage": "SystemMessage",
+    "SDKRateLimitEvent": "RateLimitEvent",
+    "SDKElicitationCompleteMessage": "SystemMessage",
+    "SDKPermissionDeniedMessage": "PermissionDeniedMessage",
+    "SDKPromptSuggestionMessage": "PromptSuggestionMessage",
+    "SDKMirrorErrorMessage": "MirrorErrorMessage",
+    "SDKInformationalMessage": "SystemMessage",
+    "SDKConversationResetMessage": "ConversationResetMessage",
+    "SDKSessionWritesLostMessage": "SessionWritesLostMessage",
+}
