@@ -366,7 +366,7 @@ def _typescript_args(o: ClaudeAgentOptions) -> list[str]:
     if o.persist_session is False:
         args.append("--no-session-persistence")
     if o.managed_settings:
-        args += ["--managed-settings", json.dumps(o.managed_settings)]
+        args += ["--managed-settings", json.dumps(o.managed_settings, separators=(",", ":"))]
     return args
 
 

@@ -26,11 +26,21 @@ import claude_agent_sdk.types as official_types  # noqa: E402
 
 # Intended differences (the migration table, docs/guide/porting.md).
 OUR_EXTRA_FIELDS = {
-    "ClaudeAgentOptions": ["transport", "control_timeout", "callback_timeout", "on_elicitation", "spawn_claude_code_process"]
-}
+    "ClaudeAgentOptions": [
+        "transport", "control_timeout", "callback_timeout", "on_elicitation", "spawn_claude_code_process",
+        # the TypeScript SDK's options (docs/guide/typescript.md)
+        "agent", "permission_prompts", "persist_session", "title", "tool_aliases", "tool_config",
+        "mcp_servers_delivery", "plugin_delivery", "prompt_suggestions", "agent_progress_summaries",
+        "plan_mode_instructions", "managed_settings", "project_config_root", "on_user_dialog",
+        "supported_dialog_kinds", "per_task_stop_affordance", "allow_dangerously_skip_permissions", "debug",
+        "debug_file",
+    ],
+    # the TypeScript result's latency fields
+    "ResultMessage": ["ttft_ms", "ttft_stream_ms", "time_to_request_ms", "resume_reason"],
+}  # fmt: skip
 OUR_EXTRA_LITERALS = {"HookEvent": {"SessionStart", "SessionEnd"}}
 OUR_EXTRA_UNION_MEMBERS = {
-    "Message": {"UnknownMessage"},
+    "Message": {"UnknownMessage", "PromptSuggestionMessage", "ToolProgressMessage", "ToolUseSummaryMessage", "AuthStatusMessage"},
     "ContentBlock": {"UnknownBlock"},
     "HookInput": {"SessionStartHookInput", "SessionEndHookInput"},
 }
