@@ -218,6 +218,30 @@ def _check_store_options(options: ClaudeAgentOptions) -> None:
         raise ValueError("load_timeout_ms must be a positive number of milliseconds")
 
 
+PERMISSION_PROMPTS_VERSION = (2, 1, 330)  # the oldest CLI measured to know --permission-prompts (2.1.120 does not)
+
+
+def unattended(options: ClaudeAgentOptions) -> ClaudeAgentOptions:
+    """``options`` for a run nobody watches (a batch item, a server's conversation): with no
+    ``can_use_tool`` and no ``permission_prompt_tool_name``, ``permission_prompts="none"``, so
+    whatever would ask is denied at once and said so to the model (TypeScript's option). Left
+    as it is when the caller chose, or when the CLI is too old to know the flag (or elsewhere)."""
+    if (
+        options.can_use_tool is not None
+        or options.permission_prompt_tool_name is not None
+        or options.permission_prompts is not None
+        or options.spawn_claude_code_process is not None
+    ):
+        return options
+    try:
+        version = _cli.cli_version(_cli.find_cli(options.cli_path))
+    except Exception:  # no CLI here: the launch itself will say so
+        return options
+    if version is None or version < PERMISSION_PROMPTS_VERSION:
+        return options
+    return dataclasses.replace(options, permission_prompts="none")
+
+
 def hooks_config(
     options: ClaudeAgentOptions, extra: dict[str, tuple[str, Callable[..., Any]]] | None = None
 ) -> tuple[dict[str, Any] | None, dict[str, Callable[..., Any]]]:

@@ -34,6 +34,7 @@ from typing import Any
 
 from ._errors import CLIConnectionError
 from .client import ClaudeClient
+from ._launch import unattended
 from .types import ClaudeAgentOptions, Message, ResultMessage, SystemMessage
 
 __all__ = ["Conversations"]
@@ -198,7 +199,7 @@ class Conversations:
             else:
                 with self._cond:
                     victim.busy = False
-        options = conversation.options
+        options = unattended(conversation.options)  # a server: nobody is there to answer a prompt
         if conversation.session_id is not None:
             options = dataclasses.replace(options, resume=conversation.session_id)
         client = ClaudeClient(options)

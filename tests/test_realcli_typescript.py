@@ -351,3 +351,35 @@ def test_debug_file_is_written(make: Any, home: Path) -> None:
     log = home / "debug.log"
     list(query("hi", make(debug_file=str(log))))
     assert log.is_file() and log.stat().st_size > 0
+
+
+# ------------------------------------------------------------------ unattended runs
+
+
+def test_a_batch_with_no_callback_denies_prompts_at_once(make: Any, api: MockMessagesAPI, home: Path) -> None:
+    from claude_sdkurl.batch import run_batch
+
+    api.enqueue(tool_use("Bash", {"command": "touch batch.txt", "description": "touch"}), text("could not"))
+    result = run_batch(["touch it"], make(), max_concurrency=1)
+    [item] = result.items
+    assert item.error is None
+    assert not (home / "work" / "batch.txt").exists()
+    denied = api.message_requests()[1].tool_results()[0]
+    # denied at once, in the words of --permission-prompts none (not the CLI's plain refusal)
+    assert denied["is_error"] is True and "no approval surface" in json.dumps(denied)
+
+
+def test_unattended_sets_permission_prompts_none_only_when_nothing_answers(cli: tuple[str, Path]) -> None:
+    from claude_sdkurl._launch import unattended
+
+    plain = ClaudeAgentOptions(cli_path=str(cli[1]))
+    assert unattended(plain).permission_prompts == "none"
+    assert unattended(plain).can_use_tool is None and plain.permission_prompts is None  # a copy
+    asked = ClaudeAgentOptions(cli_path=str(cli[1]), can_use_tool=lambda *a: None)
+    assert unattended(asked) is asked
+    tool = ClaudeAgentOptions(cli_path=str(cli[1]), permission_prompt_tool_name="mcp__x__y")
+    assert unattended(tool) is tool
+    chosen = ClaudeAgentOptions(cli_path=str(cli[1]), permission_prompts="host")
+    assert unattended(chosen).permission_prompts == "host"
+    old = ClaudeAgentOptions(cli_path=str(install_cli(WEBSOCKET_CLI_VERSION)))
+    assert unattended(old) is old  # 2.1.120 does not know the flag: nothing added

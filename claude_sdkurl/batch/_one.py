@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import time
 
+from .._launch import unattended
 from ..ledger import CostLedger
 from ..query import counted
 from ..types import AssistantMessage, ClaudeAgentOptions, RateLimitEvent, ResultMessage, SystemMessage, TextBlock, ToolUseBlock
@@ -39,6 +40,7 @@ def run_one(
     if resume_session is not None:
         options = dataclasses.replace(options or ClaudeAgentOptions(), resume=resume_session, continue_conversation=False)
         prompt = continue_prompt or prompt
+    options = unattended(options or ClaudeAgentOptions())  # nobody is there to answer a prompt
     spent = CostLedger()  # what this run spends (a resumed session's earlier cost is not in it)
     last_answer: list[AssistantMessage] = []  # the main conversation's latest API call, as its messages
     try:
