@@ -145,3 +145,29 @@ def test_a_batch_budget_is_shared_and_then_ends_the_rest() -> None:
     ended = [i for i in result.items if not i.ok]
     assert ended and all(i.fault == "budget" and (i.error or "").startswith("BudgetExceeded") for i in ended)
     assert len(pool.calls) == len(shares)  # nothing started once the budget was spent
+
+
+def test_a_usage_window_near_its_limit_holds_new_items_until_it_resets() -> None:
+    from claude_sdkurl.batch._decisions import Decisions
+
+    def item(index: int, used: float | None, resets_in: float = 5.0, fault: str | None = None) -> BatchItem:
+        near = None if used is None else {"window": "five_hour", "utilization": used, "resets_at": time.time() + resets_in}
+        return BatchItem(index=index, prompt="p", near_limit=near, fault=fault, text=None if fault else "ok")
+
+    decisions = Decisions(RetryPolicy(pause_before=0.95), None, 2)
+    assert decisions.outcome(0, item(0, 0.5)) == "done" and not decisions.held(time.monotonic())
+    assert decisions.outcome(1, item(1, 0.96)) == "done"
+    now = time.monotonic()
+    assert decisions.held(now) and 4.0 < decisions.held_until - now <= 5.0
+    assert decisions.next_wake() == decisions.held_until  # the driver wakes when the window resets
+    assert not decisions.held(now + 5.1)
+    # a window that already reset, a policy that does not hold, a refused run (paused instead)
+    for policy, it in [(RetryPolicy(), item(2, 0.99, resets_in=-1)), (RetryPolicy(pause_before=None), item(2, 0.99)),
+                       (RetryPolicy(), item(2, 1.0, fault="limit"))]:  # fmt: skip
+        other = Decisions(policy, None, 2)
+        other.outcome(2, it)
+        assert not other.held(time.monotonic())
+    with pytest.raises(ValueError, match="pause_before"):
+        RetryPolicy(pause_before=1.5)
+    with pytest.raises(ValueError, match="pause_before"):
+        RetryPolicy(pause_before=0)

@@ -375,3 +375,72 @@ def test_a_limit_window_on_a_ray_instance_loses_nothing(cli_paths: Any, api: Moc
     assert all(i.text == f"answer to item {i.index}" for i in result.items)
     assert sum(1 for i in result.items if i.attempts > 1) >= 1
     assert min(t for t, limited in window.log if not limited) - window.ends < 4.0
+
+
+class FillingWindow:
+    """A subscriber's 5-hour window that fills: each answer uses up ``step`` of it (reported in the
+    unified rate-limit headers, which the CLI passes on as a rate-limit event's
+    ``unifiedWindows``); at 100 % the API refuses (429, rejected) until the window resets,
+    ``reset_in`` seconds after the first request, and then it is empty again."""
+
+    def __init__(self, step: float, reset_in: float) -> None:
+        self.step, self.reset_in = step, reset_in
+        self.used = 0.0
+        self.reset_epoch: float | None = None
+        self.lock = threading.Lock()
+        self.log: list[tuple[float, bool]] = []  # (epoch time, refused)
+
+    def __call__(self, request: Any) -> Reply:
+        with self.lock:
+            now = time.time()
+            self.reset_epoch = self.reset_epoch or now + self.reset_in
+            if now >= self.reset_epoch:  # the window reset
+                self.used, self.reset_epoch = 0.0, now + 3600
+            refused = self.used >= 1.0 - 1e-9
+            if not refused:
+                self.used = min(1.0, self.used + self.step)
+            self.log.append((now, refused))
+            used, reset = self.used, str(int(self.reset_epoch))
+        status = "rejected" if refused else ("allowed_warning" if used >= 0.8 else "allowed")
+        headers = {
+            "anthropic-ratelimit-unified-status": status, "anthropic-ratelimit-unified-reset": reset,
+            "anthropic-ratelimit-unified-representative-claim": "five_hour",
+            "anthropic-ratelimit-unified-5h-status": status, "anthropic-ratelimit-unified-5h-reset": reset,
+            "anthropic-ratelimit-unified-5h-utilization": f"{used:.2f}",
+        }  # fmt: skip
+        if refused:
+            return Reply(status=429, error_type="rate_limit_error", error_message="usage limit", headers=headers)
+        reply = text(f"answer to {request.last_user_text()}")
+        reply.headers = headers
+        return reply
+
+
+def _subscriber(cli_paths: Any, api: MockMessagesAPI, home: Path) -> ClaudeAgentOptions:
+    env = offline_env(api.url, home)
+    env.pop("ANTHROPIC_API_KEY")
+    env["CLAUDE_CODE_OAUTH_TOKEN"] = "sk-ant-oat01-offline-test"
+    return ClaudeAgentOptions(cli_path=str(cli_paths["stdio"]), env=env, cwd=str(home / "work"))
+
+
+@pytest.mark.parametrize("pause_before", [0.95, None])
+def test_a_filling_usage_window_holds_the_batch_before_the_limit(
+    cli_paths: Any, api: MockMessagesAPI, home: Path, pause_before: float | None
+) -> None:
+    window = FillingWindow(step=0.48, reset_in=10.0)  # the second answer fills it to 96 %
+    api.responder = window
+    reports: list[BatchProgress] = []
+    result = run_batch([f"item {i}" for i in range(4)], _subscriber(cli_paths, api, home), max_concurrency=1,
+                       retry=RetryPolicy(first_wait=1.0, max_wait=30.0, pause_before=pause_before), progress=reports.append)  # fmt: skip
+    assert [i.error for i in result.items if i.error] == []
+    assert all(i.text == f"answer to item {i.index}" for i in result.items)
+    refused = [t for t, was in window.log if was]
+    assert window.reset_epoch is not None
+    if pause_before is not None:
+        # held after the answer that reported 96 %: no request refused, none before the reset
+        assert refused == []
+        assert result.items[1].near_limit is not None and result.items[1].near_limit["utilization"] >= 0.95
+        third = window.log[2][0]
+        assert third >= window.reset_epoch - 3600 - 1  # (the reset moved the window on by an hour)
+        assert any(p.paused for p in reports)
+    else:
+        assert len(refused) >= 1  # the old way: the limit is met, then the batch pauses

@@ -27,6 +27,8 @@ class Decisions:
         self.spent = 0.0  # every finished run's cost, retried ones included
         self.reserved: dict[int, float] = {}  # budget promised to running items
         self.earlier: dict[int, float] = {}  # what each item's earlier runs spent (this batch and the one resumed)
+        self.held_until = 0.0  # (monotonic) no item starts before: a usage window is near its limit
+        self.held_window: dict[str, object] | None = None
 
     # ---------------------------------------------------------------- budget
 
@@ -68,6 +70,7 @@ class Decisions:
         self.last[index] = item
         now = time.monotonic()
         policy = self.policy
+        self._hold_for(item, now)
         if index == self.probe:
             self.probe = None
             if item.fault == "limit" and policy is not None:
@@ -99,10 +102,26 @@ class Decisions:
                 return "again"
         return "done"
 
+    def _hold_for(self, item: BatchItem, now: float) -> None:
+        """Hold new items until a usage window the run saw near its limit resets (see
+        ``RetryPolicy.pause_before``); a refused run pauses by the rules above instead."""
+        near, policy = item.near_limit, self.policy
+        if near is None or policy is None or policy.pause_before is None or item.fault == "limit":
+            return
+        left = float(near["resets_at"]) - time.time()
+        if near["utilization"] >= policy.pause_before and left > 0 and now + left > self.held_until:
+            self.held_until, self.held_window = now + left, dict(near)
+
+    def held(self, now: float) -> bool:
+        """Whether new items wait for a usage window to reset."""
+        return now < self.held_until
+
     def next_wake(self) -> float | None:
         """When the driver must look again though nothing finished (``None``: only when
         something does, or never if nothing runs)."""
         times = list(self.again.values())
         if self.paused and self.probe is None and self.waiting:
             times.append(self.probe_at)
+        if self.held_until > time.monotonic():
+            times.append(self.held_until)
         return min(times) if times else None

@@ -5,6 +5,7 @@ keeps the checkpoint and the progress line, and stops every run on Ctrl-C."""
 
 from __future__ import annotations
 
+import collections
 import concurrent.futures as cf
 import dataclasses
 import time
@@ -112,6 +113,7 @@ class Driver:
         self.go_on: dict[int, str] = {}  # index -> the session a failed item started, to go on with
         previous = BatchResult.load(resume) if isinstance(resume, (str, Path)) else resume
         self.todo = self._carry_over(previous) if previous is not None else list(range(len(self.prompts)))
+        self.queue: collections.deque[int] = collections.deque()  # what is left to start (set by run())
         self.running: dict[cf.Future[BatchItem], int] = {}
         self.scopes: dict[int, _cancel.Scope] = {}  # a thread pool's running items, to stop them
         self.late: list[cf.Future[BatchItem]] = []  # runs still stopping when a stopped batch returned
@@ -165,7 +167,7 @@ class Driver:
         self.batch_span = _trace.start(self.tracer, "claude_sdkurl.batch", {"openinference.span.kind": "CHAIN",
                                        "claude_sdkurl.batch.size": len(self.prompts), "claude_sdkurl.batch.to_run": len(self.todo)})  # fmt: skip
         try:
-            queue = iter(self.todo)
+            queue = self.queue = collections.deque(self.todo)
             self._tell()
             while self._step(queue):
                 pass
@@ -184,13 +186,16 @@ class Driver:
                        {"claude_sdkurl.batch.failed": failed, "llm.cost.total": sum(i.total_cost_usd or 0.0 for i in self.done.values())})  # fmt: skip
         return BatchResult([self.done[i] for i in range(len(self.prompts))])
 
-    def _step(self, queue: Iterator[int]) -> bool:
+    def _step(self, queue: collections.deque[int]) -> bool:
         """Start what may start, then wait for an ending (or a due time) and book it; ``False``
         once nothing runs and nothing is due."""
         state, running = self.state, self.running
         now = time.monotonic()
-        # Start what may start: while paused, only the probe, once nothing runs.
-        if state.paused:
+        # Start what may start: while paused, only the probe, once nothing runs; while held
+        # (a usage window near its limit), nothing.
+        if self._held(now):
+            pass
+        elif state.paused:
             if not running and state.probe is None and now >= state.probe_at and state.waiting:
                 state.probe = state.waiting.pop(0)
                 self._submit(state.probe)
@@ -201,10 +206,9 @@ class Driver:
                 del state.again[index]
                 self._start(index)
             while len(running) < self.max_concurrency and not state.paused:
-                fresh = next(queue, None)
-                if fresh is None:
+                if not queue:
                     break
-                self._start(fresh)
+                self._start(queue.popleft())
         if not running:
             wake = state.next_wake()
             if wake is None:
@@ -226,6 +230,13 @@ class Driver:
         for future in finished:
             self._book(running.pop(future), future)
         return True
+
+    def _held(self, now: float) -> bool:
+        """New items wait for a usage window to reset (and something is left to start)."""
+        state = self.state
+        if state.held(now) and not (self.queue or state.again or state.waiting):
+            state.held_until = 0.0  # nothing is left to hold back
+        return state.held(now)
 
     def _book(self, index: int, future: cf.Future[BatchItem]) -> None:
         """A run ended: its verdict, the checkpoint's state lines, and the item if final."""
@@ -297,7 +308,7 @@ class Driver:
             cut = interrupted(self.done.values())  # a stop is no failure of the item
             failed = sum(1 for i in self.done.values() if i.error is not None) - cut
             self.report(BatchProgress(len(self.done) - cut, failed, len(self.prompts), self.state.spent, time.monotonic() - self.t0,
-                                      paused=self.state.paused, running=len(self.running), stopped=stopped, interrupted=cut))  # fmt: skip
+                                      paused=self.state.paused or self._held(time.monotonic()), running=len(self.running), stopped=stopped, interrupted=cut))  # fmt: skip
 
     def _stop(self) -> BatchStopped:
         # Ctrl-C or a notebook's stop button: every running item's query is cancelled (it

@@ -30,6 +30,7 @@ class BatchItem:
     retry_after: float | None = None  # with a limit: how long the CLI meant to wait before retrying (the server's hint), seconds
     worked: bool = False  # the model answered at least once (the session holds work worth resuming)
     attempts: int = 1  # runs of this item in this batch (limits and transient faults run it again)
+    near_limit: dict[str, Any] | None = None  # the fullest usage window its run saw: {"window", "utilization", "resets_at"} (a subscriber's rate-limit events)
     parked: dict[str, Any] | None = None  # a tool call waiting for approve()/deny() (claude_sdkurl.approvals)
 
     @property

@@ -10,7 +10,7 @@ from ..ledger import CostLedger
 from ..query import counted
 from ..types import AssistantMessage, ClaudeAgentOptions, RateLimitEvent, ResultMessage, SystemMessage, TextBlock, ToolUseBlock
 from ._item import BatchItem
-from ._retry import _crashed, _fault_of, _limit_wait
+from ._retry import _crashed, _fault_of, _fullest_window, _limit_wait
 
 def run_one(
     index: int,
@@ -62,9 +62,13 @@ def run_one(
                 if message.parent_tool_use_id is None:  # (one API call may come as several messages)
                     same_call = last_answer and message.message_id and message.message_id == last_answer[-1].message_id
                     last_answer = [*last_answer, message] if same_call else [message]
-            elif isinstance(message, RateLimitEvent) and message.rate_limit_info.status == "rejected":
-                item.fault = "limit"
-                item.resets_at = float(message.rate_limit_info.resets_at) if message.rate_limit_info.resets_at else None
+            elif isinstance(message, RateLimitEvent):
+                window = _fullest_window(message)
+                if window is not None and (item.near_limit is None or window["utilization"] >= item.near_limit["utilization"]):
+                    item.near_limit = window
+                if message.rate_limit_info.status == "rejected":
+                    item.fault = "limit"
+                    item.resets_at = float(message.rate_limit_info.resets_at) if message.rate_limit_info.resets_at else None
     except Exception as e:
         item.error = f"{type(e).__name__}: {e}"
         if _crashed(e):

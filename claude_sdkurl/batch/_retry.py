@@ -6,9 +6,10 @@ from __future__ import annotations
 import dataclasses
 import random
 import time
+from typing import Any
 
 from .._errors import CLIConnectionError, CLINotFoundError, ExitedBeforeConnectingError, ProcessError, ResultError
-from ..types import ResultMessage, SystemMessage
+from ..types import RateLimitEvent, ResultMessage, SystemMessage
 
 def _limit_wait(message: SystemMessage) -> float | None:
     """How long the CLI will wait before retrying a rate-limited or overloaded request (its
@@ -30,6 +31,23 @@ def _crashed(error: BaseException) -> bool:
 
 _LIMIT_STATUSES = (429, 529)  # rate limited, overloaded
 _TRANSIENT_STATUSES = (500, 502, 503, 504)
+
+
+def _fullest_window(event: RateLimitEvent) -> dict[str, Any] | None:
+    """The usage window of a rate-limit event nearest its limit, as
+    ``{"window", "utilization", "resets_at"}`` (the CLI reports a subscriber's windows, from the
+    API's ``anthropic-ratelimit-unified-*`` headers, in ``unifiedWindows``; measured on 2.1.330),
+    or ``None`` when it reports none with a utilization and a reset time."""
+    windows = event.rate_limit_info.raw.get("unifiedWindows")
+    best: dict[str, Any] | None = None
+    if isinstance(windows, dict):
+        for name, window in windows.items():
+            if not isinstance(window, dict):
+                continue
+            used, resets = window.get("utilization"), window.get("resetsAt")
+            if isinstance(used, (int, float)) and isinstance(resets, (int, float)) and (best is None or used > best["utilization"]):
+                best = {"window": str(name), "utilization": float(used), "resets_at": float(resets)}
+    return best
 
 
 def _fault_of(result: ResultMessage) -> str | None:
@@ -61,9 +79,14 @@ class RetryPolicy:
     A CLI that meets a limit with a short ``retry-after`` waits and retries by itself; once it
     says it will wait ``release_after`` seconds or more, its run is stopped and counts as limited
     (the CLI is released; the item runs again after the pause). ``None``: CLIs wait as they will.
+    A usage window that an item's run saw at ``pause_before`` or more of its limit (0.95: 95 %;
+    a subscriber's 5-hour or 7-day window, from the CLI's rate-limit events) holds the batch
+    before the limit: no item starts until that window resets, the running ones finish.
+    ``None``: only a refusal pauses.
     """
 
     first_wait: float = 1.0
+    pause_before: float | None = 0.95
     max_wait: float = 60.0
     max_retries: int = 3
     max_pauses: int | None = None
@@ -77,6 +100,8 @@ class RetryPolicy:
                 raise ValueError(f"RetryPolicy.{name} must be a number of seconds >= 0, not {value!r}")
         if not (isinstance(self.max_retries, int) and self.max_retries >= 0):
             raise ValueError(f"RetryPolicy.max_retries must be an int >= 0, not {self.max_retries!r}")
+        if self.pause_before is not None and not (isinstance(self.pause_before, (int, float)) and 0 < self.pause_before <= 1):
+            raise ValueError(f"RetryPolicy.pause_before must be None or a share of the limit in (0, 1], not {self.pause_before!r}")
         if self.max_pauses is not None and not (isinstance(self.max_pauses, int) and self.max_pauses > 0):
             raise ValueError(f"RetryPolicy.max_pauses must be None or an int > 0, not {self.max_pauses!r}")
 

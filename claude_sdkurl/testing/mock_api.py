@@ -276,6 +276,8 @@ class MockMessagesAPI:
         h.send_header("Content-Type", "text/event-stream")
         h.send_header("Cache-Control", "no-cache")
         h.send_header("Transfer-Encoding", "chunked")
+        for name, value in reply.headers.items():  # e.g. the rate-limit headers of an answer
+            h.send_header(name, value)
         h.end_headers()
 
         def send(event: dict[str, Any]) -> None:
