@@ -47,7 +47,10 @@ from .mcp import SdkMcpServer, SdkMcpTool, ToolAnnotations, create_sdk_mcp_serve
 from .query import query
 from .conversations import Conversations
 from .spares import SparePool
+from .settings import filter_escalating_default_mode, resolve_settings
 from .sessions import (
+    archive_session,
+    unarchive_session,
     delete_session,
     delete_session_via_store,
     fold_session_summary,
@@ -280,6 +283,10 @@ __all__ = [
     "ORG_POLICY_LIMIT_PREFIXES",
     "SYSTEM_PROMPT_DYNAMIC_BOUNDARY",
     "limit_message_kind",
+    "archive_session",
+    "unarchive_session",
+    "resolve_settings",
+    "filter_escalating_default_mode",
     "CwdChangedHookSpecificOutput",
     "DeferredToolUse",
     "EffortLevel",

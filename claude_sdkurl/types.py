@@ -1452,6 +1452,7 @@ class SDKSessionInfo:
     cwd: str | None = None
     tag: str | None = None
     created_at: int | None = None
+    archived: bool | None = field(default=None, kw_only=True)  # ours, TypeScript's: see archive_session()
 
 
 @dataclass
@@ -1459,7 +1460,7 @@ class SessionMessage:
     """One user or assistant message of a session's conversation, as ``get_session_messages()``
     gives it.
     """
-    type: Literal["user", "assistant"]
+    type: Literal["user", "assistant", "system"]
     uuid: str
     session_id: str
     message: Any

@@ -15,7 +15,10 @@ def plain(value: Any) -> Any:
     if isinstance(value, list):
         return [plain(v) for v in value]
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return dataclasses.asdict(value)
+        out = dataclasses.asdict(value)
+        if isinstance(value, ours.SDKSessionInfo):
+            out.pop("archived", None)  # ours (TypeScript's): the official row has no such field
+        return out
     return value
 
 

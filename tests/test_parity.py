@@ -37,6 +37,7 @@ OUR_EXTRA_FIELDS = {
     ],
     # the TypeScript result's latency fields
     "ResultMessage": ["ttft_ms", "ttft_stream_ms", "time_to_request_ms", "resume_reason"],
+    "SDKSessionInfo": ["archived"],
 }  # fmt: skip
 OUR_EXTRA_LITERALS = {"HookEvent": {"SessionStart", "SessionEnd"}}
 OUR_EXTRA_UNION_MEMBERS = {

@@ -17,8 +17,8 @@ import pytest
 import claude_sdkurl
 from claude_sdkurl import ClaudeAgentOptions, ClaudeClient
 
-from .typescript_sdk import constant, surface, typescript_sdk
-from .typescript_surface import MESSAGES, METHODS, OPTIONS, REALCLI, LeftOut
+from .typescript_sdk import constant, functions, surface, typescript_sdk
+from .typescript_surface import FUNCTIONS, MESSAGES, METHODS, OPTIONS, REALCLI, LeftOut
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -54,6 +54,19 @@ def test_every_typescript_option_is_a_field_or_left_out_with_a_reason(dts: str) 
             continue
         ours, test = entry
         assert ours in fields, f"{ts}: ClaudeAgentOptions.{ours} does not exist"
+        assert test is None or _test_exists(test), f"{ts}: no test {test}"
+
+
+def test_every_typescript_function_is_here_or_left_out_with_a_reason(dts: str) -> None:
+    names = functions(dts)
+    assert len(names) >= 20
+    assert sorted(set(names) - set(FUNCTIONS)) == [], "TypeScript functions with no line in FUNCTIONS"
+    for ts, entry in FUNCTIONS.items():
+        if isinstance(entry, LeftOut):
+            assert len(entry.reason) > 20, ts
+            continue
+        ours, test = entry
+        assert ours in claude_sdkurl.__all__, f"{ts}: claude_sdkurl.{ours} is not public"
         assert test is None or _test_exists(test), f"{ts}: no test {test}"
 
 
@@ -142,16 +155,19 @@ def test_the_parity_table_in_the_docs_matches_the_tables(dts: str) -> None:
     methods, options, kinds = surface(dts)
     page = (ROOT / "docs" / "guide" / "typescript.md").read_text()
     option_entries = [e for e in OPTIONS.values() if not isinstance(e, LeftOut)]
+    function_entries = [e for e in FUNCTIONS.values() if not isinstance(e, LeftOut)]
     typed = [k for k in MESSAGES.values() if k != "SystemMessage" and not isinstance(k, LeftOut)]
     rows = [
         _row("`Query` methods", len(methods), len(METHODS), 0, sum(1 for _, t in METHODS.values() if t)),
         _row("`Options` fields", len(options), len(option_entries), len(OPTIONS) - len(option_entries),
              sum(1 for _, t in option_entries if t)),  # fmt: skip
         f"| `SDKMessage` kinds | {len(kinds)} | {len(MESSAGES)} | 0 | — |",
+        _row("top-level functions", len(functions(dts)), len(function_entries), len(FUNCTIONS) - len(function_entries),
+             sum(1 for _, t in function_entries if t)),  # fmt: skip
     ]
     for row in rows:
         assert row in page, f"docs/guide/typescript.md lacks the row {row}"
     assert f"{len(typed)} of the {len(kinds)} message kinds have a class of their own" in page
-    for ts, entry in OPTIONS.items():
+    for ts, entry in [*OPTIONS.items(), *FUNCTIONS.items()]:
         if isinstance(entry, LeftOut):
             assert f"`{ts}`" in page, f"the page does not say why {ts} is left out"

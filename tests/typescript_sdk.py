@@ -63,6 +63,11 @@ def surface(dts: str) -> tuple[list[str], list[str], list[tuple[str, str | None,
     return methods, options, kinds
 
 
+def functions(dts: str) -> list[str]:
+    """The top-level functions ``sdk.d.ts`` exports."""
+    return sorted(set(re.findall(r"^export declare function (\w+)", dts, re.M)))
+
+
 def constant(dts: str, name: str) -> list[str]:
     """A ``readonly [...]`` string table of ``sdk.d.ts``."""
     found = re.search(rf"export declare const {name}: readonly \[(.*?)\];", dts)

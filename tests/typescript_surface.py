@@ -173,3 +173,29 @@ MESSAGES: dict[str, str | LeftOut] = {
     "SDKConversationResetMessage": "ConversationResetMessage",
     "SDKSessionWritesLostMessage": "SessionWritesLostMessage",
 }
+
+# TypeScript's top-level functions -> our name in claude_sdkurl (with the test that shows it), or LeftOut
+FUNCTIONS: dict[str, tuple[str, str | None] | LeftOut] = {
+    "archiveSession": ("archive_session", "tests/test_sessions_typescript.py::test_an_archive_either_sdk_writes_the_other_reads"),
+    "unarchiveSession": ("unarchive_session", "tests/test_sessions_typescript.py::test_an_archive_either_sdk_writes_the_other_reads"),
+    "listSessions": ("list_sessions", "tests/test_sessions_typescript.py::test_include_programmatic_leaves_out_what_typescript_leaves_out"),
+    "getSessionMessages": ("get_session_messages", "tests/test_sessions_typescript.py::test_include_system_messages_as_typescript"),
+    "getSessionInfo": ("get_session_info", "tests/test_sessions_typescript.py::test_an_archive_either_sdk_writes_the_other_reads"),
+    "resolveSettings": ("resolve_settings", "tests/test_sessions_typescript.py::test_settings_resolve_as_typescript_resolves_them"),
+    "filterEscalatingDefaultMode": ("filter_escalating_default_mode", "tests/test_sessions_typescript.py::test_settings_resolve_as_typescript_resolves_them"),
+    "createSdkMcpServer": ("create_sdk_mcp_server", "tests/test_realcli_mcp.py::test_model_calls_sdk_tool"),
+    "tool": ("tool", "tests/test_realcli_mcp.py::test_model_calls_sdk_tool"),
+    "query": ("query", "tests/test_realcli_control.py::test_permission_allow"),
+    "deleteSession": ("delete_session", None),
+    "forkSession": ("fork_session", None),
+    "renameSession": ("rename_session", None),
+    "tagSession": ("tag_session", None),
+    "getSubagentMessages": ("get_subagent_messages", None),
+    "listSubagents": ("list_subagents", None),
+    "importSessionToStore": ("import_session_to_store", None),
+    "foldSessionSummary": ("fold_session_summary", None),
+    "startup": ("prewarm", "tests/test_realcli_prewarm.py::test_query_takes_the_warm_session"),
+    "prewarm": ("SparePool", "tests/test_realcli_spares.py::test_an_extra_directory_and_the_model_follow_the_claim"),
+    "matchDeniedModels": LeftOut("its matching is the CLI's internals (aliases, path tails, model overrides) and, as "
+                                 "TypeScript says, grants nothing: ask the CLI (supported_models) instead"),
+}

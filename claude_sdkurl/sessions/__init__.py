@@ -25,6 +25,7 @@ Every public name is also importable from ``claude_sdkurl``.
 
 from ..types import ForkSessionResult, SDKSessionInfo, SessionMessage
 from ._local import (
+    archive_session,
     delete_session,
     fork_session,
     get_session_info,
@@ -34,6 +35,7 @@ from ._local import (
     list_subagents,
     rename_session,
     tag_session,
+    unarchive_session,
 )
 from ._paths import project_key_for_directory
 from ._stored import (
@@ -51,6 +53,8 @@ from ._stored import (
 from ._summary import fold_session_summary
 
 __all__ = [
+    "archive_session",
+    "unarchive_session",
     "list_sessions",
     "get_session_info",
     "get_session_messages",

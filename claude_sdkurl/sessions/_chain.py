@@ -270,12 +270,15 @@ def _responses_in_path_order(path: list[Entry], last_on_path: dict[str, Entry]) 
 
 
 def _message(entry: Entry, tool_use_id: str | None = None, agent_id: str | None = None) -> SessionMessage:
-    kind: Literal["user", "assistant"] = "user" if entry.get("type") == "user" else "assistant"
+    kind: Literal["user", "assistant", "system"] = entry.get("type") if entry.get("type") in ("user", "system") else "assistant"  # type: ignore[assignment]
+    message = entry.get("message")
+    if kind == "system" and message is None:  # a system entry carries its text in the entry itself
+        message = {k: entry[k] for k in ("subtype", "content", "level", "compactMetadata") if k in entry}
     return SessionMessage(
         type=kind,
         uuid=entry.get("uuid", ""),
         session_id=entry.get("sessionId", ""),
-        message=entry.get("message"),
+        message=message,
         parent_tool_use_id=tool_use_id,
         parent_agent_id=agent_id,
     )
@@ -288,12 +291,15 @@ def page(items: list[Any], limit: int | None, offset: int) -> list[Any]:
     return items[offset:] if offset > 0 else items
 
 
-def session_messages(entries: list[Entry], limit: int | None, offset: int) -> list[SessionMessage]:
-    """Rule 5 over :func:`conversation`, paged."""
+def session_messages(
+    entries: list[Entry], limit: int | None, offset: int, include_system: bool = False
+) -> list[SessionMessage]:
+    """Rule 5 over :func:`conversation`, paged (with ``include_system``, system entries too)."""
+    kinds = (*_SPOKEN, "system") if include_system else _SPOKEN
     shown = [
         _message(e)
         for e in conversation(entries)
-        if e.get("type") in _SPOKEN and not (e.get("isMeta") or e.get("isSidechain") or e.get("teamName"))
+        if e.get("type") in kinds and not (e.get("isMeta") or e.get("isSidechain") or e.get("teamName"))
     ]
     return page(shown, limit, offset)
 

@@ -28,8 +28,9 @@ from . import _chain, _edits, _paths, _text
 # ---------------------------------------------------------------- listing
 
 
-def _rows(project_dir: Path, project_path: str | None) -> list[SDKSessionInfo]:
-    """The listing rows of the transcripts directly in ``project_dir``."""
+def _rows(project_dir: Path, project_path: str | None, programmatic: bool = True) -> list[SDKSessionInfo]:
+    """The listing rows of the transcripts directly in ``project_dir`` (without the SDKs' and
+    daemons' sessions unless ``programmatic``)."""
     try:
         files = list(project_dir.iterdir())
     except OSError:
@@ -41,7 +42,8 @@ def _rows(project_dir: Path, project_path: str | None) -> list[SDKSessionInfo]:
             continue
         ends = _text.Ends.of_file(f)
         row = _text.info_from_ends(sid, ends, project_path) if ends is not None else None
-        if row is not None:
+        if row is not None and ends is not None and (programmatic or not _text.is_programmatic(ends)):
+            row.archived = archived(project_dir, sid, ends)
             rows.append(row)
     return rows
 
@@ -63,7 +65,7 @@ def _one_per_session(rows: Iterable[SDKSessionInfo]) -> list[SDKSessionInfo]:
     return list(best.values())
 
 
-def _project_rows(directory: str, include_worktrees: bool) -> list[SDKSessionInfo]:
+def _project_rows(directory: str, include_worktrees: bool, programmatic: bool = True) -> list[SDKSessionInfo]:
     """The rows of a project and, in a repository with more than one worktree, of the
     project directories of every worktree (matched by name, the longest name first; a name
     past the length limit also by its start). The project's own directory always counts,
@@ -72,14 +74,14 @@ def _project_rows(directory: str, include_worktrees: bool) -> list[SDKSessionInf
     trees = _paths.worktrees(here) if include_worktrees else []
     own = _paths.find_project_dir(here)
     if len(trees) <= 1:
-        return _rows(own, here) if own is not None else []
+        return _rows(own, here, programmatic) if own is not None else []
     fold = str.lower if sys.platform == "win32" else str
     names = sorted(((fold(_paths.project_dir_name(t)), t) for t in trees), key=lambda p: len(p[0]), reverse=True)
     rows: list[SDKSessionInfo] = []
     done: set[str] = set()
     if own is not None:
         done.add(fold(own.name))
-        rows += _rows(own, here)
+        rows += _rows(own, here, programmatic)
     for d in _paths.all_project_dirs():
         name = fold(d.name)
         if name in done:
@@ -87,7 +89,7 @@ def _project_rows(directory: str, include_worktrees: bool) -> list[SDKSessionInf
         for wanted, tree in names:
             if name == wanted or (len(wanted) >= _paths.NAME_LIMIT and name.startswith(wanted + "-")):
                 done.add(name)
-                rows += _rows(d, tree)
+                rows += _rows(d, tree, programmatic)
                 break
     return _one_per_session(rows)
 
@@ -97,18 +99,23 @@ def list_sessions(
     limit: int | None = None,
     offset: int = 0,
     include_worktrees: bool = True,
+    include_programmatic: bool = True,
 ) -> list[SDKSessionInfo]:
     """The sessions of the project at ``directory`` (with its git worktrees unless
     ``include_worktrees=False``), or of every project when it is omitted, newest first.
 
     Each row is read from the transcript's first and last 64 KiB only. Sidechain
     transcripts and files with no title, prompt or summary are left out. ``offset`` and
-    ``limit`` page the sorted rows. :func:`list_sessions_from_store` is the store variant.
+    ``limit`` page the sorted rows. ``include_programmatic=False`` (TypeScript's) leaves out
+    sessions an SDK started (entry point ``sdk-py``, ``sdk-ts``, ``sdk-cli``) and daemons',
+    as the CLI's own ``/resume`` does. Each row's ``archived`` says whether
+    :func:`archive_session` archived it (``None``: never). :func:`list_sessions_from_store`
+    is the store variant.
     """
     if directory:
-        rows = _project_rows(directory, include_worktrees)
+        rows = _project_rows(directory, include_worktrees, include_programmatic)
     else:
-        rows = _one_per_session(row for d in _paths.all_project_dirs() for row in _rows(d, None))
+        rows = _one_per_session(row for d in _paths.all_project_dirs() for row in _rows(d, None, include_programmatic))
     return newest_first(rows, limit, offset)
 
 
@@ -120,7 +127,10 @@ def get_session_info(session_id: str, directory: str | None = None) -> SDKSessio
     for d, project_path in _paths.search_dirs(directory):
         ends = _text.Ends.of_file(d / f"{session_id}.jsonl")
         if ends is not None:
-            return _text.info_from_ends(session_id, ends, project_path)
+            row = _text.info_from_ends(session_id, ends, project_path)
+            if row is not None:
+                row.archived = archived(d, session_id, ends)
+            return row
     return None
 
 
@@ -139,9 +149,12 @@ def get_session_messages(
     directory: str | None = None,
     limit: int | None = None,
     offset: int = 0,
+    include_system_messages: bool = False,
 ) -> list[SessionMessage]:
     """The conversation of a session, oldest first: the user and assistant messages on the
-    branch it went on from, a turn of parallel tool calls whole (every call and result).
+    branch it went on from, a turn of parallel tool calls whole (every call and result);
+    with ``include_system_messages=True`` (TypeScript's), its system entries too (compact
+    boundaries, informational notices), as ``type="system"``.
 
     ``directory`` is the project (its worktrees are searched too); without it every
     project is. Empty when the id is invalid, the session missing, or nothing is shown.
@@ -152,7 +165,7 @@ def get_session_messages(
     for d, _ in _paths.search_dirs(directory):
         text = _read(d / f"{session_id}.jsonl")
         if text:
-            return _chain.session_messages(_chain.entries_of_text(text), limit, offset)
+            return _chain.session_messages(_chain.entries_of_text(text), limit, offset, include_system_messages)
     return []
 
 
@@ -327,3 +340,68 @@ def fork_session(
     finally:
         os.close(fd)
     return ForkSessionResult(session_id=fork_id)
+
+
+# ---------------------------------------------------------------- archives (TypeScript's)
+
+_ARCHIVE = "archived.json"
+
+
+def _archive_path(project_dir: Path, session_id: str) -> Path:
+    return project_dir / session_id / _ARCHIVE
+
+
+def archived(project_dir: Path, session_id: str, ends: _text.Ends) -> bool | None:
+    """A session's archive state: ``None`` when it never was archived; ``False`` when it was
+    unarchived, or a prompt was sent in it after it was archived; else ``True``."""
+    try:
+        record = json.loads(_archive_path(project_dir, session_id).read_bytes()[:4097])
+    except (OSError, ValueError):
+        return None
+    if not isinstance(record, dict) or not isinstance(record.get("archived"), bool):
+        return None  # a record edited into something else does not archive anything
+    if not record["archived"]:
+        return False
+    at = _text.epoch_ms(record.get("at"))
+    if at is None:
+        return True
+    return not (_text.prompted_after(ends.tail, at) or (ends.head != ends.tail and _text.prompted_after(ends.head, at)))
+
+
+def _set_archived(session_id: str, value: bool, directory: str | None) -> None:
+    _edits.check_session_id(session_id)
+    found = [d for d, _ in _paths.search_dirs(directory) if (d / f"{session_id}.jsonl").is_file()]
+    if not found:
+        where = f" in project directory for {directory}" if directory else " in any project directory"
+        raise FileNotFoundError(f"Session {session_id} not found{where}")
+    record = json.dumps({"archived": value, "at": _edits.now_iso(), "by": "sdk"}).encode()
+    for project_dir in found:
+        path = _archive_path(project_dir, session_id)
+        path.parent.mkdir(mode=0o700, exist_ok=True)
+        temporary = path.with_name(f".{_ARCHIVE}.{os.getpid()}.tmp")
+        try:
+            fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            try:
+                view = memoryview(record)
+                while view:
+                    view = view[os.write(fd, view):]
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            os.replace(temporary, path)  # whole or not at all: the old record stays on a failed write
+        except BaseException:
+            temporary.unlink(missing_ok=True)
+            raise
+
+
+def archive_session(session_id: str, directory: str | None = None) -> None:
+    """Archive a session (TypeScript's ``archiveSession``): a private ``archived.json`` beside
+    its transcript, which the listing reads (``SDKSessionInfo.archived``); a prompt sent in
+    it later unarchives it. The transcript is not touched. ``FileNotFoundError`` when the
+    session is not found, ``ValueError`` for an id that is not one."""
+    _set_archived(session_id, True, directory)
+
+
+def unarchive_session(session_id: str, directory: str | None = None) -> None:
+    """Undo :func:`archive_session` (the record says ``archived: false``)."""
+    _set_archived(session_id, False, directory)

@@ -281,3 +281,34 @@ def info_from_ends(session_id: str, ends: Ends, project_path: str | None = None)
         tag=(last_field(tag_lines[-1], "tag") or None) if tag_lines else None,
         created_at=epoch_ms(first_field(head, "timestamp")),
     )
+
+
+# ---------------------------------------------------------------- programmatic sessions and archives
+
+PROGRAMMATIC_ENTRYPOINTS = frozenset({"sdk-cli", "sdk-ts", "sdk-py"})
+
+
+def is_programmatic(ends: Ends) -> bool:
+    """Whether a session was started by an SDK (its ``entrypoint``) or is a daemon's (the
+    ``sessionKind`` of its first conversation entry), as TypeScript's
+    ``list_sessions(include_programmatic=False)`` leaves such sessions out."""
+    entrypoint = first_field(ends.head, "entrypoint") or last_field(ends.tail, "entrypoint")
+    if entrypoint in PROGRAMMATIC_ENTRYPOINTS:
+        return True
+    first = next((line for line in ends.head.split("\n") if '"parentUuid":' in line), ends.head)
+    return first_field(first, "sessionKind") in ("daemon", "daemon-worker")
+
+
+def prompted_after(text: str, at_ms: float) -> bool:
+    """Whether ``text`` (transcript lines) holds a user's prompt stamped after ``at_ms``."""
+    for line in text.split("\n"):
+        if not _could_be_prompt(line):
+            continue
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        stamp = epoch_ms(entry.get("timestamp")) if isinstance(entry, dict) else None
+        if stamp is not None and stamp > at_ms and prompt_and_command(entry)[0]:
+            return True
+    return False
