@@ -21,6 +21,7 @@ import pytest
 
 from claude_sdkurl import ClaudeAgentOptions
 from claude_sdkurl.testing import (
+    NEWEST_CLI_VERSION,
     STDIO_CLI_VERSION,
     WEBSOCKET_CLI_VERSION,
     MockMessagesAPI,
@@ -56,18 +57,42 @@ def transport(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
+@pytest.fixture
+def stdio_cli_version() -> str:
+    """The CLI a stdio test runs (a module may run its stdio tests on the newest too: see
+    :func:`with_the_newest_cli`)."""
+    return STDIO_CLI_VERSION
+
+
+def with_the_newest_cli(metafunc: pytest.Metafunc) -> None:
+    """For a module's ``pytest_generate_tests``: its tests that take ``transport`` run on the
+    WebSocket CLI, the pinned stdio CLI and the newest one (:data:`NEWEST_CLI_VERSION`)."""
+    if "transport" not in metafunc.fixturenames or any(
+        "transport" in m.args[0] for m in metafunc.definition.iter_markers("parametrize")
+    ):
+        return
+    metafunc.parametrize(
+        ("transport", "stdio_cli_version"),
+        [("websocket", STDIO_CLI_VERSION), ("stdio", STDIO_CLI_VERSION), ("stdio", NEWEST_CLI_VERSION)],
+        ids=["websocket", "stdio", f"stdio-{NEWEST_CLI_VERSION}"],
+    )
+
+
 OptionsFactory = Callable[..., ClaudeAgentOptions]
 
 
 @pytest.fixture
-def make_options(cli_paths: dict[str, Path], api: MockMessagesAPI, home: Path, transport: str) -> OptionsFactory:
+def make_options(
+    cli_paths: dict[str, Path], api: MockMessagesAPI, home: Path, transport: str, stdio_cli_version: str
+) -> OptionsFactory:
     """Options that run the real CLI for ``transport`` against the mock API, offline."""
+    cli = cli_paths[transport] if transport != "stdio" or stdio_cli_version == STDIO_CLI_VERSION else install_cli(stdio_cli_version)
 
     def make(**overrides: Any) -> ClaudeAgentOptions:
         env = offline_env(api.url, home)
         env.update(overrides.pop("env", {}))
         kw: dict[str, Any] = {
-            "cli_path": str(cli_paths[transport]),
+            "cli_path": str(cli),
             "env": env,
             "cwd": str(home / "work"),
             "transport": transport,

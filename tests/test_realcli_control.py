@@ -24,9 +24,13 @@ from claude_sdkurl import (
 )
 from claude_sdkurl.testing import MockMessagesAPI, Reply, text, tool_use
 
-from .conftest import OptionsFactory
+from .conftest import OptionsFactory, with_the_newest_cli
 
 pytestmark = pytest.mark.realcli
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    with_the_newest_cli(metafunc)  # the stdio tests run on CLI 2.1.332 as well
 
 TOUCH = "touch probe_touched.txt && echo hi"  # not read-only: needs permission
 

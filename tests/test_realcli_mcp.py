@@ -11,9 +11,13 @@ import pytest
 from claude_sdkurl import ClaudeClient, ResultMessage, create_sdk_mcp_server, query, tool
 from claude_sdkurl.testing import MockMessagesAPI, text, tool_use
 
-from .conftest import OptionsFactory
+from .conftest import OptionsFactory, with_the_newest_cli
 
 pytestmark = pytest.mark.realcli
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    with_the_newest_cli(metafunc)  # the stdio tests run on CLI 2.1.332 as well
 
 calls: list[Any] = []
 

@@ -30,9 +30,13 @@ from claude_sdkurl import (
 )
 from claude_sdkurl.testing import MockMessagesAPI, Reply, text, tool_use
 
-from .conftest import OptionsFactory, kill_cli, local_entries
+from .conftest import kill_cli, local_entries, OptionsFactory, with_the_newest_cli
 
 pytestmark = pytest.mark.realcli
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    with_the_newest_cli(metafunc)  # the stdio tests run on CLI 2.1.332 as well
 
 
 def test_text_turn(make_options: OptionsFactory, api: MockMessagesAPI, transport: str) -> None:

@@ -7,6 +7,7 @@ the two together through ``ClaudeAgentOptions(env=...)``.
 """
 
 from .cli import (
+    NEWEST_CLI_VERSION,
     STDIO_CLI_VERSION,
     WEBSOCKET_CLI_VERSION,
     CLIInstallError,
@@ -30,6 +31,7 @@ __all__ = [
     "cache_dir",
     "CLIInstallError",
     "WEBSOCKET_CLI_VERSION",
+    "NEWEST_CLI_VERSION",
     "STDIO_CLI_VERSION",
 ]
 

@@ -23,6 +23,9 @@ WEBSOCKET_CLI_VERSION = "2.1.120"
 STDIO_CLI_VERSION = "2.1.330"
 """A current CLI, pinned so runs are reproducible (stdio transport)."""
 
+NEWEST_CLI_VERSION = "2.1.332"
+"""The CLI the TypeScript SDK 0.3.332 bundles: the newest the suite runs beside the pinned one."""
+
 CACHE_ENV = "CLAUDE_SDKURL_CLI_CACHE"
 _lock = threading.Lock()
 
