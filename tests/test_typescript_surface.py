@@ -154,6 +154,7 @@ def _row(label: str, total: int, here: int, left: int, tested: int) -> str:
 def test_the_parity_table_in_the_docs_matches_the_tables(dts: str) -> None:
     methods, options, kinds = surface(dts)
     page = (ROOT / "docs" / "guide" / "typescript.md").read_text()
+    readme = (ROOT / "README.md").read_text()
     option_entries = [e for e in OPTIONS.values() if not isinstance(e, LeftOut)]
     function_entries = [e for e in FUNCTIONS.values() if not isinstance(e, LeftOut)]
     typed = [k for k in MESSAGES.values() if k != "SystemMessage" and not isinstance(k, LeftOut)]
@@ -167,6 +168,7 @@ def test_the_parity_table_in_the_docs_matches_the_tables(dts: str) -> None:
     ]
     for row in rows:
         assert row in page, f"docs/guide/typescript.md lacks the row {row}"
+        assert row in readme, f"README.md lacks the row {row}"
     assert f"{len(typed)} of the {len(kinds)} message kinds have a class of their own" in page
     for ts, entry in [*OPTIONS.items(), *FUNCTIONS.items()]:
         if isinstance(entry, LeftOut):
