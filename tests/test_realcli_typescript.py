@@ -383,3 +383,39 @@ def test_unattended_sets_permission_prompts_none_only_when_nothing_answers(cli: 
     assert unattended(chosen).permission_prompts == "host"
     old = ClaudeAgentOptions(cli_path=str(install_cli(WEBSOCKET_CLI_VERSION)))
     assert unattended(old) is old  # 2.1.120 does not know the flag: nothing added
+
+
+def test_tool_aliases_let_the_model_call_a_tool_by_another_name(make: Any, api: MockMessagesAPI) -> None:
+    for aliases, ran in (({"Shell": "Bash"}, True), (None, False)):
+        api.enqueue(tool_use("Shell", {"command": "echo ALIASED", "description": "x"}), text("done"))
+        list(query("run it", make(tool_aliases=aliases, allowed_tools=["Bash"])))
+        answer = api.message_requests()[-1].tool_results()[0]
+        assert (answer["content"] == "ALIASED") is ran, answer
+
+
+def test_plan_mode_instructions_reach_the_model_in_plan_mode(make: Any, api: MockMessagesAPI) -> None:
+    list(query("plan it", make(permission_mode="plan", plan_mode_instructions="PLAN-RULE-77")))
+    assert "PLAN-RULE-77" in json.dumps(api.message_requests()[0].body)
+
+
+def test_plugins_delivered_in_initialize_load(make: Any, home: Path) -> None:
+    plugin = home / "plug"
+    (plugin / ".claude-plugin").mkdir(parents=True)
+    (plugin / "commands").mkdir()
+    (plugin / ".claude-plugin" / "plugin.json").write_text(json.dumps({"name": "plugx", "version": "1.0.0"}))
+    (plugin / "commands" / "greetx.md").write_text("---\ndescription: greets\n---\nSay hi\n")
+    with ClaudeClient(make(plugins=[{"type": "local", "path": str(plugin)}], plugin_delivery="initialize")) as client:
+        plan = client.session.plan
+        assert plan is not None and "--plugin-dir" not in plan.args  # off the command line
+        assert client.initialization_result()["plugins_applied"] is True
+        assert "plugx:greetx" in [c["name"] for c in client.supported_commands()]
+
+
+def test_project_config_root_supplies_the_project_settings(make: Any, home: Path) -> None:
+    root = home / "checkout"
+    (root / ".claude").mkdir(parents=True)
+    (root / ".claude" / "settings.json").write_text(json.dumps({"outputStyle": "Explanatory"}))
+    with ClaudeClient(make()) as client:
+        assert client.get_settings()["effective"].get("outputStyle") is None
+    with ClaudeClient(make(project_config_root=str(root))) as client:
+        assert client.get_settings()["effective"]["outputStyle"] == "Explanatory"
