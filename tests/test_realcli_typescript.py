@@ -419,3 +419,68 @@ def test_project_config_root_supplies_the_project_settings(make: Any, home: Path
         assert client.get_settings()["effective"].get("outputStyle") is None
     with ClaudeClient(make(project_config_root=str(root))) as client:
         assert client.get_settings()["effective"]["outputStyle"] == "Explanatory"
+
+
+# ------------------------------------------------------------------ the official methods, shown too
+
+
+def test_apply_flag_settings_changes_what_get_settings_answers(make: Any) -> None:
+    with ClaudeClient(make()) as client:
+        client.apply_flag_settings({"outputStyle": "Concise"})
+        assert client.get_settings()["effective"]["outputStyle"] == "Concise"
+        client.apply_flag_settings({"outputStyle": None})  # None clears the key from the flag layer
+        assert client.get_settings()["effective"].get("outputStyle") is None
+
+
+def _status(client: ClaudeClient) -> dict[str, str]:
+    return {s["name"]: s["status"] for s in client.mcp_server_status()}
+
+
+def _until(check: Any, seconds: float = 60.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not check():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.2)
+
+
+def test_mcp_servers_toggled_reconnected_and_replaced(make: Any, home: Path) -> None:
+    server = _mcp_server(home)
+    with ClaudeClient(make(mcp_servers=server)) as client:
+        _wait_connected(client, "res")
+        client.toggle_mcp_server("res", False)
+        _until(lambda: _status(client).get("res") == "disabled")
+        client.toggle_mcp_server("res", True)
+        _until(lambda: _status(client).get("res") == "connected")
+        client.reconnect_mcp_server("res")
+        _until(lambda: _status(client).get("res") == "connected")
+        answer = client.set_mcp_servers({"res2": server["res"]})
+        assert "res2" in answer.get("added", [])
+        _until(lambda: _status(client).get("res2") == "connected")
+        assert client.read_mcp_resource("res2", "ui://widget/card")["contents"][0]["text"] == "<b>CARD-7</b>"
+
+
+def test_stop_task_stops_a_background_bash(make: Any, api: MockMessagesAPI, home: Path) -> None:
+    api.enqueue(
+        tool_use("Bash", {"command": "sleep 60", "description": "wait", "run_in_background": True}),
+        text("started it"),
+    )
+    with ClaudeClient(make(allowed_tools=["Bash"])) as client:
+        client.query("start it")
+        started = None
+        for message in client.receive_messages(timeout=120):
+            if getattr(message, "subtype", None) == "task_started":
+                started = message
+            if isinstance(message, ResultMessage):
+                break
+        assert started is not None
+        client.stop_task(started.task_id)
+        ended = next(m for m in client.receive_messages(timeout=60) if getattr(m, "subtype", None) == "task_notification")
+        assert ended.task_id == started.task_id and ended.status in ("stopped", "killed", "failed")
+
+
+def test_close_stops_the_cli(make: Any) -> None:
+    client = ClaudeClient(make())
+    client.connect()
+    pid = client.initialization_result()["pid"]
+    client.close()
+    _until(lambda: not Path(f"/proc/{pid}").exists() or "zombie" in Path(f"/proc/{pid}/status").read_text().lower(), 20)

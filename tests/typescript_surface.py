@@ -25,7 +25,7 @@ METHODS: dict[str, tuple[str, str | None]] = {
     "setMcpPermissionModeOverride": ("set_mcp_permission_mode_override", "test_mcp_permission_mode_override"),
     "setModel": ("set_model", "tests/test_realcli_control.py::test_set_model_and_permission_mode"),
     "setMaxThinkingTokens": ("set_max_thinking_tokens", "test_thinking_display_is_sent_only_when_given"),
-    "applyFlagSettings": ("apply_flag_settings", None),
+    "applyFlagSettings": ("apply_flag_settings", "test_apply_flag_settings_changes_what_get_settings_answers"),
     "updateSettings": ("update_settings", "test_update_settings_changes_what_get_settings_answers"),
     "initializationResult": ("initialization_result", "test_initialize_answer_and_its_parts"),
     "reinitialize": ("reinitialize", "test_reinitialize_sends_initialize_again"),
@@ -42,14 +42,14 @@ METHODS: dict[str, tuple[str, str | None]] = {
     "accountInfo": ("account_info", "test_initialize_answer_and_its_parts"),
     "rewindFiles": ("rewind_files", "test_rewind_files_dry_run_changes_no_file"),
     "seedReadState": ("seed_read_state", None),  # its effect cannot be shown on 2.1.330: see the test
-    "reconnectMcpServer": ("reconnect_mcp_server", None),
-    "toggleMcpServer": ("toggle_mcp_server", None),
+    "reconnectMcpServer": ("reconnect_mcp_server", "test_mcp_servers_toggled_reconnected_and_replaced"),
+    "toggleMcpServer": ("toggle_mcp_server", "test_mcp_servers_toggled_reconnected_and_replaced"),
     "readMcpResource": ("read_mcp_resource", "test_read_mcp_resource_reads_a_servers_resource"),
-    "setMcpServers": ("set_mcp_servers", None),
+    "setMcpServers": ("set_mcp_servers", "test_mcp_servers_toggled_reconnected_and_replaced"),
     "streamInput": ("stream_input", "test_stream_input_sends_more_turns"),
-    "stopTask": ("stop_task", None),
+    "stopTask": ("stop_task", "test_stop_task_stops_a_background_bash"),
     "backgroundTasks": ("background_tasks", "test_background_tasks_moves_a_running_bash"),
-    "close": ("close", None),
+    "close": ("close", "test_close_stops_the_cli"),
 }
 
 # TypeScript option -> (ClaudeAgentOptions field, real-CLI test) or LeftOut
