@@ -59,6 +59,7 @@ from ._protocol import (
 )
 from ._deadline import Deadline
 from ._launch import LaunchPlan, make_transport, plan_launch
+from ._transport import taps
 from ._parse import parse_message
 from ._run import RunTracker
 from ._transport import Transport, TransportCallbacks
@@ -236,6 +237,8 @@ class Session:
         user's (see :func:`claude_sdkurl._launch.hooks_config`).
         """
         try:
+            if self._transport is None:  # a tape replaying (claude_sdkurl.tapes): no CLI is looked for
+                self._transport = taps.replacement(self.options)
             plan = self.plan = plan_launch(self.options, self._transport is not None, extra_hooks)
             self._materialized = plan.materialized
             options = plan.options
@@ -252,7 +255,7 @@ class Session:
             self._run.ceiling_ms = plan.ceiling_ms
             self._protocol.max_line = plan.max_line
             if self._transport is None:
-                self._transport = make_transport(plan)
+                self._transport = taps.wrapped(make_transport(plan), plan)  # (a tape recording listens)
             _live_sessions.add(self)
             self._transport.start(
                 TransportCallbacks(

@@ -46,3 +46,7 @@ __all__ += ["DemoEnvironment"]
 from .session_store_conformance import run_session_store_conformance  # noqa: E402
 
 __all__ += ["run_session_store_conformance"]
+
+from ..tapes import TapeMismatch, record, replay  # noqa: E402
+
+__all__ += ["record", "replay", "TapeMismatch"]

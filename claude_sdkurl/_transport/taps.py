@@ -1,0 +1,61 @@
+"""Where an area may stand in for, or listen on, the transports of every session started
+while it is installed (the tapes of :mod:`claude_sdkurl.tapes` use it). The engine asks here;
+what is installed never calls back into the engine.
+
+A :class:`Tap` may *replace* a session's transport before the launch is planned (a replay:
+no CLI is looked for), or *wrap* the transport the plan made (a recording). Taps are
+process-wide, not per thread, so sessions started on worker threads inside a ``with`` block
+are covered too; the most recently installed tap is asked first.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING, Any, Protocol
+
+from .base import Transport
+
+if TYPE_CHECKING:
+    from ..types import ClaudeAgentOptions
+
+_lock = threading.Lock()
+_taps: list[Tap] = []
+
+
+class Tap(Protocol):
+    def replace(self, options: ClaudeAgentOptions) -> Transport | None:
+        """A transport to use instead of launching a CLI, or ``None``."""
+
+    def wrap(self, transport: Transport, plan: Any) -> Transport:
+        """The transport to use in place of ``transport`` (the same one to leave it alone)."""
+
+
+def install(tap: Tap) -> None:
+    with _lock:
+        _taps.append(tap)
+
+
+def remove(tap: Tap) -> None:
+    with _lock:
+        if tap in _taps:
+            _taps.remove(tap)
+
+
+def replacement(options: ClaudeAgentOptions) -> Transport | None:
+    """The first replacement an installed tap offers for a session with ``options``."""
+    with _lock:
+        taps = list(reversed(_taps))
+    for tap in taps:
+        found = tap.replace(options)
+        if found is not None:
+            return found
+    return None
+
+
+def wrapped(transport: Transport, plan: Any) -> Transport:
+    """``transport`` as every installed tap wraps it."""
+    with _lock:
+        taps = list(_taps)
+    for tap in taps:
+        transport = tap.wrap(transport, plan)
+    return transport

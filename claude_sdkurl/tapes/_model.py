@@ -1,0 +1,234 @@
+"""Model tapes: the Messages API exchanges of a live run, recorded by a proxy on
+``ANTHROPIC_BASE_URL`` and served back to the *real* CLI, so the CLI, its tools and the
+program's callbacks run for real, with no network.
+
+``model_tape(path, upstream=url)`` records (each request forwarded to ``upstream`` and its
+answer kept, streamed answers byte for byte); ``model_tape(path)`` replays. A replayed
+request is matched with a recorded one on a normalised form: ``metadata`` is dropped, and in
+every string uuids, tool-use and message ids, dates, times and temporary or home paths are
+replaced by placeholders (the CLI puts the date, its folder and fresh ids in its requests).
+A request that matches none is answered at once with an API error (HTTP 400, which the CLI
+does not retry) naming the first field that differs from the nearest recorded request, and
+the context raises :class:`ModelTapeMiss` on leaving.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import http.client
+import json
+import os
+import re
+import tempfile
+import threading
+import urllib.parse
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+from ._format import TapeError, now_iso
+from ._scrub import Scrubber
+from ._wire import first_difference
+
+FORMAT = "claude_sdkurl.model/1"
+_KEPT_HEADERS = ("content-type", "request-id", "retry-after", "anthropic-ratelimit-unified-")
+_VOLATILE = [
+    (re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"), "<uuid>"),
+    (re.compile(r"\b(?:toolu|srvtoolu|msg|req)_[A-Za-z0-9_]+"), "<id>"),
+    (re.compile(r"\d{4}-\d{2}-\d{2}(?:[T ][\d:.]+Z?)?"), "<date>"),
+    (re.compile(r"/(?:tmp|var/folders|private/var)/[^\s\"'`]*"), "<tmp>"),
+]
+
+
+class ModelTapeMiss(AssertionError):
+    """A replayed run made a Messages API request the tape does not have."""
+
+
+def normalised_request(body: Any, home: str | None = None) -> Any:
+    """A request body as it is matched (see the module doc)."""
+    home = home if home is not None else str(Path.home())
+
+    def walk(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: walk(v) for k, v in value.items() if k != "metadata"}
+        if isinstance(value, list):
+            return [walk(v) for v in value]
+        if isinstance(value, str):
+            for pattern, placeholder in _VOLATILE:
+                value = pattern.sub(placeholder, value)
+            return value.replace(home, "~") if home and len(home) > 1 else value
+        return value
+
+    return walk(body)
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+
+class ModelTape:
+    """The proxy: ``.url`` is what ``ANTHROPIC_BASE_URL`` should be (see :meth:`env`)."""
+
+    def __init__(self, path: str | Path, upstream: str | None = None, scrub: Any = ()) -> None:
+        self.path = Path(path)
+        self.upstream = upstream
+        self.recording = upstream is not None
+        self.scrubber = Scrubber(scrub)
+        self.exchanges: list[dict[str, Any]] = []
+        self.used: set[int] = set()
+        self.misses: list[str] = []
+        self.lock = threading.Lock()
+        if not self.recording:
+            self.exchanges = _load(self.path)
+        tape = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_HEAD(self) -> None:  # noqa: N802 - the CLI's reachability probe
+                self.send_response(200)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def do_GET(self) -> None:  # noqa: N802
+                self._serve(None)
+
+            def do_POST(self) -> None:  # noqa: N802
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length) if length else b""
+                try:
+                    body = json.loads(raw) if raw else None
+                except ValueError:
+                    body = None
+                self._serve(body, raw)
+
+            def _serve(self, body: Any, raw: bytes = b"") -> None:
+                if tape.recording:
+                    status, headers, data = tape._forward(self.command, self.path, dict(self.headers.items()), raw)
+                    tape._keep(self.command, self.path, body, status, headers, data)
+                else:
+                    status, headers, data = tape._find(self.command, self.path, body)
+                self.send_response(status)
+                for name, value in headers.items():
+                    self.send_header(name, value)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self._server = _Server(("127.0.0.1", 0), Handler)
+        self._thread = threading.Thread(target=self._server.serve_forever, name="claude-sdkurl-model-tape", daemon=True)
+        self._thread.start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    def env(self) -> dict[str, str]:
+        """What to add to ``ClaudeAgentOptions.env``: the CLI talks to this proxy."""
+        return {"ANTHROPIC_BASE_URL": self.url}
+
+    # -- recording
+
+    def _forward(self, method: str, path: str, headers: dict[str, str], raw: bytes) -> tuple[int, dict[str, str], bytes]:
+        assert self.upstream is not None
+        target = urllib.parse.urlsplit(self.upstream)
+        connection_class = http.client.HTTPSConnection if target.scheme == "https" else http.client.HTTPConnection
+        connection = connection_class(target.netloc, timeout=600)
+        try:
+            sent = {k: v for k, v in headers.items() if k.lower() not in ("host", "content-length", "accept-encoding")}
+            connection.request(method, target.path.rstrip("/") + path, body=raw or None, headers=sent)
+            answer = connection.getresponse()
+            data = answer.read()  # a streamed answer whole: served back the same bytes
+            kept = {k: v for k, v in answer.getheaders() if k.lower().startswith(_KEPT_HEADERS)}
+            return answer.status, kept, data
+        finally:
+            connection.close()
+
+    def _keep(self, method: str, path: str, body: Any, status: int, headers: dict[str, str], data: bytes) -> None:
+        with self.lock:
+            self.exchanges.append({
+                "request": {"method": method, "path": path, "body": self.scrubber.frame(body)},
+                "response": {"status": status, "headers": headers, "body": self.scrubber.text(data.decode("utf-8", "replace"))},
+            })  # fmt: skip
+
+    # -- replaying
+
+    def _find(self, method: str, path: str, body: Any) -> tuple[int, dict[str, str], bytes]:
+        wanted = normalised_request(self.scrubber.frame(body))
+        with self.lock:
+            candidates = [(i, e) for i, e in enumerate(self.exchanges) if i not in self.used
+                          and e["request"]["method"] == method and e["request"]["path"] == path]  # fmt: skip
+            for i, exchange in candidates:
+                if normalised_request(exchange["request"]["body"]) == wanted:
+                    self.used.add(i)
+                    response = exchange["response"]
+                    return int(response["status"]), dict(response["headers"]), response["body"].encode()
+            why = self._why(method, path, wanted, candidates)
+            self.misses.append(why)
+        error = {"type": "error", "error": {"type": "invalid_request_error", "message": f"model tape miss: {why}"}}
+        return 400, {"Content-Type": "application/json"}, json.dumps(error).encode()
+
+    def _why(self, method: str, path: str, wanted: Any, candidates: list[tuple[int, dict[str, Any]]]) -> str:
+        if not candidates:
+            return f"{method} {path}: the tape has no request left for it"
+        best = None
+        for _, exchange in candidates:  # the nearest: the one that differs deepest in
+            difference = first_difference(normalised_request(exchange["request"]["body"]), wanted)
+            if difference is not None and (best is None or len(difference[0]) > len(best[0])):
+                best = difference
+        assert best is not None
+        where, theirs, ours = best
+        return f"{method} {path}: {where} is {str(ours)[:200]!r}, the tape has {str(theirs)[:200]!r}"
+
+    # -- end
+
+    def close(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(5.0)
+        if self.recording:
+            _save(self.path, self.exchanges)
+
+
+def _load(path: Path) -> list[dict[str, Any]]:
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError as e:
+        raise TapeError(f"cannot read the model tape {path}: {e}") from e
+    if not lines or json.loads(lines[0]).get("tape") != FORMAT:
+        raise TapeError(f"{path} is not a model tape ({FORMAT})")
+    return [json.loads(line) for line in lines[1:] if line.strip()]
+
+
+def _save(path: Path, exchanges: list[dict[str, Any]]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(json.dumps({"tape": FORMAT, "recorded_at": now_iso(), "exchanges": len(exchanges)}) + "\n")
+            for exchange in exchanges:
+                f.write(json.dumps(exchange) + "\n")
+        os.chmod(temporary, 0o600)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+@contextlib.contextmanager
+def model_tape(path: str | Path, upstream: str | None = None, scrub: Any = ()) -> Iterator[ModelTape]:
+    """Record (with ``upstream``, the real API's or a mock's address) or replay the Messages
+    API exchanges at ``path``; point the CLI at ``tape.url`` (``options.env`` gets
+    ``tape.env()``). On leaving a replay that missed, :class:`ModelTapeMiss` names the first
+    miss."""
+    tape = ModelTape(path, upstream, scrub)
+    try:
+        yield tape
+    finally:
+        tape.close()
+    if tape.misses:
+        raise ModelTapeMiss(f"{len(tape.misses)} request(s) not on the tape; the first: {tape.misses[0]}")
