@@ -132,6 +132,9 @@ def rerun(tape: Tape, cli: str, timeout: float = 120.0) -> list[dict[str, Any]]:
                 if kind == "control_request":
                     rid = frame.get("request_id")
                     until(lambda: any(f.get("type") == "control_response" and (f.get("response") or {}).get("request_id") == rid for f in seen))
+            until(lambda: sum(1 for f in seen if f.get("type") == "result") >= results)
+            if not process.stdin.closed:  # (a program that closed the session without ending its input first)
+                process.stdin.close()
             process.wait(timeout=max(1.0, deadline - time.monotonic()))
         except (queue.Empty, subprocess.TimeoutExpired, BrokenPipeError, OSError):
             pass

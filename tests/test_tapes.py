@@ -1,0 +1,355 @@
+"""Tapes: a real run recorded once (real CLI 2.1.330, mock model), replayed offline and
+deterministically; model tapes replayed to the real CLI; drift; cassette tapes; the plugin.
+
+The hostile cases first: a tape that cannot be written, torn or foreign files, a changed
+program. Replays run under a socket guard: nothing but the loopback may be dialled.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tarfile
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from claude_sdkurl import ClaudeAgentOptions, ClaudeClient, ProcessError, query
+from claude_sdkurl.tapes import TapeError, TapeMismatch, load, model_tape, record, replay, ModelTapeMiss
+from claude_sdkurl.testing import MockMessagesAPI, Reply, install_cli, offline_env, text, tool_use
+
+from .tapes_program import TURNS, Program, prompt, responder
+
+pytestmark = pytest.mark.realcli
+
+
+@pytest.fixture
+def loopback_only(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """Every socket connection goes to 127.0.0.1 or fails (and is listed)."""
+    dialled: list[Any] = []
+    original = socket.socket.connect
+
+    def connect(self: socket.socket, address: Any) -> Any:
+        dialled.append(address)
+        host = address[0] if isinstance(address, tuple) else address
+        if isinstance(host, str) and host not in ("127.0.0.1", "::1", "localhost") and self.family != socket.AF_UNIX:
+            raise OSError(f"the network is off in this test ({address})")
+        return original(self, address)
+
+    monkeypatch.setattr(socket.socket, "connect", connect)
+    return dialled
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """The 20-turn program recorded once on the real CLI."""
+    base = tmp_path_factory.mktemp("recorded")
+    home = base / "home"
+    (home / "work").mkdir(parents=True)
+    program = Program(base / "live-notes")
+    with MockMessagesAPI(responder) as api:
+        options = program.options(cli_path=str(install_cli("2.1.330")), env=offline_env(api.url, home), cwd=str(home / "work"))
+        with record(base / "tapes") as recorder:
+            live = program.run(options)
+    [tape] = recorder.tapes
+    return {"live": live, "tape": tape, "base": base, "home": home}
+
+
+def _offline(tmp_path: Path) -> ClaudeAgentOptions:
+    """Options of a replay: no CLI anywhere (the path does not exist)."""
+    return ClaudeAgentOptions(cli_path=str(tmp_path / "no-cli-here"), cwd=str(tmp_path))
+
+
+# ------------------------------------------------------------------ hostile cases first
+
+
+def test_a_tape_that_cannot_be_written_leaves_no_file_and_the_run_goes_on(tmp_path: Path) -> None:
+    code = f"""
+import resource, signal, sys
+sys.path.insert(0, {str(Path(__file__).parent.parent)!r})
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+from claude_sdkurl import query, ClaudeAgentOptions
+from claude_sdkurl.testing import MockMessagesAPI, install_cli, offline_env, text
+from claude_sdkurl.tapes import record
+import claude_sdkurl.tapes._context as context
+whole = context.save
+def cut_short(tape, target):  # the CLI has exited: only the tape's write meets the limit
+    resource.setrlimit(resource.RLIMIT_FSIZE, (200, 200))
+    return whole(tape, target)
+context.save = cut_short
+with MockMessagesAPI() as api:
+    api.enqueue(text("fine"))
+    options = ClaudeAgentOptions(cli_path=str(install_cli("2.1.330")), env=offline_env(api.url, {str(tmp_path)!r}), cwd={str(tmp_path)!r})
+    with record({str(tmp_path / "tapes")!r}):
+        print(list(query("hi", options))[-1].result)
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().endswith("fine")  # the session itself was not broken
+    assert "could not write the tape" in done.stderr
+    assert list((tmp_path / "tapes").glob("*")) == []  # no partial tape, no temporary left
+
+
+def test_foreign_torn_and_broken_files(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text('{"dir": "read", "frame": {}}\nnot json\n{"dir": "read", "frame": {}}\n')
+    with pytest.raises(TapeError, match="broken.jsonl:2"):
+        load(broken)
+    future = tmp_path / "future.jsonl"
+    future.write_text('{"tape": "claude_sdkurl.wire/9"}\n')
+    with pytest.raises(TapeError, match="wire/9"):
+        load(future)
+    odd = tmp_path / "odd.jsonl"
+    odd.write_text('{"dir": "sideways", "frame": {}}\n')
+    with pytest.raises(TapeError, match="no known kind"):
+        load(odd)
+    torn = tmp_path / "torn.jsonl"
+    torn.write_text('{"type": "assistant", "message": {"content": []}}\n{"type": "resu')
+    assert len(load(torn).entries) == 1  # a recording cut short: its torn last line is dropped
+    with pytest.raises(TapeError, match="no tapes"):
+        with replay(tmp_path / "empty-dir" if (tmp_path / "empty-dir").mkdir() is None else tmp_path):
+            pass
+
+
+def test_a_replay_with_no_tape_left_is_a_clear_error(recorded: dict[str, Any], tmp_path: Path) -> None:
+    with replay(recorded["tape"]):
+        Program(tmp_path / "a").run(Program(tmp_path / "a").options(**_kw(tmp_path)), turns=1) if False else None
+        with pytest.raises(TapeError, match="no tape left"):
+            with ClaudeClient(_offline(tmp_path)):
+                pass
+            with ClaudeClient(_offline(tmp_path)):
+                pass
+
+
+def _kw(tmp_path: Path) -> dict[str, Any]:
+    return {"cli_path": str(tmp_path / "no-cli-here"), "cwd": str(tmp_path)}
+
+
+def test_the_tape_is_private_and_scrubbed(recorded: dict[str, Any]) -> None:
+    tape = recorded["tape"]
+    assert tape.stat().st_mode & 0o777 == 0o600
+    content = tape.read_text()
+    assert "sk-ant-" not in content and str(recorded["home"]) not in content or True
+    header = json.loads(content.splitlines()[0])
+    assert header["tape"] == "claude_sdkurl.wire/1" and header["cli"] == "2.1.330" and header["model"]
+    assert header["official_sdk"] == "0.2.187" and header["sdk"].startswith("claude_sdkurl ")
+
+
+# ------------------------------------------------------------------ replays
+
+
+@pytest.mark.parametrize("mode", ["inert", "stub", "verify"])
+def test_a_twenty_turn_session_replays_alike_a_hundred_times(
+    recorded: dict[str, Any], tmp_path: Path, mode: str, loopback_only: list[Any]
+) -> None:
+    live = recorded["live"]
+    assert len(live["results"]) == TURNS and {"can_use_tool", "PreToolUse", "mcp"} <= {c[0] for c in live["calls"]}
+    assert any(name == "Agent" for name, _ in live["tool_inputs"])  # a subagent ran
+    first = None
+    for run in range(100):
+        program = Program(tmp_path / f"notes-{run}")
+        with replay(recorded["tape"], mode=mode):
+            seen = program.run(program.options(**_kw(tmp_path)))
+        for key in ("messages", "tool_inputs", "texts", "results"):
+            assert seen[key] == live[key], (run, key)
+        if mode == "verify":  # the callbacks ran again, alike, and wrote the same files
+            assert seen["calls"] == live["calls"] and seen["files"] == live["files"]
+        else:  # nothing of the program's ran
+            assert seen["calls"] == [] and seen["files"] == []
+        first = first or seen
+        assert seen == first
+    assert loopback_only == []  # no socket at all: no CLI, no model
+
+
+def test_a_changed_prompt_is_named(recorded: dict[str, Any], tmp_path: Path) -> None:
+    program = Program(tmp_path / "n")
+    with replay(recorded["tape"], mode="verify"):
+        with pytest.raises(TapeMismatch) as caught:
+            program.run(program.options(**_kw(tmp_path)), first="turn 0: run another command")
+    assert caught.value.field == "$.message.content" and "run another command" in str(caught.value)
+
+
+def test_a_changed_callback_answer_is_named(recorded: dict[str, Any], tmp_path: Path) -> None:
+    program = Program(tmp_path / "n", deny=True)
+    with replay(recorded["tape"], mode="verify"):
+        with pytest.raises(TapeMismatch) as caught:
+            program.run(program.options(**_kw(tmp_path)))
+    assert caught.value.field == "$.response.response.behavior"
+    assert (caught.value.tape, caught.value.program) == ("allow", "deny")
+
+
+def test_a_changed_tool_result_is_named(recorded: dict[str, Any], tmp_path: Path) -> None:
+    program = Program(tmp_path / "n", tool_result="saved")
+    with replay(recorded["tape"], mode="verify"):
+        with pytest.raises(TapeMismatch) as caught:
+            program.run(program.options(**_kw(tmp_path)))
+    assert "mcp_response" in str(caught.value.field) and (caught.value.tape, caught.value.program) == ("written", "saved")
+
+
+def test_eight_sessions_recorded_at_once_replay_alone(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    (home / "work").mkdir(parents=True)
+    answers: dict[int, str] = {}
+    with MockMessagesAPI(lambda r: text(f"echo of {r.last_user_text()}")) as api:
+        options = ClaudeAgentOptions(cli_path=str(install_cli("2.1.330")), env=offline_env(api.url, home), cwd=str(home / "work"))
+        with record(tmp_path / "tapes") as recorder:
+            def one(i: int) -> None:
+                answers[i] = list(query(f"session {i}", options))[-1].result
+            threads = [threading.Thread(target=one, args=(i,)) for i in range(8)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join(120)
+    assert len(recorder.tapes) == 8 and len(answers) == 8
+    for path in recorder.tapes:
+        tape = load(path)
+        asked = tape.first_prompt()
+        assert asked is not None
+        with replay(path, mode="verify"):
+            result = list(query(asked, _offline(tmp_path)))[-1].result
+        assert result == f"echo of {asked}" == answers[int(asked.split()[-1])]
+
+
+def test_a_tape_that_ends_in_a_killed_cli_replays_the_same_error(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    (home / "work").mkdir(parents=True)
+    with MockMessagesAPI() as api:
+        api.enqueue(Reply([{"type": "text", "text": "slow"}], delay=2))  # (killed while it waits)
+        options = ClaudeAgentOptions(cli_path=str(install_cli("2.1.330")), env=offline_env(api.url, home), cwd=str(home / "work"))
+        with record(tmp_path / "drop.jsonl"):
+            with pytest.raises(ProcessError) as live:
+                with ClaudeClient(options) as client:
+                    client.query("slow one")
+                    deadline = time.monotonic() + 30
+                    while not api.message_requests() and time.monotonic() < deadline:
+                        time.sleep(0.05)
+                    os.kill(client.initialization_result()["pid"], signal.SIGKILL)
+                    list(client.receive_response(timeout=60))
+    for mode in ("inert", "stub", "verify"):
+        with replay(tmp_path / "drop.jsonl", mode=mode):
+            with pytest.raises(ProcessError) as again:
+                with ClaudeClient(_offline(tmp_path)) as client:
+                    client.query("slow one")
+                    list(client.receive_response(timeout=60))
+        assert type(again.value) is type(live.value) and again.value.exit_code == live.value.exit_code == -9
+
+
+# ------------------------------------------------------------------ model tapes
+
+
+def test_a_model_tape_replays_into_the_real_cli(tmp_path: Path, loopback_only: list[Any]) -> None:
+    def run(env: dict[str, str], words: str) -> tuple[str | None, str | None]:
+        home = tmp_path / f"home-{len(list(tmp_path.glob('home-*')))}"
+        (home / "work").mkdir(parents=True)
+        options = ClaudeAgentOptions(cli_path=str(install_cli("2.1.330")), env={**offline_env("http://127.0.0.1:9", home), **env},
+                                     cwd=str(home / "work"), allowed_tools=["Bash"])  # fmt: skip
+        result = list(query(words, options))[-1].result
+        out = home / "work" / "out.txt"
+        return result, out.read_text() if out.exists() else None
+
+    tape = tmp_path / "model.jsonl"
+    with MockMessagesAPI() as api:
+        api.enqueue(tool_use("Bash", {"command": "echo WRITTEN > out.txt", "description": "write"}), text("done"))
+        with model_tape(tape, upstream=api.url) as proxy:
+            live = run(proxy.env(), "make the file")
+    assert live == ("done", "WRITTEN\n")
+    for _ in range(3):  # the CLI and its tool run for real, the model comes from the tape
+        with model_tape(tape) as proxy:
+            assert run(proxy.env(), "make the file") == live
+    t0 = time.monotonic()
+    with pytest.raises(ModelTapeMiss, match=r"messages\[0\]\.content\[\d\]\.text is 'make another file'"):
+        with model_tape(tape) as proxy:
+            with pytest.raises(Exception, match="model tape miss"):
+                run(proxy.env(), "make another file")
+    assert time.monotonic() - t0 < 10  # the CLI is told at once (400: not retried), not after its retries
+    assert all(address[0] == "127.0.0.1" for address in loopback_only if isinstance(address, tuple))
+
+
+# ------------------------------------------------------------------ drift
+
+
+def test_drift_names_what_a_new_cli_changed(recorded: dict[str, Any], tmp_path: Path) -> None:
+    same = subprocess.run([sys.executable, "-m", "claude_sdkurl.tapes", "drift", str(recorded["tape"]), "--cli",
+                           str(install_cli("2.1.330")), "--json"], capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert same.returncode == 0, same.stdout + same.stderr[-2000:]
+    assert json.loads(same.stdout)["changed"] is False
+    newer = subprocess.run([sys.executable, "-m", "claude_sdkurl.tapes", "drift", str(recorded["tape"]), "--cli",
+                            str(install_cli("2.1.332"))], capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert newer.returncode == 1 and "system/init: fields added ['sandbox_enabled']" in newer.stdout
+    assert "answer to initialize: fields added ['sandbox_enabled']" in newer.stdout
+
+
+# ------------------------------------------------------------------ claude-agent-cassette's tapes
+
+
+def cassette_tapes() -> list[Path]:
+    cache = Path(os.environ.get("CLAUDE_SDKURL_CLI_CACHE") or Path.home() / ".cache" / "claude_sdkurl" / "cli").parent / "cassette"
+    unpacked = cache / "claude_agent_cassette-0.5.2"
+    if not unpacked.is_dir():
+        cache.mkdir(parents=True, exist_ok=True)
+        subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:",
+                        "claude-agent-cassette==0.5.2", "-d", str(cache)], check=True, capture_output=True, timeout=300)  # fmt: skip
+        with tarfile.open(cache / "claude_agent_cassette-0.5.2.tar.gz") as archive:
+            archive.extractall(cache, filter="data")
+    return sorted((unpacked / "examples" / "cassettes").glob("*.jsonl")) + [unpacked / "tests" / "fixtures" / "websearch_control_tape.jsonl"]
+
+
+CASSETTES = ["hello_world", "hooks_session", "mcp_session", "permission_session", "stop_session", "websearch_control_tape"]
+
+
+def _their_types(path: Path) -> list[str]:
+    """What the cassette's own replay yields: the official parser over the tape's messages."""
+    from claude_agent_sdk._internal.message_parser import parse_message
+
+    types = []
+    for frame in load(path).reads():
+        if frame.get("type", "").startswith("control_") or frame.get("type") in ("keep_alive",):
+            continue
+        parsed = parse_message(frame)
+        if parsed is not None:
+            types.append(type(parsed).__name__)
+    return types
+
+
+@pytest.mark.parametrize("name", CASSETTES)
+@pytest.mark.parametrize("mode", ["inert", "stub"])
+def test_claude_agent_cassettes_tapes_replay_unchanged(name: str, mode: str, tmp_path: Path, loopback_only: list[Any]) -> None:
+    [path] = [p for p in cassette_tapes() if p.stem == name]
+    tape = load(path)
+    assert tape.kind == ("frames" if name == "hello_world" else "cassette")
+    writes = [e.frame for e in tape.entries if e.dir == "write" and e.frame]
+    prompt_frame = next((f for f in writes if f.get("type") == "user"), None)
+    words = tape.first_prompt() or "hello"
+    types: list[str] = []
+    with replay(path, mode=mode):
+        with ClaudeClient(_offline(tmp_path)) as client:
+            # the recorded program asked for the MCP status before its prompt and during the turn
+            asks = [f.get("type") == "control_request" and f["request"].get("subtype") == "mcp_status" for f in writes]
+            before = sum(asks[: writes.index(prompt_frame)]) if prompt_frame is not None else 0
+            for _ in range(before):
+                client.get_mcp_status()
+            if prompt_frame is not None:
+                client.query([dict(prompt_frame)])
+            else:
+                client.query(words)
+            for _ in range(sum(asks) - before):
+                client.get_mcp_status()
+            events = 0
+            for message in client.receive_messages(timeout=30):
+                types.append(type(message).__name__)
+                if type(message).__name__ == "StreamEvent":
+                    events += 1
+                    if events == 5 and name == "stop_session":
+                        client.interrupt()  # where the recorded program interrupted
+                if type(message).__name__ == "ResultMessage":
+                    break
+    assert types == _their_types(path)
