@@ -115,17 +115,18 @@ def test_foreign_torn_and_broken_files(tmp_path: Path) -> None:
     torn = tmp_path / "torn.jsonl"
     torn.write_text('{"type": "assistant", "message": {"content": []}}\n{"type": "resu')
     assert len(load(torn).entries) == 1  # a recording cut short: its torn last line is dropped
+    empty = tmp_path / "empty-dir"
+    empty.mkdir()
     with pytest.raises(TapeError, match="no tapes"):
-        with replay(tmp_path / "empty-dir" if (tmp_path / "empty-dir").mkdir() is None else tmp_path):
+        with replay(empty):
             pass
 
 
 def test_a_replay_with_no_tape_left_is_a_clear_error(recorded: dict[str, Any], tmp_path: Path) -> None:
     with replay(recorded["tape"]):
-        Program(tmp_path / "a").run(Program(tmp_path / "a").options(**_kw(tmp_path)), turns=1) if False else None
+        with ClaudeClient(_offline(tmp_path)):
+            pass  # takes the one tape
         with pytest.raises(TapeError, match="no tape left"):
-            with ClaudeClient(_offline(tmp_path)):
-                pass
             with ClaudeClient(_offline(tmp_path)):
                 pass
 
@@ -134,14 +135,26 @@ def _kw(tmp_path: Path) -> dict[str, Any]:
     return {"cli_path": str(tmp_path / "no-cli-here"), "cwd": str(tmp_path)}
 
 
-def test_the_tape_is_private_and_scrubbed(recorded: dict[str, Any]) -> None:
-    tape = recorded["tape"]
+def test_the_tape_is_private_scrubbed_and_says_where_it_came_from(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    (home / "work").mkdir(parents=True)
+    secret = "sk-ant-api03-" + "S3CRET" * 4
+    words = f"use {secret} with Bearer abcdefghijklmnop for ACME-12345 in {home}/work"
+    with MockMessagesAPI() as api:
+        api.enqueue(text(f"ok {secret}"))
+        options = ClaudeAgentOptions(cli_path=str(install_cli("2.1.330")), env=offline_env(api.url, home), cwd=str(home / "work"))
+        with record(tmp_path / "tapes", scrub=[r"ACME-\d+"], home=str(home)) as recorder:
+            list(query(words, options))
+    [tape] = recorder.tapes
     assert tape.stat().st_mode & 0o777 == 0o600
     content = tape.read_text()
-    assert "sk-ant-" not in content and str(recorded["home"]) not in content or True
+    for leaked in (secret, "abcdefghijklmnop", "ACME-12345", str(home)):
+        assert leaked not in content, leaked
+    assert "Bearer <scrubbed>" in content and "~/work" in content and content.count("<scrubbed>") >= 3
     header = json.loads(content.splitlines()[0])
     assert header["tape"] == "claude_sdkurl.wire/1" and header["cli"] == "2.1.330" and header["model"]
     assert header["official_sdk"] == "0.2.187" and header["sdk"].startswith("claude_sdkurl ")
+    assert "--input-format" in header["argv"] and header["env"]["CLAUDE_CODE_ENTRYPOINT"] == "sdk-py"
 
 
 # ------------------------------------------------------------------ replays
