@@ -366,3 +366,42 @@ def test_claude_agent_cassettes_tapes_replay_unchanged(name: str, mode: str, tmp
                 if type(message).__name__ == "ResultMessage":
                     break
     assert types == _their_types(path)
+
+
+# ------------------------------------------------------------------ the pytest plugin, from another project
+
+PROJECT_TEST = """
+import os
+import pytest
+from claude_sdkurl import ClaudeAgentOptions, query
+from claude_sdkurl.testing import MockMessagesAPI, offline_env, text
+
+
+@pytest.mark.claude_tape
+def test_my_agent(tmp_path):
+    with MockMessagesAPI() as api:  # (replayed: never asked)
+        api.enqueue(text("forty-two"))
+        options = ClaudeAgentOptions(cli_path=os.environ["MY_CLI"], env=offline_env(api.url, str(tmp_path)), cwd=str(tmp_path))
+        assert list(query("the question about TOPSECRET-7", options))[-1].result == "forty-two"
+"""
+
+
+def test_the_plugin_records_once_replays_with_no_cli_and_refuses_a_missing_tape(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_agent=PROJECT_TEST)
+    pytester.makeini("[pytest]\nclaude_tape_scrub =\n    TOPSECRET-\\d+\n")
+    real = {"MY_CLI": str(install_cli("2.1.330"))}
+    with pytest.MonkeyPatch.context() as patch:
+        for key, value in real.items():
+            patch.setenv(key, value)
+        first = pytester.runpytest_subprocess("-p", "no:cacheprovider")  # --record-tapes=once: records
+    first.assert_outcomes(passed=1)
+    [tape] = (pytester.path / "tapes" / "test_agent" / "test_my_agent").glob("*.jsonl")
+    assert "TOPSECRET-7" not in tape.read_text() and "forty-two" in tape.read_text()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("MY_CLI", str(pytester.path / "no-cli-installed"))
+        again = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--record-tapes=none")
+        again.assert_outcomes(passed=1)  # replayed: no CLI at all
+        tape.unlink()
+        missing = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--record-tapes=none")
+    missing.assert_outcomes(errors=1)
+    assert "no tapes for this test" in missing.stdout.str()
