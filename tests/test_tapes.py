@@ -405,3 +405,47 @@ def test_the_plugin_records_once_replays_with_no_cli_and_refuses_a_missing_tape(
         missing = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--record-tapes=none")
     missing.assert_outcomes(errors=1)
     assert "no tapes for this test" in missing.stdout.str()
+
+
+def test_a_model_tape_of_the_twenty_turn_session_replays_with_callbacks_and_subagent(tmp_path: Path) -> None:
+    cli = str(install_cli("2.1.330"))
+
+    def run(url: str, extra: dict[str, str], tag: str) -> dict[str, Any]:
+        home = tmp_path / f"home-{tag}"
+        (home / "work").mkdir(parents=True)
+        program = Program(tmp_path / f"notes-{tag}")
+        return program.run(program.options(cli_path=cli, env={**offline_env(url, home), **extra}, cwd=str(home / "work")))
+
+    with MockMessagesAPI(responder) as api:
+        with model_tape(tmp_path / "model.jsonl", upstream=api.url) as proxy:
+            live = run(api.url, proxy.env(), "live")
+    with model_tape(tmp_path / "model.jsonl") as proxy:  # no model at all: the tape answers
+        again = run("http://127.0.0.1:9", proxy.env(), "again")
+    # tool inputs, texts, results, callback calls and files alike; the same messages, though a
+    # background subagent's notices may land a message earlier or later, as in two live runs
+    assert sorted(again.pop("messages")) == sorted(live.pop("messages"))
+    assert again == live
+
+
+GUIDE = Path(__file__).resolve().parent.parent / "docs" / "guide" / "testing.md"
+
+
+def run(name: str, **given: Any) -> dict[str, Any]:
+    """A recipe of the testing guide, executed as written."""
+    import re
+
+    blocks = dict(re.findall(r"<!-- recipe: ([\w-]+) -->\n```python\n(.*?)```", GUIDE.read_text(), re.S))
+    namespace: dict[str, Any] = {"__name__": f"recipe_{name}", **given}
+    exec(compile(blocks[name], f"testing.md:{name}", "exec"), namespace)
+    return namespace
+
+
+def test_the_guides_tapes_recipe(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    home = tmp_path / "home"
+    (home / "work").mkdir(parents=True)
+    with MockMessagesAPI() as api:
+        api.enqueue(text("Refunded."))
+        options = ClaudeAgentOptions(cli_path=str(install_cli("2.1.330")), env=offline_env(api.url, home), cwd=str(home / "work"))
+        ns = run("tapes", options=options)
+    assert ns["answer"][-1].result == "Refunded." and len(list((tmp_path / "tapes" / "refund").glob("*.jsonl"))) == 1

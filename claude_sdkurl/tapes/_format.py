@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 FORMAT = "claude_sdkurl.wire/1"
+"""The format a wire tape's header names (``{"tape": FORMAT, ...}``)."""
 
 
 class TapeError(ValueError):
@@ -32,6 +33,9 @@ class TapeError(ValueError):
 
 @dataclasses.dataclass
 class Entry:
+    """One line of a tape after its header: a frame read or written, the end of the program's
+    input, or how the CLI ended (see the module doc)."""
+
     dir: str  # "read", "write" or "end"
     frame: dict[str, Any] | None = None
     end_input: bool = False

@@ -6,7 +6,9 @@ program's callbacks run for real, with no network.
 answer kept, streamed answers byte for byte); ``model_tape(path)`` replays. A replayed
 request is matched with a recorded one on a normalised form: ``metadata`` is dropped, and in
 every string uuids, tool-use and message ids, dates, times and temporary or home paths are
-replaced by placeholders (the CLI puts the date, its folder and fresh ids in its requests).
+replaced by placeholders, and so are long hexadecimal ids (a subagent's ``agentId``) and a
+background task's ``<duration_ms>``: the CLI puts the date, its folder, fresh ids and timings
+in its requests.
 A request that matches none is answered at once with an API error (HTTP 400, which the CLI
 does not retry) naming the first field that differs from the nearest recorded request, and
 the context raises :class:`ModelTapeMiss` on leaving.
@@ -36,6 +38,8 @@ _KEPT_HEADERS = ("content-type", "request-id", "retry-after", "anthropic-ratelim
 _VOLATILE = [
     (re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"), "<uuid>"),
     (re.compile(r"\b(?:toolu|srvtoolu|msg|req)_[A-Za-z0-9_]+"), "<id>"),
+    (re.compile(r"\b[0-9a-f]{12,}\b"), "<hex>"),  # a subagent's id, hashes
+    (re.compile(r"(?<=<duration_ms>)\d+"), "<ms>"),  # how long a background task took
     (re.compile(r"\d{4}-\d{2}-\d{2}(?:[T ][\d:.]+Z?)?"), "<date>"),
     (re.compile(r"/(?:tmp|var/folders|private/var)/[^\s\"'`]*"), "<tmp>"),
 ]
@@ -182,7 +186,8 @@ class ModelTape:
                 best = difference
         assert best is not None
         where, theirs, ours = best
-        return f"{method} {path}: {where} is {str(ours)[:200]!r}, the tape has {str(theirs)[:200]!r}"
+        theirs, ours = _around_difference(str(theirs), str(ours))
+        return f"{method} {path}: {where} is {ours!r}, the tape has {theirs!r}"
 
     # -- end
 
@@ -192,6 +197,19 @@ class ModelTape:
         self._thread.join(5.0)
         if self.recording:
             _save(self.path, self.exchanges)
+
+
+def _around_difference(a: str, b: str, width: int = 100) -> tuple[str, str]:
+    """Two long strings cut to where they first differ (short ones whole)."""
+    if len(a) <= width and len(b) <= width:
+        return a, b
+    at = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+    start = max(0, at - width // 4)
+
+    def cut(s: str) -> str:
+        return ("…" if start else "") + s[start : start + width] + ("…" if len(s) > start + width else "")
+
+    return cut(a), cut(b)
 
 
 def _load(path: Path) -> list[dict[str, Any]]:

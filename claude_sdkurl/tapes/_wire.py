@@ -37,6 +37,7 @@ from ._scrub import Scrubber
 logger = logging.getLogger("claude_sdkurl.tapes")
 
 MODES = ("inert", "stub", "verify")
+"""The replay modes (see the module doc)."""
 WRITE_TIMEOUT = 30.0
 
 

@@ -1,5 +1,6 @@
-"""The pytest plugin (loaded by its entry point once the package is installed): tapes for
-the tests of programs built on this SDK.
+"""The pytest plugin of claude_sdkurl (loaded by its entry point once the package is
+installed): tapes for the tests of programs built on this SDK. A package of its own, so that
+loading it imports nothing of claude_sdkurl until a test asks for a tape.
 
 A test marked ``@pytest.mark.claude_tape`` (or asking for the ``claude_tape`` fixture) replays
 the tapes in ``tapes/<module>/<test name>/`` beside its file, and records them when they are
@@ -55,7 +56,7 @@ def tape_folder(node: pytest.Item) -> Path:
 @pytest.fixture
 def claude_tape(request: pytest.FixtureRequest) -> Iterator[Any]:
     """Replays (or records) this test's sessions; yields the player or the recorder."""
-    from ..tapes import record, replay
+    from claude_sdkurl.tapes import record, replay
 
     marker = request.node.get_closest_marker("claude_tape")
     options: dict[str, Any] = dict(marker.kwargs) if marker is not None else {}
