@@ -449,3 +449,22 @@ def test_the_guides_tapes_recipe(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
         options = ClaudeAgentOptions(cli_path=str(install_cli("2.1.330")), env=offline_env(api.url, home), cwd=str(home / "work"))
         ns = run("tapes", options=options)
     assert ns["answer"][-1].result == "Refunded." and len(list((tmp_path / "tapes" / "refund").glob("*.jsonl"))) == 1
+
+
+def test_a_tape_that_ends_in_a_refused_request_replays_the_same_error(tmp_path: Path) -> None:
+    from claude_sdkurl import ResultError
+
+    home = tmp_path / "home"
+    (home / "work").mkdir(parents=True)
+    with MockMessagesAPI(lambda r: Reply(status=429, error_type="rate_limit_error", error_message="slow down",
+                                         headers={"retry-after": "120"})) as api:  # fmt: skip
+        options = ClaudeAgentOptions(cli_path=str(install_cli("2.1.330")), env=offline_env(api.url, home), cwd=str(home / "work"))
+        with record(tmp_path / "limited.jsonl"):
+            with pytest.raises(ResultError) as live:
+                list(query("anything", options))
+    assert live.value.data is not None and live.value.data.get("api_error_status") == 429
+    for mode in ("inert", "stub", "verify"):
+        with replay(tmp_path / "limited.jsonl", mode=mode):
+            with pytest.raises(ResultError) as again:
+                list(query("anything", _offline(tmp_path)))
+        assert str(again.value) == str(live.value) and again.value.data == live.value.data
