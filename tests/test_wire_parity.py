@@ -160,6 +160,11 @@ def record(sdk: Any, options: Any, tmp: Path, run: Any) -> dict[str, Any]:
     path = Path(options.env["RECORD_TO"])
     path.unlink(missing_ok=True)
     run(sdk, options)
+    return read_recording(path)
+
+
+def read_recording(path: Path) -> dict[str, Any]:
+    """What the recorder wrote down: its argv, the SDK-managed part of its env, every frame."""
     seen: dict[str, Any] = {"frames": []}
     for line in path.read_text().splitlines():
         item = json.loads(line)

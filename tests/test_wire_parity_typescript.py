@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -21,10 +22,8 @@ import pytest
 
 import claude_sdkurl as ours
 
-from .test_wire_parity import RECORDER, sdk_env
+from .test_wire_parity import RECORDER, read_recording
 from .typescript_sdk import typescript_sdk
-
-import sys
 
 NODE_SCRIPT = r"""
 import { readFileSync } from 'node:fs';
@@ -129,16 +128,7 @@ def _concrete(values: dict[str, Any], tmp: Path, typescript: bool) -> dict[str, 
     return out
 
 
-def _read(record: Path) -> dict[str, Any]:
-    seen: dict[str, Any] = {"frames": []}
-    for line in record.read_text().splitlines():
-        item = json.loads(line)
-        if item["kind"] == "frame":
-            seen["frames"].append(item["value"])
-        else:
-            seen[item["kind"]] = item["value"]
-    seen["env"] = sdk_env(seen["env"])
-    return seen
+_read = read_recording
 
 
 def _run_typescript(node_env: tuple[Path, Path], specs: list[dict[str, Any]]) -> None:

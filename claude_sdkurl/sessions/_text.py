@@ -152,18 +152,23 @@ def _could_be_prompt(line: str) -> bool:
     return not any(flag in line for flag in flags)
 
 
-def first_prompt(head: str) -> str:
-    """The first prompt in a transcript's head, else the first slash command, else ``""``."""
-    fallback = ""
-    for line in head.split("\n"):
+def _user_entries(text: str) -> Iterator[dict[str, Any]]:
+    """The user entries of transcript lines that may hold a prompt (cheap checks first)."""
+    for line in text.split("\n"):
         if not _could_be_prompt(line):
             continue
         try:
             entry = json.loads(line)
         except ValueError:
             continue
-        if not isinstance(entry, dict) or entry.get("type") != "user" or not isinstance(entry.get("message"), dict):
-            continue
+        if isinstance(entry, dict) and entry.get("type") == "user" and isinstance(entry.get("message"), dict):
+            yield entry
+
+
+def first_prompt(head: str) -> str:
+    """The first prompt in a transcript's head, else the first slash command, else ``""``."""
+    fallback = ""
+    for entry in _user_entries(head):
         prompt, command = prompt_and_command(entry)
         if prompt:
             return prompt
@@ -301,14 +306,8 @@ def is_programmatic(ends: Ends) -> bool:
 
 def prompted_after(text: str, at_ms: float) -> bool:
     """Whether ``text`` (transcript lines) holds a user's prompt stamped after ``at_ms``."""
-    for line in text.split("\n"):
-        if not _could_be_prompt(line):
-            continue
-        try:
-            entry = json.loads(line)
-        except ValueError:
-            continue
-        stamp = epoch_ms(entry.get("timestamp")) if isinstance(entry, dict) else None
+    for entry in _user_entries(text):
+        stamp = epoch_ms(entry.get("timestamp"))
         if stamp is not None and stamp > at_ms and prompt_and_command(entry)[0]:
             return True
     return False
