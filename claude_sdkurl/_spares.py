@@ -35,8 +35,14 @@ _PARK_PREFIX = "spare-"
 
 
 def _unclaimable(options: ClaudeAgentOptions) -> ClaudeAgentOptions:
+    # (permission_prompts="none" on a run nobody answers, as batches and conversations set it,
+    # asks for nothing a spare lacks: with no callback the spare's CLI denies such a tool too,
+    # only in other words)
+    unattended = options.permission_prompts == "none" and options.can_use_tool is None \
+        and options.permission_prompt_tool_name is None  # fmt: skip
     return dataclasses.replace(options, cwd=None, permission_mode=None, add_dirs=[], model=None, max_thinking_tokens=None,
-                               env={}, agents=None, system_prompt=None)  # fmt: skip
+                               env={}, agents=None, system_prompt=None,
+                               permission_prompts=None if unattended else options.permission_prompts)  # fmt: skip
 
 
 def _appended(host: ClaudeAgentOptions, options: ClaudeAgentOptions) -> str | None:
