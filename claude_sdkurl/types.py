@@ -1236,11 +1236,12 @@ class ResultMessage(_Displayable):
     origin: MessageOrigin | None = None
     user_message_uuid: str | None = None
     user_message_uuids: list[str] | None = None
-    # ours, from the TypeScript type: the turn's latency, where the CLI reports it
-    ttft_ms: int | None = field(default=None, kw_only=True)
-    ttft_stream_ms: int | None = field(default=None, kw_only=True)
-    time_to_request_ms: int | None = field(default=None, kw_only=True)
-    resume_reason: str | None = field(default=None, kw_only=True)
+    # ours, from the TypeScript type: the turn's latency, where the CLI reports it (left out of
+    # the repr, so a program that prints a result prints what it prints on the official SDK)
+    ttft_ms: int | None = field(default=None, kw_only=True, repr=False)
+    ttft_stream_ms: int | None = field(default=None, kw_only=True, repr=False)
+    time_to_request_ms: int | None = field(default=None, kw_only=True, repr=False)
+    resume_reason: str | None = field(default=None, kw_only=True, repr=False)
 
 
 @dataclass
@@ -1452,7 +1453,7 @@ class SDKSessionInfo:
     cwd: str | None = None
     tag: str | None = None
     created_at: int | None = None
-    archived: bool | None = field(default=None, kw_only=True)  # ours, TypeScript's: see archive_session()
+    archived: bool | None = field(default=None, kw_only=True, repr=False)  # ours, TypeScript's: see archive_session() (not in the repr: printed rows read as the official ones)
 
 
 @dataclass

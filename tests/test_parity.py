@@ -247,3 +247,12 @@ def test_tool_annotations_accept_both_spellings() -> None:
     listing = server.handle({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
     assert listing is not None
     assert listing["result"]["tools"][0]["annotations"] == {"readOnlyHint": True, "destructiveHint": False}
+
+
+def test_our_extra_fields_stay_out_of_the_repr_a_program_prints() -> None:
+    """A program that prints a result or a listing row prints what it printed on the official
+    SDK (a ported example compares its output line by line)."""
+    result = dict(subtype="success", duration_ms=5, duration_api_ms=3, is_error=False, num_turns=1, session_id="s")
+    assert repr(ours.ResultMessage(**result, ttft_ms=120)) == repr(official.ResultMessage(**result))
+    row = dict(session_id="s", summary="x", last_modified=1)
+    assert repr(ours.SDKSessionInfo(**row, archived=True)) == repr(official.SDKSessionInfo(**row))
