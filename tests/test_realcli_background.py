@@ -25,8 +25,9 @@ def _answer(request: Any) -> Any:
     if "do the side job" in said and not request.tool_results():
         # the background work outlives the turn that started it, as this test is about: without
         # the wait, a loaded machine could serve it first and the CLI then orders its messages
-        # otherwise (seen once in CI: a race of the mock's two replies, not of the SDKs)
-        return text("side job done", on_start=lambda: time.sleep(2.0))
+        # otherwise (seen twice in CI with a 2 s wait: a race of the mock's two replies under load,
+        # not of the SDKs: the official run then had the subagent's message before the result)
+        return text("side job done", on_start=lambda: time.sleep(5.0))
     if request.tool_results():
         return text("started it")
     if said != "go":
