@@ -370,13 +370,18 @@ def _typescript_args(o: ClaudeAgentOptions) -> list[str]:
     return args
 
 
+def external_mcp_servers(o: ClaudeAgentOptions) -> dict[str, Any]:
+    """The MCP servers of ``o.mcp_servers`` the CLI runs or dials itself (not the in-process
+    ones), by name; none when ``mcp_servers`` is a config file's path."""
+    if not isinstance(o.mcp_servers, dict):
+        return {}
+    return {n: c for n, c in o.mcp_servers.items() if not (isinstance(c, dict) and c.get("type") == "sdk")}
+
+
 def awaits_initialize(o: ClaudeAgentOptions) -> bool:
     """Whether the CLI must read MCP servers or plugins from ``initialize`` before it starts."""
-    external = isinstance(o.mcp_servers, dict) and any(
-        not (isinstance(c, dict) and c.get("type") == "sdk") for c in o.mcp_servers.values()
-    )
     return (o.plugin_delivery == "initialize" and bool(o.plugins)) or (
-        o.mcp_servers_delivery == "initialize" and external
+        o.mcp_servers_delivery == "initialize" and bool(external_mcp_servers(o))
     )
 
 

@@ -401,10 +401,7 @@ def initialize_request(options: ClaudeAgentOptions, hooks: dict[str, Any] | None
     if options.plugin_delivery == "initialize" and options.plugins:
         request["plugins"] = [dict(p) for p in options.plugins]
     if _cli.awaits_initialize(options) and options.mcp_servers_delivery == "initialize":
-        assert isinstance(options.mcp_servers, dict)
-        request["mcpServers"] = {
-            n: c for n, c in options.mcp_servers.items() if not (isinstance(c, dict) and c.get("type") == "sdk")
-        }
+        request["mcpServers"] = _cli.external_mcp_servers(options)
     return request
 
 

@@ -355,7 +355,8 @@ def archived(project_dir: Path, session_id: str, ends: _text.Ends) -> bool | Non
     """A session's archive state: ``None`` when it never was archived; ``False`` when it was
     unarchived, or a prompt was sent in it after it was archived; else ``True``."""
     try:
-        record = json.loads(_archive_path(project_dir, session_id).read_bytes()[:4097])
+        with _archive_path(project_dir, session_id).open("rb") as f:
+            record = json.loads(f.read(4097))  # a record edited into a large file is not read whole
     except (OSError, ValueError):
         return None
     if not isinstance(record, dict) or not isinstance(record.get("archived"), bool):
