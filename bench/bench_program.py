@@ -76,6 +76,9 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as home:
             os.mkdir(os.path.join(home, "work"))
             env = {**os.environ, **offline_env(url, home), "CLAUDE_SDKURL_CLI": str(install_cli(STDIO_CLI_VERSION))}
+            # An installed package has its bytecode (pip compiles it); a shell that sets
+            # PYTHONDONTWRITEBYTECODE would have ours compiled from source in every run.
+            env.pop("PYTHONDONTWRITEBYTECODE", None)
             cwd = os.path.join(home, "work")
             programs = {"ours": OURS, "by hand (no SDK)": BY_HAND, "official": THEIRS}
             for code in programs.values():  # warm the disk cache, the version file, the bytecode

@@ -16,6 +16,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 import threading
 from pathlib import Path
@@ -418,7 +419,13 @@ def _add_trace_context(env: dict[str, str], chosen: dict[str, str]) -> None:
     the CLI its W3C context (``TRACEPARENT``, ``TRACESTATE``) so the CLI's own spans join the
     caller's trace, as the official SDK does. A context inherited from our environment is
     dropped first (an old ``TRACESTATE`` must not pair with a new ``TRACEPARENT``); what
-    ``options.env`` sets is left alone. Without a span, or without the package, nothing."""
+    ``options.env`` sets is left alone. Without a span, or without the package, nothing.
+
+    A program that never imported OpenTelemetry cannot have a span or baggage set, so the
+    package (35 ms to import) is not loaded for it: the question is asked only once the
+    program has loaded ``opentelemetry.context`` (itself, or through an auto-instrumentation)."""
+    if "opentelemetry.context" not in sys.modules:
+        return
     try:
         from opentelemetry import propagate
     except ImportError:

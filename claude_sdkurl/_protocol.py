@@ -14,9 +14,8 @@ import itertools
 import json
 import logging
 import os
+from dataclasses import dataclass
 from typing import Any, Union
-
-from attrs import define
 
 from ._errors import CLIJSONDecodeError, MessageParseError
 from ._parse import parse_message, stream_event as _stream_event
@@ -31,14 +30,14 @@ SEEN_UUIDS = 20_000  # the CLI replays at most its last 1000 uuid-bearing messag
 _loads = json.loads
 
 
-@define
+@dataclass(slots=True)
 class MessageReceived:
     """A conversation message (user, assistant, system, result, stream_event, ...)."""
 
     message: Message
 
 
-@define
+@dataclass(slots=True)
 class ControlRequestReceived:
     """The CLI asks the host something (``can_use_tool``, ``hook_callback``, ``mcp_message``, ...)."""
 
@@ -47,7 +46,7 @@ class ControlRequestReceived:
     request: dict[str, Any]
 
 
-@define
+@dataclass(slots=True)
 class PendingRequest:
     """A control request we sent and still await the answer to.
 
@@ -61,7 +60,7 @@ class PendingRequest:
     waiter: Any = None
 
 
-@define
+@dataclass(slots=True)
 class ControlResponseReceived:
     """The CLI answered one of our control requests."""
 
@@ -73,21 +72,21 @@ class ControlResponseReceived:
     request: PendingRequest | None = None
 
 
-@define
+@dataclass(slots=True)
 class ControlCancelReceived:
     """The CLI abandoned a control request it had sent us."""
 
     request_id: str
 
 
-@define
+@dataclass(slots=True)
 class RunChanged:
     """The run's state moved (see :class:`claude_sdkurl._run.RunTracker`): ``effects`` in order."""
 
     effects: list[Any]
 
 
-@define
+@dataclass(slots=True)
 class MirrorFrame:
     """A ``transcript_mirror`` frame (``--session-mirror``): entries the CLI just wrote to
     ``file_path``, for the session store. Never a message: the user does not see it."""
@@ -96,7 +95,7 @@ class MirrorFrame:
     entries: list[Any]
 
 
-@define
+@dataclass(slots=True)
 class ProtocolErrorReceived:
     """A line that cannot be decoded; the session cannot trust the stream after it."""
 

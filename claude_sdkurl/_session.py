@@ -29,9 +29,8 @@ import queue
 import threading
 import weakref
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
-
-from attrs import define
 
 from . import _cancel, _cli
 from ._control import HANDLERS
@@ -89,7 +88,7 @@ def _close_all_sessions() -> None:
             pass
 
 
-@define
+@dataclass(slots=True)
 class Ended:
     """The stream is over: ``error`` is ``None`` for a clean end."""
 
@@ -97,7 +96,7 @@ class Ended:
     exit_code: int | None
 
 
-@define
+@dataclass(slots=True)
 class _Waiter:
     """What a thread waiting in :meth:`Session.control` is woken with."""
 
@@ -105,7 +104,7 @@ class _Waiter:
     result: ControlResponseReceived | BaseException | None = None
 
 
-@define
+@dataclass(slots=True)
 class _Inflight:
     """A control request from the CLI being answered on the worker."""
 

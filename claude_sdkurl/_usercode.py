@@ -20,12 +20,14 @@ Rules:
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import asyncio
 
 
 def call_user(fn: Callable[..., Any], *args: Any, started: Callable[[asyncio.AbstractEventLoop, asyncio.Task[Any]], None] | None = None) -> Any:
@@ -38,6 +40,7 @@ def call_user(fn: Callable[..., Any], *args: Any, started: Callable[[asyncio.Abs
     outcome = fn(*args)
     if not inspect.isawaitable(outcome):
         return outcome
+    import asyncio  # here, not at the top: a program whose callbacks are plain never loads it (20 ms)
 
     async def settle() -> Any:
         task = asyncio.ensure_future(outcome)
@@ -51,6 +54,8 @@ def call_user(fn: Callable[..., Any], *args: Any, started: Callable[[asyncio.Abs
 
 
 def _loop_running_here() -> bool:
+    import asyncio
+
     try:
         asyncio.get_running_loop()
     except RuntimeError:

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Callable
+from dataclasses import dataclass, field
 
-from attrs import define, field
 
-
-@define
+@dataclass(slots=True)
 class TransportCallbacks:
     """What a transport reports, from its own threads.
 

@@ -26,13 +26,12 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from attrs import define, field
 
-
-@define
+@dataclass(slots=True)
 class Reply:
     """One scripted model reply.
 
@@ -43,7 +42,7 @@ class Reply:
     (``{"retry-after": "120"}`` for a rate limit).
     """
 
-    blocks: list[dict[str, Any]] = field(factory=list)
+    blocks: list[dict[str, Any]] = field(default_factory=list)
     stop_reason: str | None = None
     delay: float = 0.0
     chunk: int = 4096
@@ -52,7 +51,7 @@ class Reply:
     error_message: str = "mock error"
     input_tokens: int = 10
     on_start: Callable[[], None] | None = None
-    headers: dict[str, str] = field(factory=dict)  # extra response headers (``retry-after`` on a 429...)
+    headers: dict[str, str] = field(default_factory=dict)  # extra response headers (``retry-after`` on a 429...)
 
 
 def text(s: str, **kw: Any) -> Reply:
@@ -81,7 +80,7 @@ def error(status: int = 500, error_type: str = "api_error", message: str = "mock
     return Reply(status=status, error_type=error_type, error_message=message)
 
 
-@define
+@dataclass(slots=True)
 class RecordedRequest:
     """One request the CLI made."""
 

@@ -1,0 +1,119 @@
+"""What a program pays before the CLI even starts: the package imports each public name when it
+is first asked for, and a one-query program loads neither asyncio, attrs nor OpenTelemetry
+(issue 33: a whole one-query program within 1.1x of the same work driven by hand; see
+``bench/bench_program.py``). Each program runs in a fresh interpreter: this process has
+imported everything long ago."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import claude_sdkurl
+from claude_sdkurl.testing import MockMessagesAPI, STDIO_CLI_VERSION, install_cli, offline_env, text
+
+
+def fresh(code: str, env: dict[str, str] | None = None, cwd: str | None = None) -> str:
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env, cwd=cwd)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout
+
+
+OURS = "import sys; print(sorted(m for m in sys.modules if m == 'claude_sdkurl' or m.startswith('claude_sdkurl.')))"
+
+
+def test_importing_the_package_loads_only_the_package() -> None:
+    loaded = json.loads(fresh("import json, claude_sdkurl; " + OURS.replace("print(", "print(json.dumps(")[:-1] + "))"))
+    assert loaded == ["claude_sdkurl", "claude_sdkurl._version"]
+
+
+def test_every_public_name_is_the_object_of_its_home_module() -> None:
+    """The lazy table and the names the type checker sees (the ``TYPE_CHECKING`` imports) agree:
+    each name of ``__all__`` is there, ``from claude_sdkurl import *`` gives them all, and a name
+    not exported is an AttributeError."""
+    code = (
+        "import claude_sdkurl, importlib\n"
+        "ns = {}\nexec('from claude_sdkurl import *', ns)\n"
+        "missing = [n for n in claude_sdkurl.__all__ if n not in ns]\n"
+        "homes = {}\n"
+        "for n in claude_sdkurl.__all__:\n"
+        "    v = getattr(claude_sdkurl, n)\n"
+        "    homes[n] = getattr(v, '__module__', None) if not isinstance(v, type(claude_sdkurl)) else v.__name__\n"
+        "print(missing, sorted(set(claude_sdkurl.__all__) - set(dir(claude_sdkurl))))\n"
+        "try:\n    claude_sdkurl.not_a_name\nexcept AttributeError as e:\n    print(e)\n"
+    )
+    out = fresh(code).splitlines()
+    assert out[0] == "[] []"
+    assert out[1] == "module 'claude_sdkurl' has no attribute 'not_a_name'"
+    # what the type checker reads (the TYPE_CHECKING imports) is what the lazy table serves
+    tree = ast.parse(Path(claude_sdkurl.__file__).read_text())
+    [checking] = [n for n in tree.body if isinstance(n, ast.If) and ast.unparse(n.test) == "TYPE_CHECKING"]
+    seen = {}
+    for node in checking.body:
+        assert isinstance(node, ast.ImportFrom) and node.level == 1
+        for alias in node.names:
+            home = importlib.import_module(f"claude_sdkurl.{node.module}" if node.module else f"claude_sdkurl.{alias.name}")
+            seen[alias.name] = home if node.module is None else getattr(home, alias.name)
+    assert sorted(seen) == sorted(set(claude_sdkurl.__all__) - {"__version__"})
+    for name, value in seen.items():
+        assert getattr(claude_sdkurl, name) is value, name
+
+
+@pytest.mark.parametrize("order", ["module first", "function first"])
+def test_query_and_prewarm_stay_functions_whatever_imports_their_modules(order: str) -> None:
+    """``claude_sdkurl.query`` and ``claude_sdkurl.prewarm`` are functions defined in modules of
+    the same names; importing those modules (as our own code does, lazily) must not put the
+    module in the function's place."""
+    steps = ["import claude_sdkurl.query, claude_sdkurl.prewarm", "from claude_sdkurl import query, prewarm"]
+    if order == "function first":
+        steps.reverse()
+    code = (
+        "import sys, claude_sdkurl\n" + "\n".join(steps) + "\n"
+        "import claude_sdkurl.client, claude_sdkurl.spares, claude_sdkurl.approvals\n"
+        "print(type(claude_sdkurl.query).__name__, type(claude_sdkurl.prewarm).__name__,\n"
+        "      type(sys.modules['claude_sdkurl.query']).__name__, type(sys.modules['claude_sdkurl.prewarm']).__name__)\n"
+    )
+    assert fresh(code).split() == ["function", "function", "module", "module"]
+
+
+def test_the_launch_environment_does_not_import_opentelemetry_for_a_program_without_it() -> None:
+    """No span can be active in a program that never loaded OpenTelemetry: its context is not
+    asked (35 ms of import), and an inherited trace context stays as it is, as the official SDK
+    leaves it when no span is active."""
+    code = (
+        "import sys\nfrom claude_sdkurl import ClaudeAgentOptions\nfrom claude_sdkurl._cli import build_env\n"
+        "env = build_env(ClaudeAgentOptions())\n"
+        "print(env.get('TRACEPARENT'), env.get('TRACESTATE'), sorted(m for m in sys.modules if m.startswith('opentelemetry')))\n"
+    )
+    pytest.importorskip("opentelemetry.propagate")  # the test extra installs it: the import must be avoidable
+    env = {**os.environ, "TRACEPARENT": "00-inherited-0000000000000001-01", "TRACESTATE": "k=v"}
+    assert fresh(code, env).split() == ["00-inherited-0000000000000001-01", "k=v", "[]"]
+
+
+@pytest.mark.realcli
+def test_a_one_query_program_loads_nothing_it_does_not_use(tmp_path: Path) -> None:
+    """The real CLI, one prompt, plain Python: no event loop library, no attrs, no
+    OpenTelemetry, no JSON Schema, no WebSocket library, no session store, no pool."""
+    with MockMessagesAPI() as api:
+        api.enqueue(text("pong"))
+        (tmp_path / "work").mkdir()
+        env = {**os.environ, **offline_env(api.url, tmp_path), "CLI": str(install_cli(STDIO_CLI_VERSION))}
+        code = (
+            "import os, sys\nfrom claude_sdkurl import ClaudeAgentOptions, ResultMessage, query\n"
+            "for m in query('hi', ClaudeAgentOptions(cli_path=os.environ['CLI'])):\n"
+            "    if isinstance(m, ResultMessage):\n        print(m.result)\n"
+            "print(sorted({m.split('.')[0] for m in sys.modules}))\n"
+            "print(sorted(m for m in sys.modules if m.startswith('claude_sdkurl.')))\n"
+        )
+        answer, top, ours = fresh(code, env, str(tmp_path / "work")).splitlines()
+        assert answer == "pong" and len(api.message_requests()) == 1
+    loaded = set(eval(top))
+    assert not loaded & {"asyncio", "attr", "attrs", "opentelemetry", "jsonschema", "websockets", "sqlite3", "ssl"}, loaded
+    assert not {m for m in eval(ours) if m.split(".")[1] in ("spares", "conversations", "stores", "mcp", "batch", "settings")}
