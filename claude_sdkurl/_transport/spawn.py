@@ -7,7 +7,6 @@ import dataclasses
 import logging
 import os
 import re
-import secrets
 import shlex
 import subprocess
 from collections.abc import Callable, Sequence
@@ -117,7 +116,7 @@ def command_prefix_spawner(prefix: Sequence[str], *, remote_shell: bool | None =
         remote_shell = os.path.basename(prefix[0]) in REMOTE_SHELL_PROGRAMS
 
     def spawn(options: SpawnOptions) -> SpawnedProcess:
-        marker = f"__claude_sdkurl_env_end_{secrets.token_hex(8)}__"
+        marker = f"__claude_sdkurl_env_end_{os.urandom(8).hex()}__"
         far = ["sh", "-c", _BOOTSTRAP, "claude-sdkurl-bootstrap", marker, options.command, *options.args]
         argv = [*prefix, shlex.join(far)] if remote_shell else [*prefix, *far]
         popen = subprocess.Popen(

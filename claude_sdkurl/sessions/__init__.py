@@ -20,37 +20,43 @@ plus ``types``, ``_errors`` and ``_usercode``; nothing here imports the session 
 
 The disk functions are synchronous, as in the official SDK; the store ones are
 plain functions here (``async`` there), and the store's own methods may be either.
-Every public name is also importable from ``claude_sdkurl``.
+Every public name is also importable from ``claude_sdkurl``. Each is imported when first asked
+for, so that the engine, which needs only ``_paths``, ``_resume`` and ``_mirror``, loads none
+of the listing and store functions.
 """
 
-from ..types import ForkSessionResult, SDKSessionInfo, SessionMessage
-from ._local import (
-    archive_session,
-    delete_session,
-    fork_session,
-    get_session_info,
-    get_session_messages,
-    get_subagent_messages,
-    list_sessions,
-    list_subagents,
-    rename_session,
-    tag_session,
-    unarchive_session,
-)
-from ._paths import project_key_for_directory
-from ._stored import (
-    delete_session_via_store,
-    fork_session_via_store,
-    get_session_info_from_store,
-    get_session_messages_from_store,
-    get_subagent_messages_from_store,
-    import_session_to_store,
-    list_sessions_from_store,
-    list_subagents_from_store,
-    rename_session_via_store,
-    tag_session_via_store,
-)
-from ._summary import fold_session_summary
+from importlib import import_module as _import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..types import ForkSessionResult, SDKSessionInfo, SessionMessage
+    from ._local import (
+        archive_session,
+        delete_session,
+        fork_session,
+        get_session_info,
+        get_session_messages,
+        get_subagent_messages,
+        list_sessions,
+        list_subagents,
+        rename_session,
+        tag_session,
+        unarchive_session,
+    )
+    from ._paths import project_key_for_directory
+    from ._stored import (
+        delete_session_via_store,
+        fork_session_via_store,
+        get_session_info_from_store,
+        get_session_messages_from_store,
+        get_subagent_messages_from_store,
+        import_session_to_store,
+        list_sessions_from_store,
+        list_subagents_from_store,
+        rename_session_via_store,
+        tag_session_via_store,
+    )
+    from ._summary import fold_session_summary
 
 __all__ = [
     "archive_session",
@@ -80,3 +86,28 @@ __all__ = [
     "SessionMessage",
     "ForkSessionResult",
 ]
+
+_HOME: dict[str, str] = {
+    **dict.fromkeys(
+        (
+            "archive_session delete_session fork_session get_session_info get_session_messages "
+            "get_subagent_messages list_sessions list_subagents rename_session tag_session unarchive_session"
+        ).split(),
+        "._local",
+    ),
+    "project_key_for_directory": "._paths",
+    "fold_session_summary": "._summary",
+    **dict.fromkeys("ForkSessionResult SDKSessionInfo SessionMessage".split(), "..types"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in __all__:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(_import_module(_HOME.get(name, "._stored"), __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
