@@ -43,6 +43,14 @@ def first_message_ms(messages: object) -> float:
     return took
 
 
+def settle(pool: SparePool) -> None:
+    """Until the pool has its spare parked, then 0.3 s more."""
+    deadline = time.monotonic() + 60
+    while not pool._parked and time.monotonic() < deadline:
+        time.sleep(0.02)
+    time.sleep(0.3)
+
+
 def p50(xs: list[float]) -> float:
     return statistics.median(xs)
 
@@ -101,11 +109,11 @@ def main() -> None:
                     for f in folders:
                         options = dataclasses.replace(host, cwd=f)
                         unfit = dataclasses.replace(options, max_turns=5)  # not claimable: never takes a spare
+                        # each measured on a quiet machine: the previous claim's replacement is
+                        # parked (its start-up would slow a cold start as much as a claim)
+                        settle(pool)
                         cold.append(first_message_ms(query("hi", unfit)))
-                        deadline = time.monotonic() + 60
-                        while not pool._parked and time.monotonic() < deadline:
-                            time.sleep(0.02)
-                        time.sleep(0.3)
+                        settle(pool)
                         claimed.append(first_message_ms(pool.query("hi", options)))
                 stats = dict(pool.stats)
             if cold:

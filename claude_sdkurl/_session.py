@@ -66,7 +66,7 @@ from .sessions._carried import NOTHING, Carried, carried
 from .sessions._mirror import MirrorBatcher
 from . import ledger as _ledger
 from .tracing import RunTrace
-from .types import ClaudeAgentOptions, Message, ResultMessage, SessionKey, SystemMessage
+from .types import AssistantMessage, ClaudeAgentOptions, Message, ResultMessage, SessionKey, StreamEvent, SystemMessage
 
 if TYPE_CHECKING:
     from .sessions._resume import Materialized
@@ -190,6 +190,8 @@ class Session:
         self._closer: threading.Thread | None = None
         self._abort = False
         self._close_done = threading.Event()
+        # Called once at the first model output or at the end (see when_answering).
+        self._answer_waiters: list[Callable[[], None]] = []
         self.server_info: dict[str, Any] | None = None
         # verbatim_prompts as it was when the session started: toggling the option later must
         # not split one session's prompts between marked and unmarked (as the official).
@@ -319,10 +321,31 @@ class Session:
                 self._messages.put(self._ended)
             _live_sessions.discard(self)
             self._close_done.set()
+            self._answering()
 
     @property
     def closed(self) -> bool:
         return self._closed
+
+    def when_answering(self, fn: Callable[[], None]) -> None:
+        """Call ``fn`` once: at this session's first output from the model (an assistant
+        message, a stream event or a result), on the thread that reads it, or when the
+        session closes first; at once when it is closed already. The spare pool starts a
+        replacement then, once the claimed session's own set-up no longer needs the CPU."""
+        with self._state_lock:
+            if not self._closed:
+                self._answer_waiters.append(fn)
+                return
+        fn()
+
+    def _answering(self) -> None:
+        with self._state_lock:
+            waiters, self._answer_waiters = self._answer_waiters, []
+        for fn in waiters:
+            try:
+                fn()
+            except Exception:  # one of ours (the pool's refill); never the reader's problem
+                logger.exception("a first-answer callback failed")
 
     # ------------------------------------------------------------------ inbound (transport threads)
 
@@ -367,6 +390,8 @@ class Session:
         At the first ``init`` of a resumed, forked or continued session, what that session had
         already cost is read (see :mod:`claude_sdkurl.sessions._carried`): the CLI's figures
         include it, and spans and ledgers count only what this run spends."""
+        if self._answer_waiters and isinstance(message, (AssistantMessage, StreamEvent, ResultMessage)):
+            self._answering()
         if self._carried is None and isinstance(message, SystemMessage) and message.subtype == "init":
             options = self.plan.options if self.plan is not None else self.options
             if options.resume or options.continue_conversation:

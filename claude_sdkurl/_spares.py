@@ -31,6 +31,12 @@ sets none."""
 RUNS_ANYWAY = "option_not_applied"
 """The one refusal that still runs on the spare (a claimed setting that could not be applied)."""
 _PARK_PREFIX = "spare-"
+REFILL_AT_LATEST = 0.5
+"""Seconds after a claim by which the pool starts the spare that replaces the one taken; it
+starts sooner, at the claimed session's first output from the model. A CLI's start-up is a
+burst of CPU: begun at the claim, it competed with the claimed session's own set-up and made
+its first message 193 ms instead of 150 (2 cores, CLI 2.1.330, ``bench/bench_spares.py``).
+With a remote model the set-up is over long before the first output, hence the bound."""
 
 
 def _unclaimable(options: ClaudeAgentOptions) -> ClaudeAgentOptions:
@@ -214,6 +220,7 @@ class SparePool(Stock):
         super().__init__()
         self.stats: Counter[str] = Counter()
         self._parked: list[Spare] = []
+        self._refills: set[threading.Timer] = set()
         with _pools_lock:
             _pools.append(self)
         self._fill()
@@ -294,7 +301,9 @@ class SparePool(Stock):
                 break
         for old in gone:
             old.discard()
-        self._fill()
+        if spare is None:
+            self._fill()
+        # (a spare taken is replaced once its claim is served: see _refill_later)
         return spare
 
     def take(self, options: ClaudeAgentOptions | None = None, wait: bool = False) -> Session | None:
@@ -313,13 +322,40 @@ class SparePool(Stock):
         except ClaimRefused as e:
             logger.warning("a spare refused the claim (%s); starting cold: %s", e.code, e)
             self._count(f"refused:{e.code}")
+            self._fill()
             return None
         except Exception as e:  # the spare died as it was claimed: cold, as for any refusal
             logger.warning("claiming a spare failed; starting cold: %s", e)
             self._count("refused:claim_failed")
+            self._fill()
             return None
         self._count("claimed")
+        self._refill_later(session)
         return session
+
+    def _refill_later(self, session: Session) -> None:
+        """Start the replacement for a spare just claimed as ``session``: at its first output
+        from the model, at its end, or :data:`REFILL_AT_LATEST` seconds from now, whichever
+        comes first (once). The timer's thread is the pool's, cancelled when it closes."""
+        once = threading.Lock()
+
+        def refill() -> None:
+            if not once.acquire(blocking=False):
+                return
+            timer.cancel()
+            with self._cond:
+                self._refills.discard(timer)
+            self._fill()
+
+        timer = threading.Timer(REFILL_AT_LATEST, refill)
+        timer.name = "claude-sdkurl-refill"
+        timer.daemon = True
+        with self._cond:
+            if self._closed:
+                return
+            self._refills.add(timer)
+        timer.start()
+        session.when_answering(refill)
 
     def _count(self, what: str) -> None:
         with self._cond:  # takes run on many threads at once: no count may be lost
@@ -328,13 +364,18 @@ class SparePool(Stock):
     def close(self) -> None:
         """Stop every parked spare and every one being started; later takes find none."""
         parked, threads = self._shut(self._parked)
+        with self._cond:
+            refills, self._refills = list(self._refills), set()
         with _pools_lock:
             if self in _pools:
                 _pools.remove(self)
+        for timer in refills:
+            timer.cancel()
         for spare in parked:
             spare.discard()
-        for t in threads:
-            t.join(60)
+        for t in [*threads, *refills]:
+            if t is not threading.current_thread():
+                t.join(60)
 
     def __enter__(self) -> SparePool:
         return self

@@ -297,3 +297,89 @@ def test_a_spare_dying_as_it_is_claimed_ends_cold_and_leaves_nothing(host: Claud
         assert answer(list(pool.query("hello", dataclasses.replace(host, cwd=str(folder(home, "a")))))) == "pong"
         assert pool.stats["replaced"] + pool.stats["refused:claim_failed"] == 1 and pool.stats["claimed"] == 0
         assert not spare.park.exists() and spare.session.closed
+
+
+# --------------------------------------------------------------------------- when a taken spare is replaced
+
+
+def record_spare_starts(monkeypatch: pytest.MonkeyPatch, api: MockMessagesAPI) -> list[tuple[float, int]]:
+    """(when, model calls the mock had received) for each spare start from now on."""
+    from claude_sdkurl import _spares
+
+    starts: list[tuple[float, int]] = []
+    real = _spares.Spare.start
+
+    def start(self: _spares.Spare) -> None:
+        starts.append((time.monotonic(), len(api.message_requests())))
+        real(self)
+
+    monkeypatch.setattr(_spares.Spare, "start", start)
+    return starts
+
+
+def test_the_replacement_starts_after_the_claimed_session_first_answers(
+    host: ClaudeAgentOptions, api: MockMessagesAPI, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A CLI's start-up is a burst of CPU; begun at the claim it slowed the claimed session's own
+    set-up (first message 193 ms instead of 150 on two cores). The replacement starts once the
+    claimed session's model has answered: the model call was made before it began."""
+    monkeypatch.setattr("claude_sdkurl._spares.REFILL_AT_LATEST", 60.0)  # only the answer may trigger it
+    with SparePool(1, host) as pool:
+        parked(pool, 1)
+        starts = record_spare_starts(monkeypatch, api)
+        messages = list(pool.query("hello", dataclasses.replace(host, cwd=str(folder(home, "a")))))
+        assert answer(messages) == "pong" and pool.stats["claimed"] == 1
+        parked(pool, 1)
+        assert len(starts) == 1 and starts[0][1] == 1, starts  # after the one model call, not at the claim
+
+
+def test_a_slow_model_does_not_hold_the_replacement_back(
+    host: ClaudeAgentOptions, api: MockMessagesAPI, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With a model that takes its time, the replacement starts REFILL_AT_LATEST after the claim,
+    before the answer: the pool is not left empty for as long as the model thinks."""
+    from claude_sdkurl import _spares
+
+    api.enqueue(text("slow", delay=1.0, chunk=2))  # two deltas: at least 2 s
+    with SparePool(1, host) as pool:
+        parked(pool, 1)
+        starts = record_spare_starts(monkeypatch, api)
+        claimed_at = time.monotonic()
+        first = None
+        for m in pool.query("hello", dataclasses.replace(host, cwd=str(folder(home, "b")))):
+            if first is None and not isinstance(m, SystemMessage):
+                first = time.monotonic()
+        assert first is not None and len(starts) == 1
+        assert claimed_at + _spares.REFILL_AT_LATEST <= starts[0][0] < first, (claimed_at, starts, first)
+
+
+def test_a_claimed_session_closed_before_any_answer_is_replaced_at_its_close(
+    host: ClaudeAgentOptions, api: MockMessagesAPI, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("claude_sdkurl._spares.REFILL_AT_LATEST", 60.0)
+    with SparePool(1, host) as pool:
+        parked(pool, 1)
+        starts = record_spare_starts(monkeypatch, api)
+        client = pool.client(dataclasses.replace(host, cwd=str(folder(home, "c"))))
+        assert pool.stats["claimed"] == 1 and starts == []
+        client.disconnect()  # no prompt, no answer: the close is what starts the replacement
+        parked(pool, 1, timeout=30)
+        assert len(starts) == 1 and starts[0][1] == 0
+
+
+def test_a_pool_closed_with_a_replacement_pending_starts_none_and_leaves_no_thread(
+    host: ClaudeAgentOptions, api: MockMessagesAPI, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("claude_sdkurl._spares.REFILL_AT_LATEST", 60.0)
+    api.enqueue(text("slow", delay=2.0, chunk=2))
+    pool = SparePool(1, host)
+    try:
+        parked(pool, 1)
+        starts = record_spare_starts(monkeypatch, api)
+        client = pool.client(dataclasses.replace(host, cwd=str(folder(home, "d"))))
+        assert [t.name for t in threading.enumerate()].count("claude-sdkurl-refill") == 1
+    finally:
+        pool.close()
+    assert "claude-sdkurl-refill" not in [t.name for t in threading.enumerate()]
+    client.disconnect()  # its close would have refilled an open pool
+    assert starts == [] and pool.stats["started"] == 1
