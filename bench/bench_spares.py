@@ -9,7 +9,11 @@ mock Messages API (in a process of its own). Nothing here is a test: numbers var
    ran; ours against theirs.
 3. A parked spare's resident memory, and the CPU 20 parked spares use in ``--idle`` seconds.
 4. Conversations: 100 of them, 10 active at once (max_live=10): wake latency (first answer byte
-   after hibernation) p50, all CLIs' resident memory sampled, requests per second.
+   after hibernation) p50, all CLIs' resident memory sampled, requests per second. Two loads:
+   10 senders with no pause between messages (the machine's capacity: every CPU is busy starting
+   CLIs, and the latency is what Little's law makes of it), and 10 users who read each answer
+   and think ``--think`` seconds on average (exponential) before their next message, each time
+   to one of the 100 conversations at random (``--parts 5``).
 """
 
 from __future__ import annotations
@@ -89,7 +93,9 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=6)
     parser.add_argument("--idle", type=float, default=60.0)
     parser.add_argument("--ts", help="a folder with node_modules/@anthropic-ai/claude-agent-sdk 0.3.332")
-    parser.add_argument("--parts", default="1234", help="which measures to run (digits)")
+    parser.add_argument("--parts", default="12345", help="which measures to run (digits)")
+    parser.add_argument("--think", type=float, default=10.0, help="part 5: mean seconds between a user's messages")
+    parser.add_argument("--sends", type=int, default=240, help="part 5: messages in all")
     args = parser.parse_args()
     cli = str(install_cli(STDIO_CLI_VERSION))
     with remote_mock_api() as url:
@@ -137,20 +143,22 @@ def main() -> None:
                           f"{p50(theirs):.0f} ms: {p50(claimed) / p50(theirs):.2f}x")
 
             # 3. idle spares: memory and CPU
-            with SparePool(20 if "3" in args.parts else 1, host) as pool:
-                deadline = time.monotonic() + 180
-                while len(pool._parked) < 20 and time.monotonic() < deadline:
-                    time.sleep(0.2)
-                time.sleep(5)  # settled
-                pids = [p for s in pool._parked if (p := s.pid()) is not None]
-                rss = [m for p in pids if (m := resident_mb(p)) is not None]
-                before = cpu_seconds(pids)
-                time.sleep(args.idle if "3" in args.parts else 0)
-                used = cpu_seconds(pids) - before
             if "3" in args.parts:
+                with SparePool(20, host) as pool:
+                    deadline = time.monotonic() + 180
+                    while len(pool._parked) < 20 and time.monotonic() < deadline:
+                        time.sleep(0.2)
+                    time.sleep(5)  # settled
+                    pids = [p for s in pool._parked if (p := s.pid()) is not None]
+                    rss = [m for p in pids if (m := resident_mb(p)) is not None]
+                    before = cpu_seconds(pids)
+                    time.sleep(args.idle)
+                    used = cpu_seconds(pids) - before
                 print(f"3. a parked spare: {p50(rss):.0f} MiB resident (min {min(rss):.0f}, max {max(rss):.0f}); "
                       f"{len(pids)} parked spares used {used:.2f} CPU-seconds in {args.idle:.0f} s ({100 * used / args.idle:.1f}% of a core)")
 
+            if "5" in args.parts:
+                users_thinking(host, folders[0], args.think, args.sends)
             if "4" not in args.parts:
                 return
             # 4a. one wake at a time: what a single conversation's wake costs on an idle machine
@@ -219,6 +227,46 @@ def main() -> None:
             print(f"4. 100 conversations, 10 active (max_live=10): wake -> first message p50 {p50(wakes) / 1000:.2f} s "
                   f"(p90 {sorted(wakes)[int(len(wakes) * 0.9)] / 1000:.2f} s), all CLIs' resident memory at most "
                   f"{max(memory):.0f} MiB, {served / took_all:.1f} turns/s")
+
+
+def users_thinking(host: ClaudeAgentOptions, cwd: str, think: float, sends: int) -> None:
+    """Part 5: 10 users at once, each thinking between messages, over 100 conversations."""
+    wakes: list[float] = []
+    lock = threading.Lock()
+    left = [sends]
+    rng = random.Random(5)
+    with Conversations(dataclasses.replace(host, cwd=cwd, include_partial_messages=True), max_live=10,
+                       idle_timeout=None) as chats:  # fmt: skip
+        seen: set[str] = set()
+
+        def user(n: int) -> None:
+            pause = random.Random(n)
+            while True:
+                with lock:
+                    if left[0] == 0:
+                        return
+                    left[0] -= 1
+                    key = f"conv-{rng.randrange(100)}"
+                    known = chats._conversations.get(key)
+                    wake = key in seen and (known is None or known.client is None)
+                    seen.add(key)
+                took = first_message_ms(chats.send(key, f"{key} message"))
+                if wake:
+                    with lock:
+                        wakes.append(took)
+                time.sleep(pause.expovariate(1 / think))
+
+        t0 = time.monotonic()
+        threads = [threading.Thread(target=user, args=(n,)) for n in range(10)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        took_all = time.monotonic() - t0
+        stats = dict(chats.stats)
+    print(f"5. 10 users thinking {think:.0f} s on average between messages, 100 conversations (max_live=10): "
+          f"{len(wakes)} wakes, p50 {p50(wakes) / 1000:.2f} s (p90 {sorted(wakes)[int(len(wakes) * 0.9)] / 1000:.2f} s), "
+          f"{sends / took_all:.2f} messages/s, {stats}")
 
 
 if __name__ == "__main__":

@@ -428,3 +428,40 @@ def test_hung_callbacks_never_block_another() -> None:
     list(query("go", ClaudeAgentOptions(can_use_tool=guard), transport=MockTransport(handler)))
     [(behavior, waited)] = answers
     assert behavior == "allow" and waited < 2.0
+
+
+def test_when_answering_runs_once_at_the_first_model_output_on_the_reader() -> None:
+    """The spare pool's trigger for a replacement (see ``_spares._refill_later``): once, at the
+    first assistant message, before the consumer sees it; not at the init message; a failing
+    callback is logged and the session goes on."""
+    from claude_sdkurl._session import Session
+
+    seen: list[str] = []
+    session = Session(ClaudeAgentOptions(), MockTransport(pong))
+    session.start()
+    try:
+        session.when_answering(lambda: seen.append(threading.current_thread().name))
+        session.when_answering(lambda: 1 / 0)  # type: ignore[func-returns-value]
+        session.send_user("hi")
+        kinds = []
+        while not kinds or kinds[-1] != "ResultMessage":
+            kinds.append(type(session.next_message(10)).__name__)
+        assert kinds[-2:] == ["AssistantMessage", "ResultMessage"] and len(seen) == 1
+        assert seen[0] != threading.current_thread().name  # the thread that read it, not the consumer
+    finally:
+        session.close()
+    assert len(seen) == 1  # not again at the close
+
+
+def test_when_answering_runs_at_the_close_without_an_answer_and_at_once_after_it() -> None:
+    from claude_sdkurl._session import Session
+
+    seen: list[str] = []
+    session = Session(ClaudeAgentOptions(), MockTransport(pong))
+    session.start()
+    session.when_answering(lambda: seen.append("close"))
+    assert seen == []
+    session.close()
+    assert seen == ["close"]
+    session.when_answering(lambda: seen.append("late"))
+    assert seen == ["close", "late"]
