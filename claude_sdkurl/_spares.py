@@ -185,7 +185,8 @@ class Spare:
 
 
 class SparePool(Stock):
-    """Keeps ``size`` spare CLIs for ``options`` (the host's) and refills behind each claim.
+    """Keeps ``size`` spare CLIs for ``options`` (the host's) and replaces each one claimed, once
+    the claimed session has answered (see :data:`REFILL_AT_LATEST`).
 
     ``max_memory_mb`` caps the resident memory of the parked spares together (measured per CLI
     from ``/proc``; a spare that would pass the cap is not started); ``idle_timeout`` stops a

@@ -10,17 +10,23 @@ is for. The TypeScript SDK's ``prewarm()`` -> ``SpareProcess.claim()`` is the sa
 our :func:`~claude_sdkurl.prewarm` keeps sessions for one options object instead.
 
 :class:`SparePool` keeps ``size`` spares for a host's options (callbacks, hooks, in-process MCP
-servers and every option that is not claimed are bound when a spare starts) and refills behind
-each claim. While it is open, :func:`~claude_sdkurl.query`, a :class:`~claude_sdkurl.ClaudeClient`
+servers and every option that is not claimed are bound when a spare starts) and replaces each
+one claimed once the claimed session has its first output from the model (or 0.5 s after the
+claim, or at its close): a CLI's start-up is a burst of CPU that would slow the claimed
+session's own set-up. While it is open, :func:`~claude_sdkurl.query`, a :class:`~claude_sdkurl.ClaudeClient`
 and ``run_batch`` on threads take a spare when the options *fit* (equal to the host's but for
-``cwd``, ``permission_mode``, ``add_dirs``, ``model`` and ``max_thinking_tokens``) and start cold
+``cwd``, ``permission_mode``, ``add_dirs``, ``model``, ``max_thinking_tokens``, ``env``
+variables added or changed, ``agents`` where the host has none and a ``system_prompt`` that
+appends to the default one where the host sets none) and start cold
 when none does. A claim the CLI refuses (``cwd_not_found``, ``env_key_not_claimable``,
 ``project_settings_not_claimable``, ``permission_mode_not_claimable``, ``claim_failed``, ...) ends
 that spare and the query starts cold, transparently: logged, and counted in
 :attr:`SparePool.stats`. ``option_not_applied`` alone runs on the spare, as in TypeScript.
 
 Threads: ``claude-sdkurl-spare`` starts one spare (a pool starts up to ``size`` at once); each
-start is bounded by the session's connect and ``initialize`` timeouts. Every spare is a CLI in
+start is bounded by the session's connect and ``initialize`` timeouts. ``claude-sdkurl-refill``,
+one per claim, waits at most 0.5 s to start the replacement (cancelled when the claimed session
+answers first, and when the pool closes). Every spare is a CLI in
 its own process group with the detached orphan watcher of every CLI, so none outlives the pool,
 the program, or a program killed outright.
 """
