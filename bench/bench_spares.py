@@ -1,7 +1,7 @@
 """Spare CLIs and hibernating conversations (issue 33), measured on the real CLI 2.1.330 and the
 mock Messages API (in a process of its own). Nothing here is a test: numbers vary with the machine.
 
-    .venv/bin/python bench/bench_spares.py [--runs 6] [--ts /path/with/node_modules]
+    .venv/bin/python bench/bench_spares.py [--runs 6] [--ts /path/with/node_modules] [--cli 2.1.332]
 
 1. First assistant message after a claim vs a cold start, over five folders (ratio of medians).
 2. The same claim driven by the TypeScript SDK 0.3.332 (prewarm() + claim(), Node) on the same
@@ -94,10 +94,11 @@ def main() -> None:
     parser.add_argument("--idle", type=float, default=60.0)
     parser.add_argument("--ts", help="a folder with node_modules/@anthropic-ai/claude-agent-sdk 0.3.332")
     parser.add_argument("--parts", default="12345", help="which measures to run (digits)")
+    parser.add_argument("--cli", default=STDIO_CLI_VERSION, help="the CLI version (2.1.330 or later: --await-claim)")
     parser.add_argument("--think", type=float, default=10.0, help="part 5: mean seconds between a user's messages")
     parser.add_argument("--sends", type=int, default=240, help="part 5: messages in all")
     args = parser.parse_args()
-    cli = str(install_cli(STDIO_CLI_VERSION))
+    cli = str(install_cli(args.cli))
     with remote_mock_api() as url:
         with tempfile.TemporaryDirectory() as home:
             env = offline_env(url, home)
@@ -105,7 +106,7 @@ def main() -> None:
             folders = [os.path.join(home, f"project-{i}") for i in range(5)]
             for f in folders:
                 os.mkdir(f)
-            print(f"CLI {STDIO_CLI_VERSION}, mock model in its own process, {args.runs} rounds over {len(folders)} folders")
+            print(f"CLI {args.cli}, mock model in its own process, {args.runs} rounds over {len(folders)} folders")
 
             # 1. claim vs cold
             cold: list[float] = []

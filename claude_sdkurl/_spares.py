@@ -5,6 +5,7 @@ call to take a claimed session from an open pool. Below the public face: it impo
 from __future__ import annotations
 
 import dataclasses
+import json
 import logging
 import os
 import shutil
@@ -23,11 +24,19 @@ from .types import ClaudeAgentOptions
 
 logger = logging.getLogger("claude_sdkurl.spares")
 
-CLAIMABLE = ("cwd", "permission_mode", "add_dirs", "model", "max_thinking_tokens", "env", "agents", "system_prompt")
+CLAIMABLE = ("cwd", "permission_mode", "add_dirs", "model", "max_thinking_tokens", "env", "agents", "system_prompt",
+             "title", "settings")  # fmt: skip
 """The options a claim can change; every other option must equal the host's for a spare to fit.
 ``env`` may add or change variables (the CLI refuses one it reads at start-up), ``agents`` may be
 given where the host has none, ``system_prompt`` may append to the default one where the host
-sets none."""
+sets none, ``title`` may be given where the host has none or changed, ``settings`` (JSON text
+or a file) may be given where the host has none, without the keys that govern hooks."""
+HOOK_SETTINGS = ("hooks", "disableAllHooks", "allowManagedHooksOnly", "allowedHttpHookUrls", "httpHookAllowedEnvVars")
+"""Settings a claim cannot carry (as in TypeScript): hooks run before a claimed session's overlay
+is in force; such options start cold."""
+SETTINGS_AFTER_CLAIM = ("model", "agent", "fastMode", "permissions", "availableModels", "disableAutoMode")
+"""Settings sent after the claim (as TypeScript sends them); the rest of an overlay goes ahead
+of it, so that the folder's MCP servers and plugins start as the overlay says."""
 RUNS_ANYWAY = "option_not_applied"
 """The one refusal that still runs on the spare (a claimed setting that could not be applied)."""
 _PARK_PREFIX = "spare-"
@@ -46,8 +55,34 @@ def _unclaimable(options: ClaudeAgentOptions) -> ClaudeAgentOptions:
     unattended = options.permission_prompts == "none" and options.can_use_tool is None \
         and options.permission_prompt_tool_name is None  # fmt: skip
     return dataclasses.replace(options, cwd=None, permission_mode=None, add_dirs=[], model=None, max_thinking_tokens=None,
-                               env={}, agents=None, system_prompt=None,
+                               env={}, agents=None, system_prompt=None, title=None, settings=None,
                                permission_prompts=None if unattended else options.permission_prompts)  # fmt: skip
+
+
+def _overlay(host: ClaudeAgentOptions, options: ClaudeAgentOptions) -> dict[str, Any] | None:
+    """The settings overlay a claim for ``options`` sends over ``host`` (``{}`` for none), or
+    ``None`` when their settings cannot be claimed: the host has its own, the text or file does
+    not read as a JSON object (the cold start then reports it as it would), or it governs hooks."""
+    if options.settings == host.settings:
+        return {}
+    if host.settings is not None or options.settings is None or host.sandbox is not None:
+        return None  # (a host's sandbox travels in its settings: an overlay must not meet it)
+    text = options.settings.strip()
+    try:
+        if not (text.startswith("{") and text.endswith("}")):  # a file, where the CLI would look for it
+            base = Path(os.fspath(options.cwd)) if options.cwd is not None else Path.cwd()
+            text = (base / text).expanduser().read_text(encoding="utf-8-sig")
+        overlay = json.loads(text)
+    except (OSError, ValueError):
+        return None
+    if not isinstance(overlay, dict) or any(k in overlay for k in HOOK_SETTINGS):
+        return None
+    return overlay
+
+
+def _title_fits(host: ClaudeAgentOptions, options: ClaudeAgentOptions) -> bool:
+    # a claim sets a title; it cannot take back the one the host's spare started with
+    return options.title is not None or host.title is None
 
 
 def _appended(host: ClaudeAgentOptions, options: ClaudeAgentOptions) -> str | None:
@@ -69,7 +104,8 @@ def fits(host: ClaudeAgentOptions, options: ClaudeAgentOptions) -> bool:
     try:
         host_env, env = dict(host.env or {}), dict(options.env or {})
         return (_unclaimable(options) == _unclaimable(host) and set(host_env) <= set(env)  # a claim cannot unset a variable
-                and (options.agents == host.agents or not host.agents) and _appended(host, options) is not None)  # fmt: skip
+                and (options.agents == host.agents or not host.agents) and _appended(host, options) is not None
+                and _title_fits(host, options) and _overlay(host, options) is not None)  # fmt: skip
     except Exception:  # an option whose == raises: not ours to guess
         return False
 
@@ -150,7 +186,14 @@ class Spare:
         appended = _appended(self.host, options)
         if appended:
             request["append_system_prompt"] = appended
+        if options.title is not None:
+            request["title"] = options.title
+        overlay = _overlay(self.host, options) or {}
+        ahead = {k: v for k, v in overlay.items() if k not in SETTINGS_AFTER_CLAIM}
+        behind = {k: v for k, v in overlay.items() if k in SETTINGS_AFTER_CLAIM}
         session = self.session
+        if ahead:
+            self._settings(ahead)
         try:
             answer = session.control(request)
         except ControlRequestError as e:
@@ -174,9 +217,24 @@ class Spare:
         except BaseException:
             self.discard()
             raise
+        if behind:
+            self._settings(behind)
         session.options = options  # what the run is for, from now on (ledgers, traces, transcripts)
         shutil.rmtree(self.park, ignore_errors=True)  # the claimed session lives in its own folder
         return session
+
+    def _settings(self, overlay: dict[str, Any]) -> None:
+        """Send a settings overlay (``apply_flag_settings``); a refusal is ``settings_not_applied``
+        and ends the spare before any prompt reached it (the query starts cold, as TypeScript
+        lets the process go)."""
+        try:
+            self.session.control({"subtype": "apply_flag_settings", "settings": overlay})
+        except ControlRequestError as e:
+            self.discard()
+            raise ClaimRefused("settings_not_applied", str(e)) from None
+        except BaseException:
+            self.discard()
+            raise
 
     def discard(self) -> None:
         """Stop the CLI and remove its parking folder."""

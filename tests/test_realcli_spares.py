@@ -18,6 +18,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -383,3 +384,91 @@ def test_a_pool_closed_with_a_replacement_pending_starts_none_and_leaves_no_thre
     assert "claude-sdkurl-refill" not in [t.name for t in threading.enumerate()]
     client.disconnect()  # its close would have refilled an open pool
     assert starts == [] and pool.stats["started"] == 1
+
+
+# --------------------------------------------------------------------------- settings and a title in the claim
+
+
+def effective(client: ClaudeClient) -> dict:
+    answer = client.get_settings()
+    return dict(answer.get("effective", answer))
+
+
+def test_settings_a_claim_cannot_carry_start_cold_and_leave_the_spare_parked(host: ClaudeAgentOptions, home: Path) -> None:
+    """Hook settings (in force before a claimed overlay could be), settings over a host's own,
+    a settings file that cannot be read, a title the host set and the query does not: each
+    starts cold with the answer a cold start gives, and the parked spare stays for the next."""
+    titled = dataclasses.replace(host, title="host title")
+    cases = [
+        (host, {"settings": json.dumps({"hooks": {"Stop": []}})}),
+        (host, {"settings": json.dumps({"disableAllHooks": True})}),
+        (host, {"settings": "no-such-settings.json"}),
+        (dataclasses.replace(host, settings=json.dumps({"cleanupPeriodDays": 3})), {"settings": json.dumps({"cleanupPeriodDays": 7})}),
+        (titled, {}),
+    ]
+    for n, (pool_options, change) in enumerate(cases):
+        options = dataclasses.replace(pool_options, cwd=str(folder(home, f"case-{n}")), **change)
+        if pool_options is titled:
+            options = dataclasses.replace(options, title=None)
+        with SparePool(1, pool_options) as pool:
+            parked(pool, 1)
+            pid = pool._parked[0].pid()
+            assert outcome(lambda: pool.query("hello", options)) == outcome(lambda: query("hello", options)), change
+            assert pool.stats["claimed"] == 0 and [s.pid() for s in pool._parked] == [pid], (change, dict(pool.stats))
+
+
+def outcome(run: Any) -> str | None:
+    """The answer, or the type of the error (a missing settings file fails a cold start too)."""
+    try:
+        return answer(list(run()))
+    except Exception as e:
+        return type(e).__name__
+
+
+@pytest.mark.parametrize("overlay", [{"cleanupPeriodDays": "x"}, {"permissions": "nope"}], ids=["ahead", "after"])
+def test_settings_the_cli_refuses_end_the_spare_and_start_cold_with_the_same_answer(
+    host: ClaudeAgentOptions, api: MockMessagesAPI, home: Path, overlay: dict
+) -> None:
+    """A value the CLI refuses, sent ahead of the claim or after it: ``settings_not_applied``,
+    the spare ends before any prompt reached it (one model call: the cold start's), and the
+    query gets what a cold start with the same settings gets (2.1.330 skips the bad key)."""
+    options = dataclasses.replace(host, cwd=str(folder(home, "bad")), settings=json.dumps(overlay))
+    cold = list(query("hello", options))
+    with SparePool(1, host) as pool:
+        parked(pool, 1)
+        served = len(api.message_requests())
+        warm = list(pool.query("hello", options))
+        assert pool.stats["refused:settings_not_applied"] == 1 and pool.stats["claimed"] == 0, dict(pool.stats)
+        assert len(api.message_requests()) == served + 1
+    assert answer(warm) == answer(cold) == "pong"
+
+
+def test_settings_and_a_title_follow_the_claim(host: ClaudeAgentOptions, api: MockMessagesAPI, home: Path) -> None:
+    """The overlay as JSON text or as a file beside the folder: the keys that go ahead of the
+    claim and those that follow it are in force (the model's request carries the settings'
+    model), and the session has the title."""
+    project = folder(home, "titled")
+    (project / "claim-settings.json").write_text(json.dumps({"cleanupPeriodDays": 9, "model": "claude-from-file"}))
+    forms = {"text": json.dumps({"cleanupPeriodDays": 7, "model": "claude-from-text"}), "file": "claim-settings.json"}
+    with SparePool(1, host) as pool:
+        for form, settings in forms.items():
+            parked(pool, 1)
+            options = dataclasses.replace(host, cwd=str(project), settings=settings, title=f"title {form}")
+            client = pool.client(options)
+            try:
+                got = effective(client)
+                client.query("hello")
+                result = [m for m in client.receive_response() if isinstance(m, ResultMessage)][-1]
+            finally:
+                client.disconnect()
+            expected = json.loads(settings) if form == "text" else json.loads((project / settings).read_text())
+            assert got["cleanupPeriodDays"] == expected["cleanupPeriodDays"] and got["model"] == expected["model"]
+            assert api.message_requests()[-1].body["model"] == expected["model"]
+            lines = [json.loads(x) for x in local_transcript(host, project, result.session_id).read_text().splitlines()]
+            assert {"type": "custom-title", "customTitle": f"title {form}", "sessionId": result.session_id} in lines
+        assert pool.stats["claimed"] == 2, dict(pool.stats)
+
+
+def local_transcript(host: ClaudeAgentOptions, project: Path, session_id: str) -> Path:
+    [found] = (Path(host.env["HOME"]) / ".claude" / "projects").glob(f"*/{session_id}.jsonl")
+    return found
