@@ -472,3 +472,19 @@ def test_settings_and_a_title_follow_the_claim(host: ClaudeAgentOptions, api: Mo
 def local_transcript(host: ClaudeAgentOptions, project: Path, session_id: str) -> Path:
     [found] = (Path(host.env["HOME"]) / ".claude" / "projects").glob(f"*/{session_id}.jsonl")
     return found
+
+
+def test_a_thinking_budget_follows_the_claim_as_a_cold_start_sends_it(
+    host: ClaudeAgentOptions, api: MockMessagesAPI, home: Path
+) -> None:
+    """TypeScript's claim took ``maxThinkingTokens`` without applying it (measured for issue 33);
+    ours sets it after the claim: the model's request carries the budget a cold start's carries."""
+    # (a model that takes a budget: on 2.1.330 the default one thinks adaptively whatever the budget)
+    options = dataclasses.replace(host, cwd=str(folder(home, "thinking")), max_thinking_tokens=4000, model="claude-sonnet-4-5-20250929")
+    list(query("hello", options))
+    cold = api.message_requests()[-1].body.get("thinking")
+    with SparePool(1, host) as pool:
+        parked(pool, 1)
+        assert answer(list(pool.query("hello", options))) == "pong" and pool.stats["claimed"] == 1
+    claimed = api.message_requests()[-1].body.get("thinking")
+    assert cold is not None and cold.get("budget_tokens") == 4000 and claimed == cold, (cold, claimed)
