@@ -517,13 +517,16 @@ _HOME: dict[str, str] = {
     "InMemorySessionStore": ".stores",
     **dict.fromkeys("WarmPool prewarm".split(), ".prewarm"),
 }
-_SUBMODULES = frozenset({"client", "mcp", "types"})
-
-
 def __getattr__(name: str) -> Any:
-    if name in _SUBMODULES:
-        return _import_module(f".{name}", __name__)
-    if name not in __all__:
+    if name not in __all__ or name in ("client", "mcp", "types"):
+        # A public submodule (``claude_sdkurl.sessions`` after ``import claude_sdkurl``, as the
+        # eager package gave it), imported now; any other name is not ours.
+        if name.isidentifier() and not name.startswith("_"):
+            try:
+                return _import_module(f".{name}", __name__)
+            except ModuleNotFoundError as e:
+                if e.name != f"{__name__}.{name}":
+                    raise  # the submodule exists and lacks something it imports: say so
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     value = getattr(_import_module(_HOME.get(name, ".types"), __name__), name)
     globals()[name] = value  # asked once: later lookups find it without this function

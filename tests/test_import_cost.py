@@ -127,3 +127,16 @@ def test_a_one_query_program_loads_nothing_it_does_not_use(tmp_path: Path) -> No
     loaded = set(eval(top))
     assert not loaded & {"asyncio", "attr", "attrs", "opentelemetry", "jsonschema", "websockets", "sqlite3", "ssl"}, loaded
     assert not {m for m in eval(ours) if m.split(".")[1] in ("spares", "conversations", "stores", "mcp", "batch", "settings")}
+
+
+def test_public_submodules_are_attributes_of_the_package_as_they_were() -> None:
+    """The eager package left ``claude_sdkurl.sessions``, ``.stores``, ``.spawn``... on the
+    package after ``import claude_sdkurl``; the lazy one imports them when asked, and a name that
+    is neither a public name nor a submodule is an AttributeError (``hasattr`` says False)."""
+    code = (
+        "import claude_sdkurl, sys\n"
+        "print(claude_sdkurl.sessions.list_sessions is claude_sdkurl.list_sessions, claude_sdkurl.stores.__name__,\n"
+        "      claude_sdkurl.spawn.__name__, claude_sdkurl.constants.HOOK_EVENTS is claude_sdkurl.HOOK_EVENTS,\n"
+        "      hasattr(claude_sdkurl, 'nothing_here'), hasattr(claude_sdkurl, '_private'), 'claude_sdkurl.notebook' in sys.modules)\n"
+    )
+    assert fresh(code).split() == ["True", "claude_sdkurl.stores", "claude_sdkurl.spawn", "True", "False", "False", "False"]
