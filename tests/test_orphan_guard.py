@@ -59,6 +59,16 @@ def _switches(pid: int) -> int:
     return sum(int(line.split()[1]) for line in text.splitlines() if line.endswith("ctxt_switches") or "ctxt_switches:" in line)
 
 
+def _blocked_on_its_pipe(pid: int) -> bool:
+    """Asleep in a pipe read (``/proc/<pid>/wchan``: ``pipe_read``, ``anon_pipe_read``...): the
+    watcher has reached its ``read``, past the start-up a busy machine may still be running."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        return state == "S" and "pipe" in Path(f"/proc/{pid}/wchan").read_text()
+    except OSError:
+        return False
+
+
 def _until(condition: object, seconds: float) -> bool:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
@@ -75,6 +85,9 @@ def test_a_killed_programs_cli_is_stopped_and_its_watcher_idles_for_free(how: st
     cli = int(program.stdout.readline())
     try:
         (watcher,) = _watchers(cli)
+        # (counted once it sleeps in its read: a watcher still starting on a loaded machine
+        # switches once more as it gets there, which the idle check must not take for a wake-up)
+        assert _until(lambda: _blocked_on_its_pipe(watcher), 10)
         before = _switches(watcher)
         time.sleep(2.5)
         # blocked on its pipe: not a single wake-up (the old watcher ran `sleep 1` each second)
