@@ -475,8 +475,9 @@ __all__ = [
 
 # Every public name is imported when first asked for (PEP 562), so that ``import claude_sdkurl``
 # costs almost nothing and a program pays only for what it uses (a one-query program never
-# loads the session stores, the MCP server, tracing or the pools). The names of ``types`` are
-# the default; the others say where they live.
+# loads the session stores, the MCP server, the batch runner or the notebook: see
+# tests/test_import_cost.py). The names of ``types`` are the default; the others say where
+# they live.
 _HOME: dict[str, str] = {
     **dict.fromkeys(
         (
