@@ -99,15 +99,24 @@ def _appended(host: ClaudeAgentOptions, options: ClaudeAgentOptions) -> str | No
 
 def fits(host: ClaudeAgentOptions, options: ClaudeAgentOptions) -> bool:
     """Whether a spare started from ``host`` can serve ``options`` (see :data:`CLAIMABLE`)."""
+    return _claim_overlay(host, options) is not None
+
+
+def _claim_overlay(host: ClaudeAgentOptions, options: ClaudeAgentOptions) -> dict[str, Any] | None:
+    """The settings overlay a claim for ``options`` sends (``{}`` for none) when a spare started
+    from ``host`` can serve them, else ``None``. Computed once per take: a settings file is read
+    here, and the claim sends what was read (not a second reading of a file changed between)."""
     if options is host:
-        return True
+        return {}
     try:
         host_env, env = dict(host.env or {}), dict(options.env or {})
-        return (_unclaimable(options) == _unclaimable(host) and set(host_env) <= set(env)  # a claim cannot unset a variable
+        if not (_unclaimable(options) == _unclaimable(host) and set(host_env) <= set(env)  # a claim cannot unset a variable
                 and (options.agents == host.agents or not host.agents) and _appended(host, options) is not None
-                and _title_fits(host, options) and _overlay(host, options) is not None)  # fmt: skip
+                and _title_fits(host, options)):  # fmt: skip
+            return None
     except Exception:  # an option whose == raises: not ours to guess
-        return False
+        return None
+    return _overlay(host, options)
 
 
 class ClaimRefused(ControlRequestError):
@@ -168,9 +177,15 @@ class Spare:
         pid = getattr(process, "pid", None)
         return pid if isinstance(pid, int) else None
 
-    def claim(self, options: ClaudeAgentOptions) -> Session:
+    def claim(self, options: ClaudeAgentOptions, overlay: dict[str, Any] | None = None) -> Session:
         """Bind the spare to ``options``' folder and settings; the started session, ready for a
-        prompt. Raises :class:`ClaimRefused` (the spare is then discarded) when the CLI refuses."""
+        prompt. ``overlay`` is the settings overlay :func:`fits` found (read here when not given).
+        Raises :class:`ClaimRefused` (the spare is then discarded) when the CLI refuses, and
+        ``ValueError`` for options that do not fit (the spare is left as it is)."""
+        if overlay is None:
+            overlay = _claim_overlay(self.host, options)
+            if overlay is None:
+                raise ValueError("these options do not fit this spare (see claude_sdkurl.spares.fits)")
         cwd = os.path.abspath(os.fspath(options.cwd)) if options.cwd is not None else os.getcwd()
         request: dict[str, Any] = {"subtype": "claim_session", "cwd": cwd, "include_initialize": True,
                                    "sdk_mcp_servers": sorted(self.session.sdk_mcp_servers)}  # fmt: skip
@@ -188,7 +203,6 @@ class Spare:
             request["append_system_prompt"] = appended
         if options.title is not None:
             request["title"] = options.title
-        overlay = _overlay(self.host, options) or {}
         ahead = {k: v for k, v in overlay.items() if k not in SETTINGS_AFTER_CLAIM}
         behind = {k: v for k, v in overlay.items() if k in SETTINGS_AFTER_CLAIM}
         session = self.session
@@ -370,14 +384,15 @@ class SparePool(Stock):
         the options do not fit, no spare is parked (with ``wait``, one being started is waited
         for), or the CLI refused the claim (counted; the caller starts cold)."""
         options = options or ClaudeAgentOptions()
-        if self._closed or not fits(self.options, options):
+        overlay = None if self._closed else _claim_overlay(self.options, options)
+        if overlay is None:
             return None
         spare = self._take_spare(wait)
         if spare is None:
             self._count("cold")
             return None
         try:
-            session = spare.claim(options)
+            session = spare.claim(options, overlay)
         except ClaimRefused as e:
             logger.warning("a spare refused the claim (%s); starting cold: %s", e.code, e)
             self._count(f"refused:{e.code}")
@@ -433,8 +448,7 @@ class SparePool(Stock):
         for spare in parked:
             spare.discard()
         for t in [*threads, *refills]:
-            if t is not threading.current_thread():
-                t.join(60)
+            t.join(60)
 
     def __enter__(self) -> SparePool:
         return self

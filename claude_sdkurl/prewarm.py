@@ -36,8 +36,8 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import queue
 import os
+import queue
 import threading
 from typing import Any
 

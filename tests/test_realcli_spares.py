@@ -488,3 +488,32 @@ def test_a_thinking_budget_follows_the_claim_as_a_cold_start_sends_it(
         assert answer(list(pool.query("hello", options))) == "pong" and pool.stats["claimed"] == 1
     claimed = api.message_requests()[-1].body.get("thinking")
     assert cold is not None and cold.get("budget_tokens") == 4000 and claimed == cold, (cold, claimed)
+
+
+def test_a_settings_file_changed_after_the_check_is_claimed_as_it_was_read(
+    host: ClaudeAgentOptions, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The overlay is read once per take: a settings file removed between the fit check and the
+    claim (say, another process rewriting it) does not leave the claimed session without the
+    permissions it was checked with; it runs with what was read."""
+    from claude_sdkurl import _spares
+
+    project = folder(home, "rewritten")
+    settings = project / "claim-settings.json"
+    settings.write_text(json.dumps({"permissions": {"deny": ["Bash"]}, "cleanupPeriodDays": 5}))
+    real = _spares.SparePool._take_spare
+
+    def take_spare(self: SparePool, wait: bool) -> Any:
+        settings.unlink()  # after the check, before the claim
+        return real(self, wait)
+
+    with SparePool(1, host) as pool:
+        parked(pool, 1)
+        monkeypatch.setattr(_spares.SparePool, "_take_spare", take_spare)
+        client = pool.client(dataclasses.replace(host, cwd=str(project), settings=settings.name))
+        try:
+            got = effective(client)
+        finally:
+            client.disconnect()
+        assert pool.stats["claimed"] == 1
+    assert got["permissions"]["deny"] == ["Bash"] and got["cleanupPeriodDays"] == 5, got

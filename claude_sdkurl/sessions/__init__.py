@@ -21,8 +21,8 @@ plus ``types``, ``_errors`` and ``_usercode``; nothing here imports the session 
 The disk functions are synchronous, as in the official SDK; the store ones are
 plain functions here (``async`` there), and the store's own methods may be either.
 Every public name is also importable from ``claude_sdkurl``. Each is imported when first asked
-for, so that the engine, which needs only ``_paths``, ``_resume`` and ``_mirror``, loads none
-of the listing and store functions.
+for, so that the engine, which needs only a few of these modules (``_paths``, ``_carried``,
+``_mirror``, and ``_resume`` for a run with a store), loads none of the listing and store functions.
 """
 
 from importlib import import_module as _import_module
