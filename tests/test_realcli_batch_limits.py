@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import threading
 import time
@@ -393,9 +394,11 @@ class FillingWindow:
     def __call__(self, request: Any) -> Reply:
         with self.lock:
             now = time.time()
-            self.reset_epoch = self.reset_epoch or now + self.reset_in
+            # whole seconds, as the API's reset header: a fractional reset behind a truncated
+            # header refused a request sent at the announced second (a CI run saw it)
+            self.reset_epoch = self.reset_epoch or math.ceil(now + self.reset_in)
             if now >= self.reset_epoch:  # the window reset
-                self.used, self.reset_epoch = 0.0, now + 3600
+                self.used, self.reset_epoch = 0.0, math.ceil(now + 3600)
             refused = self.used >= 1.0 - 1e-9
             if not refused:
                 self.used = min(1.0, self.used + self.step)
