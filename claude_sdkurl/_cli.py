@@ -11,21 +11,20 @@ from __future__ import annotations
 
 import contextlib
 import json
-import logging
 import os
 import re
-import shutil
 import subprocess
 import sys
 import threading
 from pathlib import Path
 from typing import Any
 
+from ._log import get_logger
 from ._errors import CLIConnectionError, CLINotFoundError
 from ._version import OFFICIAL_SDK_VERSION
 from .types import ClaudeAgentOptions
 
-logger = logging.getLogger("claude_sdkurl.cli")
+logger = get_logger("claude_sdkurl.cli")
 
 CLI_PATH_ENV = "CLAUDE_SDKURL_CLI"
 """Environment variable naming the CLI to use when ``cli_path`` is not set."""
@@ -60,6 +59,8 @@ def find_cli(cli_path: str | Path | None = None) -> str:
         if not Path(env_path).is_file():
             raise CLINotFoundError(f"Claude Code not found at ${CLI_PATH_ENV}", env_path)
         return env_path
+    import shutil  # (only to look on PATH: with its archive modules, 2 ms of every launch otherwise)
+
     found = shutil.which("claude")
     if found:
         return found

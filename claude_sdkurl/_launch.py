@@ -11,33 +11,34 @@ the control handlers get the plan too (the callbacks are read from
 ``plan.options``). What the session itself still reads from its options: the
 per-call knobs ``control_timeout``, ``callback_timeout`` and ``verbatim_prompts``
 (once, when it is made), and ``session_store_flush`` for the mirror.
-:func:`make_transport` builds the transport from the plan.
+:func:`make_transport` builds the transport from the plan; :func:`launch` does both (and
+asks the tapes), for :meth:`Session.start <claude_sdkurl._session.Session.start>` and for a
+one-shot query, which has the CLI's process started before it loads the session's modules.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import logging
 import os
 import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ._log import get_logger
 from . import _cli
 from ._errors import CLIConnectionError, UnsupportedOptionError
-from ._protocol import DEFAULT_MAX_LINE
+from ._limits import DEFAULT_MAX_LINE
 from ._run import ceiling_ms
-from ._transport import StdioTransport, Transport
+from ._transport import StdioTransport, Transport, taps
 from ._transport.spawn import Spawner, as_spawner
 from .sessions._paths import cli_projects_dir
-from .sessions._storecall import implements
 from .types import ClaudeAgentOptions
 
 if TYPE_CHECKING:
     from .sessions._resume import Materialized
 
-logger = logging.getLogger("claude_sdkurl.launch")
+logger = get_logger("claude_sdkurl.launch")
 
 INITIALIZE_TIMEOUT = 60.0
 ExtraHooks = dict[str, tuple[str, Callable[..., Any]]]
@@ -68,6 +69,55 @@ class LaunchPlan:
     materialized: Materialized | None = None
     # options.spawn_claude_code_process as a function: the CLI runs where it says, over stdio.
     spawner: Spawner | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Launch:
+    """A planned launch and the transport that carries it, not started yet; with ``spawn``
+    a local CLI's process already boots (its output waits in the pipe until the session
+    starts the transport)."""
+
+    plan: LaunchPlan
+    transport: Transport
+
+    def discard(self) -> None:
+        """Undo a launch no session took over: stop its CLI, remove its resumed copy."""
+        try:
+            self.transport.abort()
+        finally:
+            if self.plan.materialized is not None:
+                self.plan.materialized.cleanup()
+
+
+def launch(
+    options: ClaudeAgentOptions,
+    transport: Transport | None = None,
+    extra_hooks: ExtraHooks | None = None,
+    *,
+    spawn: bool = False,
+) -> Launch:
+    """Plan the launch (:func:`plan_launch`) and make its transport (:func:`make_transport`).
+
+    ``transport``: one given by the caller, used as it is. Otherwise a tape may stand
+    in for the CLI (``_transport.taps``: then no CLI is looked for), or record the one
+    made. ``spawn`` starts a local CLI's process at once (stdio), so that what the caller
+    still has to do before it talks to the CLI (a one-shot query loads the session's own
+    modules) runs while the CLI boots; :meth:`Launch.discard` stops it if nothing takes
+    the launch over.
+    """
+    if transport is None:
+        transport = taps.replacement(options)
+    plan = plan_launch(options, transport is not None, extra_hooks)
+    if transport is None:
+        made = make_transport(plan)
+        try:
+            if spawn and isinstance(made, StdioTransport):
+                made.spawn()
+            transport = taps.wrapped(made, plan)  # (a tape recording listens)
+        except BaseException:
+            Launch(plan, made).discard()
+            raise
+    return Launch(plan, transport)
 
 
 def plan_launch(
@@ -197,6 +247,8 @@ def _check_store_options(options: ClaudeAgentOptions) -> None:
     store = options.session_store
     if store is None:
         return
+    from .sessions._storecall import implements  # (a store's area: loaded by a run that has one)
+
     if options.continue_conversation and options.resume is None and not implements(store, "list_sessions"):
         raise ValueError(
             "continue_conversation with session_store requires the store to "

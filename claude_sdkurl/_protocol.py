@@ -18,13 +18,13 @@ from dataclasses import dataclass
 from typing import Any, Union
 
 from ._errors import CLIJSONDecodeError, MessageParseError
+from ._limits import DEFAULT_MAX_LINE
 from ._parse import parse_message, stream_event as _stream_event
 from ._run import RunTracker
 from .types import Message, UnknownMessage
 
 logger = logging.getLogger("claude_sdkurl.protocol")
 
-DEFAULT_MAX_LINE = 256 * 1024 * 1024  # bytes in one NDJSON line; far above any real message
 SEEN_UUIDS = 20_000  # the CLI replays at most its last 1000 uuid-bearing messages on reconnect
 
 _loads = json.loads

@@ -56,8 +56,7 @@ from ._protocol import (
     RunChanged,
 )
 from ._deadline import Deadline
-from ._launch import LaunchPlan, make_transport, plan_launch
-from ._transport import taps
+from ._launch import Launch, LaunchPlan, launch
 from ._parse import parse_message
 from ._run import RunTracker
 from ._transport import Transport, TransportCallbacks
@@ -238,16 +237,21 @@ class Session:
 
     # ------------------------------------------------------------------ lifecycle
 
-    def start(self, extra_hooks: dict[str, tuple[str, Callable[..., Any]]] | None = None) -> dict[str, Any]:
+    def start(
+        self, extra_hooks: dict[str, tuple[str, Callable[..., Any]]] | None = None, *, launched: Launch | None = None
+    ) -> dict[str, Any]:
         """Start the CLI, connect, and send ``initialize``; returns its answer.
 
         ``extra_hooks`` registers hook callbacks of the SDK's own beside the
-        user's (see :func:`claude_sdkurl._launch.hooks_config`).
+        user's (see :func:`claude_sdkurl._launch.hooks_config`). ``launched``: a
+        launch already made for this session's options (:func:`claude_sdkurl._launch.launch`,
+        its CLI perhaps booting); the session takes it over, stopping it if it fails.
         """
         try:
-            if self._transport is None:  # a tape replaying (claude_sdkurl.tapes): no CLI is looked for
-                self._transport = taps.replacement(self.options)
-            plan = self.plan = plan_launch(self.options, self._transport is not None, extra_hooks)
+            if launched is None:
+                launched = launch(self.options, self._transport, extra_hooks)
+            self._transport, plan = launched.transport, launched.plan
+            self.plan = plan
             self._materialized = plan.materialized
             options = plan.options
             if options.session_store is not None and plan.projects_dir is not None:
@@ -262,8 +266,6 @@ class Session:
             self._run.bidirectional = plan.bidirectional
             self._run.ceiling_ms = plan.ceiling_ms
             self._protocol.max_line = plan.max_line
-            if self._transport is None:
-                self._transport = taps.wrapped(make_transport(plan), plan)  # (a tape recording listens)
             _live_sessions.add(self)
             self._transport.start(
                 TransportCallbacks(

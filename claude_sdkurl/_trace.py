@@ -24,7 +24,6 @@ convention's switch), or :func:`capture_content` set by the program.
 from __future__ import annotations
 
 import collections
-import logging
 import os
 import sys
 import threading
@@ -33,7 +32,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-logger = logging.getLogger("claude_sdkurl.trace")
+from ._log import get_logger
+
+logger = get_logger("claude_sdkurl.trace")
 
 SCOPE = "claude_sdkurl"
 _MAX_WAITING = 10_000

@@ -2,24 +2,26 @@
 
 from __future__ import annotations
 
-import logging
-import queue
+import sys
 import threading
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._cancel import CancelledError
 from ._deadline import Deadline
 from ._errors import CLIConnectionError, ReceiveTimeoutError
-from ._session import Ended, Session
+from ._launch import Launch, launch
 from ._transport import Transport
-from .ledger import CostLedger
-from .prewarm import take_warm
-from ._spares import take_spare
 from .tracing import RunTrace
 from .types import ClaudeAgentOptions, Message, ResultMessage, warn_if_can_use_tool_shadowed
 
-logger = logging.getLogger("claude_sdkurl.query")
+if TYPE_CHECKING:
+    from ._session import Session
+    from .ledger import CostLedger
+
+# The session's own modules (``_session`` and what it loads: the protocol, the control
+# handlers, the workers) are imported by the first query after its CLI's process has
+# started, so that they load while the CLI boots (bench/bench_program.py measures it).
 
 EXIT_GRACE = 5.0  # seconds a CLI may stay, silent, after its input is closed and every turn is done
 
@@ -95,27 +97,54 @@ def counted(prompt: str, options: ClaudeAgentOptions | None, ledger: CostLedger)
     return _run(prompt, options, None, None, [ledger])
 
 
+def _take_ready(options: ClaudeAgentOptions) -> Session | None:
+    """A warm session (:func:`~claude_sdkurl.prewarm`) or a spare's (:class:`~claude_sdkurl.SparePool`)
+    for ``options``. Either exists only where its module was loaded: a program that never
+    loaded them has none, and does not load them to find out."""
+    prewarm = sys.modules.get("claude_sdkurl.prewarm")
+    spares = sys.modules.get("claude_sdkurl._spares")
+    warm: Session | None = prewarm.take_warm(options) if prewarm is not None else None
+    if warm is None and spares is not None:
+        warm = spares.take_spare(options)
+    return warm
+
+
 def _run(
     prompt: str | Iterator[dict[str, Any]], options: ClaudeAgentOptions, transport: Transport | None, timeout: float | None,
     ledgers: list[CostLedger] | None = None,
 ) -> Iterator[Message]:  # fmt: skip
     deadline = Deadline(timeout)
-    warm = (take_warm(options) or take_spare(options)) if transport is None else None
-    session = warm or Session(options, transport)
-    if ledgers:
-        session.ledgers = [*session.ledgers, *ledgers]
+    warm = _take_ready(options) if transport is None else None
+    trace = RunTrace("query", options.model)
+    trace.turn_started(prompt if isinstance(prompt, str) else None)
+    session: Session | None = warm
+    launched: Launch | None = None
     turn = threading.Condition()
     counts = {"sent": 0, "results": 0}
     stop = threading.Event()
     feeder: threading.Thread | None = None
     stuck = False
-    trace = session.trace = RunTrace("query", options.model)
-    trace.turn_started(prompt if isinstance(prompt, str) else None)
     ended: BaseException | None = None
     try:
-        if warm is None:
+        if session is None:
             with trace.launching():  # our span is the CLI's W3C parent
-                session.start()
+                launched = launch(options, transport, spawn=True)
+                from ._session import Session
+
+                session = Session(options)
+                session.trace = trace
+                if ledgers:
+                    session.ledgers = [*ledgers]
+                taken, launched = launched, None  # the session owns it from here (its start stops it on failure)
+                session.start(launched=taken)
+        else:
+            session.trace = trace
+            if ledgers:
+                session.ledgers = [*session.ledgers, *ledgers]
+        import queue
+
+        from ._session import Ended  # (both loaded with the session by now)
+
         prompts: Iterator[Any] = iter([prompt]) if isinstance(prompt, str) else prompt
         feeder = threading.Thread(
             target=_feed, args=(session, prompts, turn, counts, stop), name="claude-sdkurl-prompt", daemon=True
@@ -132,7 +161,11 @@ def _run(
                 item = session.next_message(deadline.bound(EXIT_GRACE) if lingering else deadline.left(), cancellable=True)
             except queue.Empty:
                 if lingering and not deadline.passed():
-                    logger.warning("Claude Code did not exit within %g s after its last message; stopping it", EXIT_GRACE)
+                    import logging
+
+                    logging.getLogger("claude_sdkurl.query").warning(
+                        "Claude Code did not exit within %g s after its last message; stopping it", EXIT_GRACE
+                    )
                     stuck = True  # its grace is spent: stopped at once, not waited for again
                     return
                 raise ReceiveTimeoutError(timeout or 0.0) from None
@@ -164,7 +197,7 @@ def _run(
     except (KeyboardInterrupt, GeneratorExit, ReceiveTimeoutError, CancelledError) as leaving:
         # Ctrl-C, a timeout, the caller left the loop mid-turn or its task was cancelled
         # (claude_sdkurl.threads): stop the turn politely (bounded), then (in finally) stop the CLI.
-        if session.ended is None and counts["results"] < counts["sent"]:
+        if session is not None and session.ended is None and counts["results"] < counts["sent"]:
             stuck = not session.interrupt_turn(drain=False, timeout=1.0)
             # After a timeout the caller's time is up: the CLI, which has written the
             # interruption to its transcript by now, is not given its exit grace (with a tool
@@ -180,7 +213,10 @@ def _run(
         stop.set()
         with turn:
             turn.notify_all()
-        session.close(abort=stuck)  # a CLI that did not answer the interrupt will not heed EOF either
+        if launched is not None:  # launched, no session took it over (its import or making failed)
+            launched.discard()
+        if session is not None:
+            session.close(abort=stuck)  # a CLI that did not answer the interrupt will not heed EOF either
         trace.close(ended)
         if feeder is not None:
             feeder.join(1.0)

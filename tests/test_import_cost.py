@@ -129,6 +129,39 @@ def test_a_one_query_program_loads_nothing_it_does_not_use(tmp_path: Path) -> No
     assert not {m for m in eval(ours) if m.split(".")[1] in ("spares", "conversations", "stores", "mcp", "batch", "settings")}
 
 
+@pytest.mark.realcli
+def test_a_one_query_program_starts_the_cli_before_it_loads_the_session(tmp_path: Path) -> None:
+    """The CLI's process starts as soon as the launch is planned: the session's own modules (the
+    protocol, the control handlers, the workers), ``logging`` and the pools' modules load while it
+    boots, not before (what the program had loaded is read at the moment it starts the CLI)."""
+    with MockMessagesAPI() as api:
+        api.enqueue(text("pong"))
+        (tmp_path / "work").mkdir()
+        env = {**os.environ, **offline_env(api.url, tmp_path), "CLI": str(install_cli(STDIO_CLI_VERSION))}
+        code = (
+            "import os, subprocess, sys\n"
+            "at_spawn = []\n"
+            "real = subprocess.Popen._execute_child\n"
+            "def spy(self, args, *rest, **kw):\n"
+            "    if args[0] == os.environ['CLI'] and '--input-format' in args and not at_spawn:\n"
+            "        at_spawn.append(sorted(m for m in sys.modules if m.startswith('claude_sdkurl') or m == 'logging'))\n"
+            "    return real(self, args, *rest, **kw)\n"
+            "subprocess.Popen._execute_child = spy\n"
+            "from claude_sdkurl import ClaudeAgentOptions, ResultMessage, query\n"
+            "for m in query('hi', ClaudeAgentOptions(cli_path=os.environ['CLI'])):\n"
+            "    if isinstance(m, ResultMessage):\n        print(m.result)\n"
+            "print(at_spawn[0])\nprint('claude_sdkurl._session' in sys.modules)\n"
+        )
+        answer, loaded, later = fresh(code, env, str(tmp_path / "work")).splitlines()
+        assert answer == "pong" and len(api.message_requests()) == 1
+    at_spawn = set(eval(loaded))
+    assert {"claude_sdkurl.types", "claude_sdkurl._launch", "claude_sdkurl._transport.stdio"} <= at_spawn
+    late = {"claude_sdkurl._session", "claude_sdkurl._protocol", "claude_sdkurl._control", "claude_sdkurl._workers",
+            "claude_sdkurl.prewarm", "claude_sdkurl._spares", "claude_sdkurl.ledger", "logging"}  # fmt: skip
+    assert not at_spawn & late, at_spawn & late
+    assert later == "True"
+
+
 def test_public_submodules_are_attributes_of_the_package_as_they_were() -> None:
     """The eager package left ``claude_sdkurl.sessions``, ``.stores``, ``.spawn``... on the
     package after ``import claude_sdkurl``; the lazy one imports them when asked, and a name that

@@ -134,3 +134,66 @@ def test_the_cli_runs_as_options_user() -> None:
         assert json.loads(result.result or "")["uid"] == pwd.getpwnam("nobody").pw_uid
     finally:
         shutil.rmtree(shared)
+
+
+# ---------------------------------------------------------------------- a query's early launch
+# query() starts a local CLI's process before it makes its session (whose modules load while the
+# CLI boots, issue 33): whatever fails between the two must not leave that CLI behind.
+
+
+@pytest.mark.parametrize("failure", [RuntimeError("no session"), KeyboardInterrupt()])
+def test_a_launch_no_session_takes_over_is_stopped(failure: BaseException, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The session fails to be made (an error, Ctrl-C) with the CLI already started: the error
+    comes out of the iterator and the CLI is stopped, its pipes and stderr reader gone (the
+    autouse ``no_leaks`` fixture checks processes, threads and descriptors)."""
+    from claude_sdkurl import _session
+
+    from .conftest import child_pids
+
+    seen: list[list[int]] = []
+
+    def failing_init(self: Any, *args: Any, **kwargs: Any) -> None:
+        seen.append(child_pids())
+        raise failure
+
+    monkeypatch.setattr(_session.Session, "__init__", failing_init)
+    with pytest.raises(type(failure)):
+        list(query("report", ClaudeAgentOptions(cli_path=stand_in(tmp_path, "stdio"))))
+    assert len(seen) == 1 and len(seen[0]) == 1, seen  # the CLI ran while the session was being made
+    assert child_pids() == []
+
+
+def test_a_failing_session_start_stops_the_launch_it_took_over(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The session took the launch over and then failed (its transport refused to start): the
+    session's own close stops the CLI."""
+    from claude_sdkurl._transport import StdioTransport
+
+    def refuse(self: Any, callbacks: Any) -> None:
+        raise OSError("no threads left")
+
+    monkeypatch.setattr(StdioTransport, "start", refuse)
+    with pytest.raises(OSError, match="no threads left"):
+        list(query("report", ClaudeAgentOptions(cli_path=stand_in(tmp_path, "stdio"))))
+
+
+@pytest.mark.parametrize("how", ["close", "abort"])
+def test_a_spawned_stdio_transport_closed_before_it_starts_releases_everything(how: str, tmp_path: Path) -> None:
+    """``spawn()`` without ``start()``: closing stops the process at once (it was told nothing, so
+    no 5 s grace), closes both pipes and joins the stderr reader. A second ``spawn()`` starts no
+    second process."""
+    import time
+
+    from claude_sdkurl._transport import StdioTransport
+
+    transport = StdioTransport([sys.executable, "-c", "import time; time.sleep(60)"], dict(os.environ))
+    transport.spawn()
+    process = transport.process
+    assert process is not None
+    transport.spawn()
+    assert transport.process is process
+    began = time.monotonic()
+    getattr(transport, how)()
+    assert time.monotonic() - began < 4.0  # a graceful close would have waited 5 s for an exit
+    assert process.popen.returncode is not None
+    assert process.popen.stdin.closed and process.popen.stdout.closed
+    assert not process._stderr_thread.is_alive()

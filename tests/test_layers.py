@@ -3,7 +3,7 @@
 Rules (docs/design.md):
 
 * the ground floor (``_version``, ``_errors``, ``_usercode``, ``_deadline``, ``_cancel``, ``_trace``,
-  ``types``) imports nothing of ours above it, except the one back door:
+  ``_log``, ``_limits``, ``types``) imports nothing of ours above it, except the one back door:
   ``types`` -> ``display`` (inside the ``_repr_*_`` methods) and ``types`` ->
   ``mcp`` (for type checkers);
 * the sans-I/O core (``_protocol``, ``_parse``, ``_run``) imports only the
@@ -28,7 +28,7 @@ import claude_sdkurl
 
 PACKAGE = Path(claude_sdkurl.__file__).parent
 
-GROUND = {"_version", "_errors", "_usercode", "_deadline", "_cancel", "_trace", "types"}
+GROUND = {"_version", "_errors", "_usercode", "_deadline", "_cancel", "_trace", "_log", "_limits", "types"}
 BACK_DOOR = {("types", "display"), ("types", "mcp")}
 CORE = {"_protocol", "_parse", "_run"}
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import atexit
 import collections
-import logging
 import os
 import signal
 import subprocess
@@ -14,10 +13,11 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from .._log import get_logger
 from .._errors import CLIConnectionError, CLINotFoundError
 from .spawn import Spawner, SpawnOptions
 
-logger = logging.getLogger("claude_sdkurl.process")
+logger = get_logger("claude_sdkurl.process")
 
 STDERR_TAIL_LINES = 100
 ABORT_TERM_GRACE = 0.5  # when aborting (a broken stream, a stuck CLI): SIGTERM, then SIGKILL after this

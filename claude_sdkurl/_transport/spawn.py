@@ -4,7 +4,6 @@ users, and how the environment travels, is said in :mod:`claude_sdkurl.spawn`.""
 from __future__ import annotations
 
 import dataclasses
-import logging
 import os
 import re
 import shlex
@@ -12,7 +11,9 @@ import subprocess
 from collections.abc import Callable, Sequence
 from typing import IO, Any, Protocol
 
-logger = logging.getLogger("claude_sdkurl.spawn")
+from .._log import get_logger
+
+logger = get_logger("claude_sdkurl.spawn")
 
 
 @dataclasses.dataclass

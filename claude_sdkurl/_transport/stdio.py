@@ -4,20 +4,20 @@ from __future__ import annotations
 
 import collections
 import io
-import logging
 import os
 import select
 import threading
 from collections.abc import Callable
 from typing import Any
 
+from .._log import get_logger
 from .._errors import CLIConnectionError
 from ._pacing import BurstPacer
 from .base import Transport, TransportCallbacks
 from .process import ABORT_TERM_GRACE, CLIProcess
 from .spawn import Spawner
 
-logger = logging.getLogger("claude_sdkurl.transport.stdio")
+logger = get_logger("claude_sdkurl.transport.stdio")
 
 READ_CHUNK = 1 << 20
 IDLE_POLL = 0.5  # seconds between looks at the CLI while its stdout is quiet
@@ -70,17 +70,25 @@ class StdioTransport(Transport):
         self._reader: threading.Thread | None = None
         self._writer: threading.Thread | None = None
 
+    def spawn(self) -> None:
+        """Start the CLI's process now (once); :meth:`start` then adds the reader and the
+        writer. What the CLI writes meanwhile waits in the pipe (it writes nothing before
+        its ``initialize`` request, which only the writer sends)."""
+        if self.process is None:
+            self.process = CLIProcess(
+                self._argv,
+                self._env,
+                self._cwd,
+                stdio=True,
+                on_stderr=self._on_stderr,
+                user=self._user,
+                spawner=self._spawner,
+                sdk_env=self._sdk_env,
+            )
+
     def start(self, callbacks: TransportCallbacks) -> None:
-        self.process = CLIProcess(
-            self._argv,
-            self._env,
-            self._cwd,
-            stdio=True,
-            on_stderr=self._on_stderr,
-            user=self._user,
-            spawner=self._spawner,
-            sdk_env=self._sdk_env,
-        )
+        self.spawn()
+        assert self.process is not None
         pid = self.process.pid
         self._reader = threading.Thread(target=self._read, args=(callbacks,), name=f"claude-sdkurl-stdout-{pid}", daemon=True)
         self._writer = threading.Thread(target=self._write_loop, name=f"claude-sdkurl-stdin-{pid}", daemon=True)
@@ -205,6 +213,17 @@ class StdioTransport(Transport):
             stuck = self._writing or bool(self._outbox and self._outbox[0] is not _EOF)
             self._wake.notify()
         proc = self.process
+        if proc is not None and self._reader is None:
+            # Spawned, never started (the session that was to take it failed first): the CLI
+            # was told nothing, and no writer or reader will close its pipes; done here.
+            proc.stop(grace=0.0, term_grace=ABORT_TERM_GRACE)
+            for pipe in (proc.popen.stdin, proc.popen.stdout):
+                try:
+                    if pipe is not None:
+                        pipe.close()
+                except OSError:
+                    pass
+            return
         if proc is not None:
             if graceful and not stuck:
                 proc.stop(grace=STOP_GRACE)
