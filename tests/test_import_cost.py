@@ -107,23 +107,35 @@ def test_the_launch_environment_does_not_import_opentelemetry_for_a_program_with
     assert fresh(code, env).split() == ["00-inherited-0000000000000001-01", "k=v", "[]"]
 
 
-@pytest.mark.realcli
-def test_a_one_query_program_loads_nothing_it_does_not_use(tmp_path: Path) -> None:
-    """The real CLI, one prompt, plain Python: no event loop library, no attrs, no
-    OpenTelemetry, no JSON Schema, no WebSocket library, no session store, no pool."""
+def one_query_program(tmp_path: Path, before: str = "", after: str = "") -> list[str]:
+    """Run a one-query program on the real CLI in a fresh interpreter (``before`` runs ahead of
+    its imports, ``after`` once the answer is printed); check its answer and its one model call,
+    and return the lines ``after`` printed."""
     with MockMessagesAPI() as api:
         api.enqueue(text("pong"))
         (tmp_path / "work").mkdir()
         env = {**os.environ, **offline_env(api.url, tmp_path), "CLI": str(install_cli(STDIO_CLI_VERSION))}
         code = (
-            "import os, sys\nfrom claude_sdkurl import ClaudeAgentOptions, ResultMessage, query\n"
+            f"import os, sys\n{before}"
+            "from claude_sdkurl import ClaudeAgentOptions, ResultMessage, query\n"
             "for m in query('hi', ClaudeAgentOptions(cli_path=os.environ['CLI'])):\n"
             "    if isinstance(m, ResultMessage):\n        print(m.result)\n"
-            "print(sorted({m.split('.')[0] for m in sys.modules}))\n"
-            "print(sorted(m for m in sys.modules if m.startswith('claude_sdkurl.')))\n"
+            f"{after}"
         )
-        answer, top, ours = fresh(code, env, str(tmp_path / "work")).splitlines()
+        answer, *printed = fresh(code, env, str(tmp_path / "work")).splitlines()
         assert answer == "pong" and len(api.message_requests()) == 1
+    return printed
+
+
+@pytest.mark.realcli
+def test_a_one_query_program_loads_nothing_it_does_not_use(tmp_path: Path) -> None:
+    """The real CLI, one prompt, plain Python: no event loop library, no attrs, no
+    OpenTelemetry, no JSON Schema, no WebSocket library, no session store, no pool."""
+    top, ours = one_query_program(
+        tmp_path,
+        after="print(sorted({m.split('.')[0] for m in sys.modules}))\n"
+        "print(sorted(m for m in sys.modules if m.startswith('claude_sdkurl.')))\n",
+    )
     loaded = set(eval(top))
     assert not loaded & {"asyncio", "attr", "attrs", "opentelemetry", "jsonschema", "websockets", "sqlite3", "ssl"}, loaded
     assert not {m for m in eval(ours) if m.split(".")[1] in ("spares", "conversations", "stores", "mcp", "batch", "settings")}
@@ -134,26 +146,17 @@ def test_a_one_query_program_starts_the_cli_before_it_loads_the_session(tmp_path
     """The CLI's process starts as soon as the launch is planned: the session's own modules (the
     protocol, the control handlers, the workers), ``logging`` and the pools' modules load while it
     boots, not before (what the program had loaded is read at the moment it starts the CLI)."""
-    with MockMessagesAPI() as api:
-        api.enqueue(text("pong"))
-        (tmp_path / "work").mkdir()
-        env = {**os.environ, **offline_env(api.url, tmp_path), "CLI": str(install_cli(STDIO_CLI_VERSION))}
-        code = (
-            "import os, subprocess, sys\n"
-            "at_spawn = []\n"
-            "real = subprocess.Popen._execute_child\n"
-            "def spy(self, args, *rest, **kw):\n"
-            "    if args[0] == os.environ['CLI'] and '--input-format' in args and not at_spawn:\n"
-            "        at_spawn.append(sorted(m for m in sys.modules if m.startswith('claude_sdkurl') or m == 'logging'))\n"
-            "    return real(self, args, *rest, **kw)\n"
-            "subprocess.Popen._execute_child = spy\n"
-            "from claude_sdkurl import ClaudeAgentOptions, ResultMessage, query\n"
-            "for m in query('hi', ClaudeAgentOptions(cli_path=os.environ['CLI'])):\n"
-            "    if isinstance(m, ResultMessage):\n        print(m.result)\n"
-            "print(at_spawn[0])\nprint('claude_sdkurl._session' in sys.modules)\n"
-        )
-        answer, loaded, later = fresh(code, env, str(tmp_path / "work")).splitlines()
-        assert answer == "pong" and len(api.message_requests()) == 1
+    spy = (
+        "import subprocess\n"
+        "at_spawn = []\n"
+        "real = subprocess.Popen._execute_child\n"
+        "def spy(self, args, *rest, **kw):\n"
+        "    if args[0] == os.environ['CLI'] and '--input-format' in args and not at_spawn:\n"
+        "        at_spawn.append(sorted(m for m in sys.modules if m.startswith('claude_sdkurl') or m == 'logging'))\n"
+        "    return real(self, args, *rest, **kw)\n"
+        "subprocess.Popen._execute_child = spy\n"
+    )
+    loaded, later = one_query_program(tmp_path, before=spy, after="print(at_spawn[0])\nprint('claude_sdkurl._session' in sys.modules)\n")
     at_spawn = set(eval(loaded))
     assert {"claude_sdkurl.types", "claude_sdkurl._launch", "claude_sdkurl._transport.stdio"} <= at_spawn
     late = {"claude_sdkurl._session", "claude_sdkurl._protocol", "claude_sdkurl._control", "claude_sdkurl._workers",
