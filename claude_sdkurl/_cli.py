@@ -19,8 +19,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from ._log import get_logger
 from ._errors import CLIConnectionError, CLINotFoundError
+from ._log import get_logger
 from ._version import OFFICIAL_SDK_VERSION
 from .types import ClaudeAgentOptions
 

@@ -25,10 +25,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ._log import get_logger
 from . import _cli
 from ._errors import CLIConnectionError, UnsupportedOptionError
 from ._limits import DEFAULT_MAX_LINE
+from ._log import get_logger
 from ._run import ceiling_ms
 from ._transport import StdioTransport, Transport, taps
 from ._transport.spawn import Spawner, as_spawner
