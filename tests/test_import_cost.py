@@ -176,3 +176,28 @@ def test_public_submodules_are_attributes_of_the_package_as_they_were() -> None:
         "      hasattr(claude_sdkurl, 'nothing_here'), hasattr(claude_sdkurl, '_private'), 'claude_sdkurl.notebook' in sys.modules)\n"
     )
     assert fresh(code).split() == ["True", "claude_sdkurl.stores", "claude_sdkurl.spawn", "True", "False", "False", "False"]
+
+
+def test_a_deferred_logger_logs_as_the_logger_of_its_name(caplog: pytest.LogCaptureFixture) -> None:
+    """The loggers of the modules loaded before the CLI starts (``_log.get_logger``) load
+    ``logging`` at their first message, and their records are the named logger's: its level, its
+    handlers, the exception of ``exception()``."""
+    import logging
+
+    from claude_sdkurl._log import get_logger
+
+    assert "logging" not in fresh("import sys\nfrom claude_sdkurl._log import get_logger\nget_logger('x')\nprint(sorted(sys.modules))\n")
+    deferred = get_logger("claude_sdkurl.test-deferred")
+    caplog.set_level(logging.INFO, logger="claude_sdkurl.test-deferred")
+    deferred.debug("not at this level")
+    deferred.warning("seen %s", 1)
+    try:
+        raise ValueError("boom")
+    except ValueError:
+        deferred.exception("failed")
+    assert [(r.name, r.levelname, r.getMessage()) for r in caplog.records] == [
+        ("claude_sdkurl.test-deferred", "WARNING", "seen 1"),
+        ("claude_sdkurl.test-deferred", "ERROR", "failed"),
+    ]
+    assert caplog.records[1].exc_info is not None and caplog.records[1].exc_info[0] is ValueError
+    assert deferred.isEnabledFor(logging.INFO) and not deferred.isEnabledFor(logging.DEBUG)
