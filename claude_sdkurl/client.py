@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-import logging
-import queue
+import sys
 import threading
 from collections.abc import Iterable, Iterator
 from types import TracebackType
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ._deadline import Deadline
 from ._errors import CLIConnectionError, ControlRequestError, ReceiveTimeoutError
-from ._session import Ended, Session
+from ._launch import launch
+from ._log import get_logger
 from ._transport import Transport
-from .prewarm import open_warm_session
-from ._spares import take_spare
 from .ledger import CostLedger
 from .tracing import RunTrace
 from .types import (
@@ -28,7 +26,13 @@ from .types import (
     warn_if_can_use_tool_shadowed,
 )
 
-logger = logging.getLogger("claude_sdkurl.client")
+if TYPE_CHECKING:
+    from ._session import Session
+
+# As query(): the session's own modules are imported when the client connects, after its CLI's
+# process has started, so that they load while the CLI boots.
+
+logger = get_logger("claude_sdkurl.client")
 
 _UNSET: Any = object()  # a keyword left out, where None means something
 
@@ -112,18 +116,30 @@ class ClaudeClient:
                 raise CLIConnectionError("already connected")
             trace = trace or RunTrace("client", self.options.model)
             try:
-                spare = take_spare(self.options) if self._custom_transport is None else None
-                if spare is not None:  # a spare CLI of an open SparePool, claimed for these options
+                # A spare CLI of an open SparePool, claimed for these options (only a program that
+                # loaded the pools can have one: they are not loaded to find none).
+                spares = sys.modules.get("claude_sdkurl._spares") if self._custom_transport is None else None
+                spare = spares.take_spare(self.options) if spares is not None else None
+                if spare is not None:
                     session = spare
                     session.trace = trace
                 elif warm_turn and self._custom_transport is None:
+                    from .prewarm import open_warm_session
+
                     session, _ = open_warm_session(self.options, trace=trace)
                 else:
                     warn_if_can_use_tool_shadowed(self.options)
-                    session = Session(self.options, self._custom_transport)
-                    session.trace = trace
                     with trace.launching():  # the session span is the CLI's W3C parent
-                        session.start()
+                        launched = launch(self.options, self._custom_transport, spawn=True)
+                        try:
+                            from ._session import Session
+
+                            session = Session(self.options)
+                            session.trace = trace
+                        except BaseException:
+                            launched.discard()  # no session took it over
+                            raise
+                        session.start(launched=launched)  # (stops it if the start fails)
             except BaseException as error:
                 trace.close(error)
                 raise
@@ -236,6 +252,10 @@ class ClaudeClient:
         """
         session = self._live()
         deadline = Deadline(_checked_timeout(timeout))
+        import queue
+
+        from ._session import Ended  # (both loaded with the session)
+
         while True:
             try:
                 item = session.next_message(deadline.left(), cancellable=True)

@@ -107,21 +107,31 @@ def test_the_launch_environment_does_not_import_opentelemetry_for_a_program_with
     assert fresh(code, env).split() == ["00-inherited-0000000000000001-01", "k=v", "[]"]
 
 
-def one_query_program(tmp_path: Path, before: str = "", after: str = "") -> list[str]:
-    """Run a one-query program on the real CLI in a fresh interpreter (``before`` runs ahead of
-    its imports, ``after`` once the answer is printed); check its answer and its one model call,
-    and return the lines ``after`` printed."""
+ONE_QUERY = {
+    "query": (
+        "from claude_sdkurl import ClaudeAgentOptions, ResultMessage, query\n"
+        "for m in query('hi', ClaudeAgentOptions(cli_path=os.environ['CLI'])):\n"
+        "    if isinstance(m, ResultMessage):\n        print(m.result)\n"
+    ),
+    "client": (
+        "from claude_sdkurl import ClaudeAgentOptions, ClaudeSDKClient, ResultMessage\n"
+        "with ClaudeSDKClient(ClaudeAgentOptions(cli_path=os.environ['CLI'])) as client:\n"
+        "    client.query('hi')\n"
+        "    for m in client.receive_response():\n"
+        "        if isinstance(m, ResultMessage):\n            print(m.result)\n"
+    ),
+}
+
+
+def one_query_program(tmp_path: Path, before: str = "", after: str = "", program: str = "query") -> list[str]:
+    """Run a one-query program (``query()`` or a client) on the real CLI in a fresh interpreter
+    (``before`` runs ahead of its imports, ``after`` once the answer is printed); check its answer
+    and its one model call, and return the lines ``after`` printed."""
     with MockMessagesAPI() as api:
         api.enqueue(text("pong"))
         (tmp_path / "work").mkdir()
         env = {**os.environ, **offline_env(api.url, tmp_path), "CLI": str(install_cli(STDIO_CLI_VERSION))}
-        code = (
-            f"import os, sys\n{before}"
-            "from claude_sdkurl import ClaudeAgentOptions, ResultMessage, query\n"
-            "for m in query('hi', ClaudeAgentOptions(cli_path=os.environ['CLI'])):\n"
-            "    if isinstance(m, ResultMessage):\n        print(m.result)\n"
-            f"{after}"
-        )
+        code = f"import os, sys\n{before}{ONE_QUERY[program]}{after}"
         answer, *printed = fresh(code, env, str(tmp_path / "work")).splitlines()
         assert answer == "pong" and len(api.message_requests()) == 1
     return printed
@@ -142,10 +152,12 @@ def test_a_one_query_program_loads_nothing_it_does_not_use(tmp_path: Path) -> No
 
 
 @pytest.mark.realcli
-def test_a_one_query_program_starts_the_cli_before_it_loads_the_session(tmp_path: Path) -> None:
-    """The CLI's process starts as soon as the launch is planned: the session's own modules (the
-    protocol, the control handlers, the workers), ``logging`` and the pools' modules load while it
-    boots, not before (what the program had loaded is read at the moment it starts the CLI)."""
+@pytest.mark.parametrize("program", ["query", "client"])
+def test_a_one_query_program_starts_the_cli_before_it_loads_the_session(program: str, tmp_path: Path) -> None:
+    """The CLI's process starts as soon as the launch is planned (by ``query()`` or a client's
+    connect): the session's own modules (the protocol, the control handlers, the workers),
+    ``logging`` and the pools' modules load while it boots, not before (what the program had
+    loaded is read at the moment it starts the CLI)."""
     spy = (
         "import subprocess\n"
         "at_spawn = []\n"
@@ -156,11 +168,14 @@ def test_a_one_query_program_starts_the_cli_before_it_loads_the_session(tmp_path
         "    return real(self, args, *rest, **kw)\n"
         "subprocess.Popen._execute_child = spy\n"
     )
-    loaded, later = one_query_program(tmp_path, before=spy, after="print(at_spawn[0])\nprint('claude_sdkurl._session' in sys.modules)\n")
+    after = "print(at_spawn[0])\nprint('claude_sdkurl._session' in sys.modules)\n"
+    loaded, later = one_query_program(tmp_path, before=spy, after=after, program=program)
     at_spawn = set(eval(loaded))
     assert {"claude_sdkurl.types", "claude_sdkurl._launch", "claude_sdkurl._transport.stdio"} <= at_spawn
     late = {"claude_sdkurl._session", "claude_sdkurl._protocol", "claude_sdkurl._control", "claude_sdkurl._workers",
             "claude_sdkurl.prewarm", "claude_sdkurl._spares", "claude_sdkurl.ledger", "logging"}  # fmt: skip
+    if program == "client":
+        late.discard("claude_sdkurl.ledger")  # a client has its ledger (client.ledger) from the start
     assert not at_spawn & late, at_spawn & late
     assert later == "True"
 

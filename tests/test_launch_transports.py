@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from claude_sdkurl import ClaudeAgentOptions, CLIJSONDecodeError, ResultMessage, query
+from claude_sdkurl import ClaudeAgentOptions, ClaudeSDKClient, CLIJSONDecodeError, ResultMessage, query
 from claude_sdkurl.spawn import SpawnOptions
 
 STAND_IN = r'''#!{python}
@@ -141,11 +141,22 @@ def test_the_cli_runs_as_options_user() -> None:
 # CLI boots, issue 33): whatever fails between the two must not leave that CLI behind.
 
 
+def one_query(program: str, options: ClaudeAgentOptions) -> list[Any]:
+    if program == "query":
+        return list(query("report", options))
+    with ClaudeSDKClient(options) as client:
+        client.query("report")
+        return list(client.receive_response())
+
+
+@pytest.mark.parametrize("program", ["query", "client"])
 @pytest.mark.parametrize("failure", [RuntimeError("no session"), KeyboardInterrupt()])
-def test_a_launch_no_session_takes_over_is_stopped(failure: BaseException, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The session fails to be made (an error, Ctrl-C) with the CLI already started: the error
-    comes out of the iterator and the CLI is stopped, its pipes and stderr reader gone (the
-    autouse ``no_leaks`` fixture checks processes, threads and descriptors)."""
+def test_a_launch_no_session_takes_over_is_stopped(
+    program: str, failure: BaseException, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The session fails to be made (an error, Ctrl-C) with the CLI already started, by
+    ``query()`` or a client's connect: the error comes out and the CLI is stopped, its pipes and
+    stderr reader gone (the autouse ``no_leaks`` fixture checks processes, threads and descriptors)."""
     from claude_sdkurl import _session
 
     from .conftest import child_pids
@@ -158,12 +169,13 @@ def test_a_launch_no_session_takes_over_is_stopped(failure: BaseException, tmp_p
 
     monkeypatch.setattr(_session.Session, "__init__", failing_init)
     with pytest.raises(type(failure)):
-        list(query("report", ClaudeAgentOptions(cli_path=stand_in(tmp_path, "stdio"))))
+        one_query(program, ClaudeAgentOptions(cli_path=stand_in(tmp_path, "stdio")))
     assert len(seen) == 1 and len(seen[0]) == 1, seen  # the CLI ran while the session was being made
     assert child_pids() == []
 
 
-def test_a_failing_session_start_stops_the_launch_it_took_over(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("program", ["query", "client"])
+def test_a_failing_session_start_stops_the_launch_it_took_over(program: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The session took the launch over and then failed (its transport refused to start): the
     session's own close stops the CLI."""
     from claude_sdkurl._transport import StdioTransport
@@ -173,7 +185,7 @@ def test_a_failing_session_start_stops_the_launch_it_took_over(tmp_path: Path, m
 
     monkeypatch.setattr(StdioTransport, "start", refuse)
     with pytest.raises(OSError, match="no threads left"):
-        list(query("report", ClaudeAgentOptions(cli_path=stand_in(tmp_path, "stdio"))))
+        one_query(program, ClaudeAgentOptions(cli_path=stand_in(tmp_path, "stdio")))
 
 
 @pytest.mark.parametrize("how", ["close", "abort"])
