@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 import threading
 from collections.abc import Iterable, Iterator
 from types import TracebackType
@@ -10,8 +9,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from ._deadline import Deadline
 from ._errors import CLIConnectionError, ControlRequestError, ReceiveTimeoutError
-from ._launch import launch
 from ._log import get_logger
+from ._start import start_cold, take_ready
 from ._transport import Transport
 from .ledger import CostLedger
 from .tracing import RunTrace
@@ -30,7 +29,7 @@ if TYPE_CHECKING:
     from ._session import Session
 
 # As query(): the session's own modules are imported when the client connects, after its CLI's
-# process has started, so that they load while the CLI boots.
+# process has started, so that they load while the CLI boots (``_start``).
 
 logger = get_logger("claude_sdkurl.client")
 
@@ -116,10 +115,8 @@ class ClaudeClient:
                 raise CLIConnectionError("already connected")
             trace = trace or RunTrace("client", self.options.model)
             try:
-                # A spare CLI of an open SparePool, claimed for these options (only a program that
-                # loaded the pools can have one: they are not loaded to find none).
-                spares = sys.modules.get("claude_sdkurl._spares") if self._custom_transport is None else None
-                spare = spares.take_spare(self.options) if spares is not None else None
+                # a spare CLI of an open SparePool, claimed for these options
+                spare = take_ready(self.options, warm=False) if self._custom_transport is None else None
                 if spare is not None:
                     session = spare
                     session.trace = trace
@@ -129,17 +126,7 @@ class ClaudeClient:
                     session, _ = open_warm_session(self.options, trace=trace)
                 else:
                     warn_if_can_use_tool_shadowed(self.options)
-                    with trace.launching():  # the session span is the CLI's W3C parent
-                        launched = launch(self.options, self._custom_transport, spawn=True)
-                        try:
-                            from ._session import Session
-
-                            session = Session(self.options)
-                            session.trace = trace
-                        except BaseException:
-                            launched.discard()  # no session took it over
-                            raise
-                        session.start(launched=launched)  # (stops it if the start fails)
+                    session = start_cold(self.options, self._custom_transport, trace)
             except BaseException as error:
                 trace.close(error)
                 raise

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 import threading
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
@@ -10,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from ._cancel import CancelledError
 from ._deadline import Deadline
 from ._errors import CLIConnectionError, ReceiveTimeoutError
-from ._launch import Launch, launch
+from ._start import start_cold, take_ready
 from ._transport import Transport
 from .tracing import RunTrace
 from .types import ClaudeAgentOptions, Message, ResultMessage, warn_if_can_use_tool_shadowed
@@ -21,7 +20,7 @@ if TYPE_CHECKING:
 
 # The session's own modules (``_session`` and what it loads: the protocol, the control
 # handlers, the workers) are imported by the first query after its CLI's process has
-# started, so that they load while the CLI boots (bench/bench_program.py measures it).
+# started, so that they load while the CLI boots (``_start``; bench/bench_program.py).
 
 EXIT_GRACE = 5.0  # seconds a CLI may stay, silent, after its input is closed and every turn is done
 
@@ -97,28 +96,14 @@ def counted(prompt: str, options: ClaudeAgentOptions | None, ledger: CostLedger)
     return _run(prompt, options, None, None, [ledger])
 
 
-def _take_ready(options: ClaudeAgentOptions) -> Session | None:
-    """A warm session (:func:`~claude_sdkurl.prewarm`) or a spare's (:class:`~claude_sdkurl.SparePool`)
-    for ``options``. Either exists only where its module was loaded: a program that never
-    loaded them has none, and does not load them to find out."""
-    prewarm = sys.modules.get("claude_sdkurl.prewarm")
-    spares = sys.modules.get("claude_sdkurl._spares")
-    warm: Session | None = prewarm.take_warm(options) if prewarm is not None else None
-    if warm is None and spares is not None:
-        warm = spares.take_spare(options)
-    return warm
-
-
 def _run(
     prompt: str | Iterator[dict[str, Any]], options: ClaudeAgentOptions, transport: Transport | None, timeout: float | None,
     ledgers: list[CostLedger] | None = None,
 ) -> Iterator[Message]:  # fmt: skip
     deadline = Deadline(timeout)
-    warm = _take_ready(options) if transport is None else None
+    session = take_ready(options) if transport is None else None
     trace = RunTrace("query", options.model)
     trace.turn_started(prompt if isinstance(prompt, str) else None)
-    session: Session | None = warm
-    launched: Launch | None = None
     turn = threading.Condition()
     counts = {"sent": 0, "results": 0}
     stop = threading.Event()
@@ -127,16 +112,7 @@ def _run(
     ended: BaseException | None = None
     try:
         if session is None:
-            with trace.launching():  # our span is the CLI's W3C parent
-                launched = launch(options, transport, spawn=True)
-                from ._session import Session
-
-                session = Session(options)
-                session.trace = trace
-                if ledgers:
-                    session.ledgers = [*ledgers]
-                taken, launched = launched, None  # the session owns it from here (its start stops it on failure)
-                session.start(launched=taken)
+            session = start_cold(options, transport, trace, ledgers)
         else:
             session.trace = trace
             if ledgers:
@@ -213,8 +189,6 @@ def _run(
         stop.set()
         with turn:
             turn.notify_all()
-        if launched is not None:  # launched, no session took it over (its import or making failed)
-            launched.discard()
         if session is not None:
             session.close(abort=stuck)  # a CLI that did not answer the interrupt will not heed EOF either
         trace.close(ended)
