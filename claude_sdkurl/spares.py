@@ -2,35 +2,35 @@
 
 A spare is a Claude Code CLI (2.1.330 and later, over stdio) started with ``--await-claim`` in a
 private parking folder and taken through ``initialize``; a query later *claims* it with the
-``claim_session`` control request (folder, permission mode, extra directories, environment,
-agents, an appended system prompt, a title), with a settings overlay through
-``apply_flag_settings`` ahead of it, then sets the model, thinking budget and the settings that
-follow a claim through their own control requests and sends the prompt. The CLI's start-up (about half a second) is paid before the query, whatever folder it
-is for. The TypeScript SDK's ``prewarm()`` -> ``SpareProcess.claim()`` is the same exchange;
-our :func:`~claude_sdkurl.prewarm` keeps sessions for one options object instead.
+``claim_session`` control request (folder, permission mode, extra directories, environment, agents,
+an appended system prompt, a title), with a settings overlay through ``apply_flag_settings`` ahead
+of it, then sets the model, thinking budget and the settings that follow a claim through their own
+control requests and sends the prompt. The CLI's start-up (about half a second) is paid before the
+query, whatever folder it is for. The TypeScript SDK's ``prewarm()`` -> ``SpareProcess.claim()`` is
+the same exchange; our :func:`~claude_sdkurl.prewarm` keeps sessions for one options object
+instead.
 
 :class:`SparePool` keeps ``size`` spares for a host's options (callbacks, hooks, in-process MCP
-servers and every option that is not claimed are bound when a spare starts) and replaces each
-one claimed once the claimed session has its first output from the model (or 0.5 s after the
-claim, or at its close): a CLI's start-up is a burst of CPU that would slow the claimed
-session's own set-up. While it is open, :func:`~claude_sdkurl.query`, a :class:`~claude_sdkurl.ClaudeClient`
-and ``run_batch`` on threads take a spare when the options *fit* (equal to the host's but for
-``cwd``, ``permission_mode``, ``add_dirs``, ``model``, ``max_thinking_tokens``, ``env``
-variables added or changed, ``agents`` where the host has none, a ``system_prompt`` that
-appends to the default one where the host sets none, a ``title``, and ``settings`` without hook
-keys where the host has none) and start cold
-when none does. A claim the CLI refuses (``cwd_not_found``, ``env_key_not_claimable``,
-``project_settings_not_claimable``, ``permission_mode_not_claimable``, ``settings_not_applied``,
-``claim_failed``, ...) ends
-that spare and the query starts cold, transparently: logged, and counted in
-:attr:`SparePool.stats`. ``option_not_applied`` alone runs on the spare, as in TypeScript.
+servers and every option that is not claimed are bound when a spare starts) and replaces each one
+claimed once the claimed session has its first output from the model (or 0.5 s after the claim, or
+at its close): a CLI's start-up is a burst of CPU that would slow the claimed session's own set-up.
+While it is open, :func:`~claude_sdkurl.query`, a :class:`~claude_sdkurl.ClaudeClient` and
+``run_batch`` on threads take a spare when the options *fit* (equal to the host's but for ``cwd``,
+``permission_mode``, ``add_dirs``, ``model``, ``max_thinking_tokens``, ``env`` variables added or
+changed, ``agents`` where the host has none, a ``system_prompt`` that appends to the default one
+where the host sets none, a ``title``, and ``settings`` without hook keys where the host has none)
+and start cold when none does. A claim the CLI refuses (``cwd_not_found``,
+``env_key_not_claimable``, ``project_settings_not_claimable``, ``permission_mode_not_claimable``,
+``settings_not_applied``, ``claim_failed``, ...) ends that spare and the query starts cold,
+transparently: logged, and counted in :attr:`SparePool.stats`. ``option_not_applied`` alone runs on
+the spare, as in TypeScript.
 
 Threads: ``claude-sdkurl-spare`` starts one spare (a pool starts up to ``size`` at once); each
 start is bounded by the session's connect and ``initialize`` timeouts. ``claude-sdkurl-refill``,
 one per claim, waits at most 0.5 s to start the replacement (cancelled when the claimed session
-answers first, and when the pool closes). Every spare is a CLI in
-its own process group with the detached orphan watcher of every CLI, so none outlives the pool,
-the program, or a program killed outright.
+answers first, and when the pool closes). Every spare is a CLI in its own process group with the
+detached orphan watcher of every CLI, so none outlives the pool, the program, or a program killed
+outright.
 """
 
 from __future__ import annotations
