@@ -40,6 +40,9 @@ of it, so that the folder's MCP servers and plugins start as the overlay says.""
 RUNS_ANYWAY = "option_not_applied"
 """The one refusal that still runs on the spare (a claimed setting that could not be applied)."""
 _PARK_PREFIX = "spare-"
+_NEW_PREFIX = ".new-spare-"  # a parking folder being made: its owner's lock is not taken yet
+_OWNER = ".owner"  # in each parking folder: locked (flock) by the process that keeps the spare
+_ABANDONED_AFTER = 60.0  # seconds after which a half-made parking folder whose maker is gone is removed
 REFILL_AT_LATEST = 0.5
 """Seconds after a claim by which the pool starts the spare that replaces the one taken; it
 starts sooner, at the claimed session's first output from the model. A CLI's start-up is a
@@ -155,10 +158,14 @@ class Spare:
         env = dict(host.env or {})
         parent = cli_config_dir(env) / "spares"
         parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        self.park = Path(tempfile.mkdtemp(prefix=_PARK_PREFIX, dir=parent))  # 0700
+        self.park, self._owner = _make_park(parent, tempfile.mkdtemp(prefix=_NEW_PREFIX, dir=parent))
         extra = {**(host.extra_args or {}), "await-claim": None}
         self.host = host
-        self.session = Session(dataclasses.replace(host, cwd=str(self.park), extra_args=extra, transport="stdio"))
+        try:
+            self.session = Session(dataclasses.replace(host, cwd=str(self.park), extra_args=extra, transport="stdio"))
+        except BaseException:
+            self._leave_park()
+            raise
         self.started_at = time.monotonic()
 
     def start(self) -> None:
@@ -234,7 +241,7 @@ class Spare:
         if behind:
             self._settings(behind)
         session.options = options  # what the run is for, from now on (ledgers, traces, transcripts)
-        shutil.rmtree(self.park, ignore_errors=True)  # the claimed session lives in its own folder
+        self._leave_park()  # the claimed session lives in its own folder
         return session
 
     def _settings(self, overlay: dict[str, Any]) -> None:
@@ -253,7 +260,81 @@ class Spare:
     def discard(self) -> None:
         """Stop the CLI and remove its parking folder."""
         self.session.close(abort=True)
+        self._leave_park()
+
+    def _leave_park(self) -> None:
+        """Remove the parking folder, then let go of its owner lock (once)."""
         shutil.rmtree(self.park, ignore_errors=True)
+        if self._owner is not None:
+            os.close(self._owner)  # (after the removal: no other pool takes the folder for a dead one's)
+            self._owner = None
+
+
+def _make_park(parent: Path, made: str) -> tuple[Path, int]:
+    """A parking folder owned by this process: ``made`` (a fresh ``.new-spare-*`` folder) gets
+    its ``.owner`` file, locked (``flock``, released by the kernel when the process ends however
+    it ends), and only then is renamed to ``spare-*``, so every ``spare-*`` folder has a locked
+    owner from the moment it can be seen. Returns the folder and the lock's descriptor."""
+    import fcntl
+
+    new = Path(made)
+    fd = os.open(new / _OWNER, os.O_CREAT | os.O_WRONLY | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        os.write(fd, str(os.getpid()).encode())
+        park = parent / (_PARK_PREFIX + new.name[len(_NEW_PREFIX):])
+        os.rename(new, park)
+    except BaseException:
+        os.close(fd)
+        shutil.rmtree(new, ignore_errors=True)
+        raise
+    return park, fd
+
+
+def remove_abandoned_parks(parent: Path) -> int:
+    """Remove the parking folders under ``parent`` whose owning process is gone (a program
+    killed outright never removed its own): a ``spare-*`` folder whose ``.owner`` lock can be
+    taken, and a half-made ``.new-spare-*`` one older than a minute. Folders of living pools,
+    in this process or another, are left alone; returns how many were removed."""
+    import fcntl
+
+    removed = 0
+    try:
+        entries = list(os.scandir(parent))
+    except OSError:
+        return 0
+    for entry in entries:
+        if entry.name.startswith(_NEW_PREFIX):
+            try:
+                stale = time.time() - entry.stat(follow_symlinks=False).st_mtime > _ABANDONED_AFTER
+            except OSError:
+                continue
+            if not stale:
+                continue
+        elif not entry.name.startswith(_PARK_PREFIX):
+            continue
+        if not entry.is_dir(follow_symlinks=False):
+            continue
+        try:
+            fd = os.open(os.path.join(entry.path, _OWNER), os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
+        except FileNotFoundError:
+            if not entry.name.startswith(_NEW_PREFIX):
+                continue  # not one of ours as we make them now: left as it is
+            fd = None
+        except OSError:
+            continue
+        try:
+            if fd is not None:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except OSError:
+                    continue  # its owner is alive
+            shutil.rmtree(entry.path, ignore_errors=True)
+            removed += 1
+        finally:
+            if fd is not None:
+                os.close(fd)
+    return removed
 
 
 class SparePool(Stock):
@@ -268,7 +349,9 @@ class SparePool(Stock):
     threads (see :mod:`claude_sdkurl.spares`).
 
     ``stats`` counts ``started``, ``claimed``, ``cold`` (a query that found no spare),
-    ``replaced`` (a spare that died parked) and ``refused:<code>`` (a claim the CLI refused).
+    ``replaced`` (a spare that died parked), ``refused:<code>`` (a claim the CLI refused) and
+    ``abandoned`` (parking folders of programs killed before they closed their pool, removed
+    when this pool opened: each folder's ``.owner`` file is locked while its spare is kept).
     """
 
     def __init__(self, size: int = 1, options: ClaudeAgentOptions | None = None, *, max_memory_mb: float | None = None,
@@ -294,6 +377,10 @@ class SparePool(Stock):
         self.stats: Counter[str] = Counter()
         self._parked: list[Spare] = []
         self._refills: set[threading.Timer] = set()
+        abandoned = remove_abandoned_parks(cli_config_dir(dict(host.env or {})) / "spares")
+        if abandoned:
+            self.stats["abandoned"] = abandoned
+            logger.info("removed %d parking folder(s) left by programs that ended without closing their pool", abandoned)
         with _pools_lock:
             _pools.append(self)
         self._fill()

@@ -56,7 +56,8 @@ class SparePool(_spares.SparePool):
     :class:`~claude_sdkurl.ClaudeClient` and ``run_batch`` on threads take a spare when their
     options fit (see the module doc) and start cold otherwise; :meth:`query` and :meth:`client`
     use this pool first. ``stats`` counts ``started``, ``claimed``, ``cold``, ``replaced``,
-    ``reaped`` and ``refused:<code>``.
+    ``reaped``, ``refused:<code>`` and ``abandoned`` (parking folders of programs killed before
+    they closed their pool, removed when this one opened).
     """
 
     def query(self, prompt: Any, options: ClaudeAgentOptions | None = None, *, timeout: float | None = None) -> Iterator[Message]:

@@ -147,6 +147,28 @@ def test_a_batch_budget_is_shared_and_then_ends_the_rest() -> None:
     assert len(pool.calls) == len(shares)  # nothing started once the budget was spent
 
 
+@pytest.mark.parametrize("cap", [0.05, 5.0])
+def test_an_items_share_is_the_smaller_of_its_own_budget_and_the_batchs(cap: float) -> None:
+    """Options with their own ``max_budget_usd`` in a batch with a total budget: each run is
+    given the smaller of the two (its cap below the batch's even share, then above it), and
+    the batch spends no more than its budget nor any item more than its cap."""
+    given: list[float] = []
+
+    def answer(index: int, prompt: str, attempt: int, options: Any) -> BatchItem:
+        given.append(options.max_budget_usd)
+        return BatchItem(index=index, prompt=prompt, text="ok", total_cost_usd=options.max_budget_usd, attempts=attempt)
+
+    from claude_sdkurl import ClaudeAgentOptions
+
+    result = run_batch([f"item {i}" for i in range(10)], ClaudeAgentOptions(max_budget_usd=cap), executor=Scripted(answer),
+                       max_concurrency=2, max_total_cost_usd=1.0)  # fmt: skip
+    assert given and all(0 < g <= cap + 1e-12 for g in given)
+    assert given[0] == pytest.approx(min(cap, 1.0 / 2))  # the first of two slots: half the batch, or the cap
+    assert sum(i.total_cost_usd or 0.0 for i in result.items) <= 1.0 + 1e-9
+    if cap < 0.1:  # ten items at their cap fit in the batch's budget: all ran, each at its cap
+        assert result.failed == [] and given == [pytest.approx(cap)] * 10
+
+
 def test_a_usage_window_near_its_limit_holds_new_items_until_it_resets() -> None:
     from claude_sdkurl.batch._decisions import Decisions
 

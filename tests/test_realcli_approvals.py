@@ -244,3 +244,57 @@ def test_a_decision_whose_run_fails_before_the_call_ran_can_be_made_again(one_pa
     assert runs(log) == [] and _decision_files(home) == []  # released
     list(approve(waiting, options))
     assert runs(log) == [5]
+
+
+# ---------------------------------------------------------------------- a call parked after others
+
+
+def late_responder(log: Path, notes: Path) -> Any:
+    """``late N``: a Read and a harmless Bash run (and finish) first, then the dangerous Bash
+    that parks; then ``done``."""
+
+    def answer(request: Any) -> Any:
+        said = " ".join(b.get("text", "") for m in request.messages() if m.get("role") == "user"
+                        for b in (m["content"] if isinstance(m.get("content"), list) else [{"text": m.get("content")}])
+                        if isinstance(b, dict))  # fmt: skip
+        n = int(said.split("late ", 1)[1].split()[0])
+        results = [b for m in request.messages() if m.get("role") == "user" and isinstance(m.get("content"), list)
+                   for b in m["content"] if isinstance(b, dict) and b.get("type") == "tool_result"]  # fmt: skip
+        steps = [tool_use("Read", {"file_path": str(notes)}),
+                 tool_use("Bash", {"command": f"echo first-{n} >> {log}"}),
+                 tool_use("Bash", {"command": f"echo {n} >> {log} # danger"})]  # fmt: skip
+        return steps[len(results)] if len(results) < len(steps) else text(f"done {n}")
+
+    return answer
+
+
+def test_a_call_parked_after_other_tools_is_found_and_decided_alone(cli_paths: Any, api: MockMessagesAPI, home: Path, tmp_path: Path) -> None:
+    """Every other test parks a session's first tool call; here a Read and a Bash ran and have
+    their results before the parked call: approve() and deny() find the parked call, decide it
+    and only it (the earlier calls do not run again), and a decision on an earlier call is
+    refused as settled."""
+    log, notes = tmp_path / "ran.log", home / "work" / "notes.txt"
+    notes.write_text("the notes\n")
+    api.responder = late_responder(log, notes)
+    options = dataclasses.replace(_options(cli_paths, api, home), allowed_tools=["Bash", "Read"])
+    lines = lambda: log.read_text().split() if log.exists() else []  # noqa: E731
+    first = _park(options, "late 7")
+    assert first.tool_input["command"].startswith("echo 7 ") and lines() == ["first-7"]
+    # the finished Bash before it, named as if it were parked: its result is in the transcript
+    earlier = next(b for m in api.message_requests()[-1].messages() if m.get("role") == "assistant"
+                   for b in m["content"] if b.get("type") == "tool_use" and "first-7" in str(b.get("input")))  # fmt: skip
+    with pytest.raises(AlreadyDecidedError):
+        approve(dataclasses.replace(first, tool_use_id=earlier["id"], tool_input=earlier["input"]), options)
+    messages = list(approve(first, options))
+    assert lines() == ["first-7", "7"]  # the parked call ran once; the earlier ones not again
+    assert [m.result for m in messages if isinstance(m, ResultMessage)] == ["done 7"]
+    with pytest.raises(AlreadyDecidedError):
+        deny(first, options)
+
+    second = _park(options, "late 8")
+    answered = deny(second, options, reason="not after a read")
+    assert lines() == ["first-7", "7", "first-8"]  # denied: never ran
+    results = [b for m in answered if isinstance(m, UserMessage) and isinstance(m.content, list) for b in m.content
+               if isinstance(b, ToolResultBlock)]  # fmt: skip
+    assert [b.tool_use_id for b in results] == [second.tool_use_id] and results[0].is_error
+    assert "not after a read" in str(results[0].content)

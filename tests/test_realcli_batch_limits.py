@@ -447,3 +447,49 @@ def test_a_filling_usage_window_holds_the_batch_before_the_limit(
         assert any(p.paused for p in reports)
     else:
         assert len(refused) >= 1  # the old way: the limit is met, then the batch pauses
+
+
+class TwoWindows:
+    """A subscriber with two usage windows at once: the 5-hour one at 10 % (resets in an hour),
+    the 7-day one at 97 % until its reset, ``reset_in`` seconds after the first request (whole
+    seconds, as the API's header), and at 1 % after it. Each request's time is logged."""
+
+    def __init__(self, reset_in: float) -> None:
+        self.reset_in = reset_in
+        self.weekly_reset: int | None = None
+        self.lock = threading.Lock()
+        self.log: list[float] = []
+
+    def __call__(self, request: Any) -> Reply:
+        with self.lock:
+            now = time.time()
+            self.weekly_reset = self.weekly_reset or math.ceil(now + self.reset_in)
+            self.log.append(now)
+            weekly = 0.97 if now < self.weekly_reset else 0.01
+            weekly_reset = self.weekly_reset if now < self.weekly_reset else self.weekly_reset + 7 * 86400
+        hourly_reset = str(int(now) + 3600)
+        status = "allowed_warning" if weekly >= 0.8 else "allowed"
+        reply = text(f"answer to {request.last_user_text()}")
+        reply.headers = {
+            "anthropic-ratelimit-unified-status": status, "anthropic-ratelimit-unified-reset": str(weekly_reset),
+            "anthropic-ratelimit-unified-representative-claim": "seven_day",
+            "anthropic-ratelimit-unified-5h-status": "allowed", "anthropic-ratelimit-unified-5h-reset": hourly_reset,
+            "anthropic-ratelimit-unified-5h-utilization": "0.10",
+            "anthropic-ratelimit-unified-7d-status": status, "anthropic-ratelimit-unified-7d-reset": str(weekly_reset),
+            "anthropic-ratelimit-unified-7d-utilization": f"{weekly:.2f}",
+        }  # fmt: skip
+        return reply
+
+
+def test_the_fullest_of_several_usage_windows_holds_the_batch(cli_paths: Any, api: MockMessagesAPI, home: Path) -> None:
+    """The 5-hour window far from its limit and the 7-day one at 97 %: the batch holds for the
+    weekly one (the window nearest its limit), not goes on by the 5-hour one."""
+    window = TwoWindows(reset_in=8.0)
+    api.responder = window
+    result = run_batch([f"item {i}" for i in range(3)], _subscriber(cli_paths, api, home), max_concurrency=1,
+                       retry=RetryPolicy(first_wait=1.0, max_wait=30.0, pause_before=0.95))  # fmt: skip
+    assert [i.text for i in result.items] == [f"answer to item {i}" for i in range(3)]
+    near = result.items[0].near_limit
+    assert near is not None and near["window"] == "seven_day" and near["utilization"] >= 0.95
+    assert window.weekly_reset is not None and len(window.log) == 3
+    assert window.log[1] >= window.weekly_reset - 1  # held until the weekly window reset (whole seconds)

@@ -167,12 +167,42 @@ def test_a_program_killed_outright_leaves_no_spare(host: ClaudeAgentOptions, hom
     program = subprocess.Popen([sys.executable, "-c", code, json.dumps(host.env)], stdout=subprocess.PIPE, text=True)
     assert program.stdout is not None and program.stdout.readline().strip() == "parked"
     assert len(clis_with(home)) >= 3
+    spares = home / ".claude" / "spares"
+    left = sorted(spares.iterdir())
+    assert len(left) == 3
+    # a pool of another program, still alive, opens beside it: the living owner's folders stay
+    with SparePool(1, host) as beside:
+        assert beside.stats["abandoned"] == 0 and all(f.exists() for f in left)
     program.kill()
     program.wait(10)
     deadline = time.monotonic() + 2
     while clis_with(home) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert clis_with(home) == []
+    assert all(f.exists() for f in left)  # nothing of the killed program removed them
+    stranger = spares / "not-ours"
+    stranger.mkdir()  # a folder that is not a parking folder is never touched
+    with SparePool(1, host) as pool:  # the next pool removes them: their owner is gone
+        assert pool.stats["abandoned"] == 3
+        assert not any(f.exists() for f in left) and stranger.exists()
+        parked(pool, 1)
+        assert len(list(spares.glob("spare-*"))) == 1  # its own, locked, and parked
+    assert stranger.exists() and list(spares.glob("spare-*")) == []
+
+
+def test_a_memory_cap_counts_the_spare_it_is_about_to_start(host: ClaudeAgentOptions, home: Path) -> None:
+    """A cap of two and a half spares' memory: two park, never a third (the cap counts the spare
+    about to start, measured as the largest parked one, not only the ones parked)."""
+    with SparePool(1, host) as pool:
+        parked(pool, 1)
+        time.sleep(1.0)  # settled after its initialize
+        one = pool.memory_mb()
+    assert one > 20
+    with SparePool(5, host, max_memory_mb=2.5 * one) as pool:
+        parked(pool, 2)
+        time.sleep(3.0)  # long enough for a third to start and park, were it allowed to
+        assert len(pool._parked) == 2 and pool.stats["started"] == 2
+        assert pool.memory_mb() <= 2.5 * one
 
 
 def test_a_memory_cap_keeps_the_pool_small_and_idle_spares_are_reaped(host: ClaudeAgentOptions, home: Path) -> None:
