@@ -51,11 +51,12 @@ def responder(request: Any) -> Reply:
 class Program:
     """Options with callbacks that note every call; ``notes`` is where its MCP tool writes."""
 
-    def __init__(self, notes: Path, deny: bool = False, tool_result: str = "written") -> None:
+    def __init__(self, notes: Path, deny: bool = False, tool_result: str = "written", hook_reason: str | None = None) -> None:
         self.notes = notes
         self.calls: list[tuple[str, str]] = []
         self.deny = deny
         self.tool_result = tool_result
+        self.hook_reason = hook_reason  # a field the recorded program's hook did not write
 
     def options(self, **kw: Any) -> ClaudeAgentOptions:
         from claude_sdkurl import PermissionResultDeny
@@ -66,7 +67,7 @@ class Program:
 
         def hook(hook_input: dict[str, Any], tool_use_id: str | None, context: Any) -> dict[str, Any]:
             self.calls.append(("PreToolUse", str(hook_input.get("tool_name"))))
-            return {}
+            return {"reason": self.hook_reason} if self.hook_reason is not None else {}
 
         @tool("write", "Write a note", {"name": str, "text": str})
         def write(args: dict[str, Any]) -> dict[str, Any]:

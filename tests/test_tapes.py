@@ -208,6 +208,17 @@ def test_a_changed_tool_result_is_named(recorded: dict[str, Any], tmp_path: Path
     assert "mcp_response" in str(caught.value.field) and (caught.value.tape, caught.value.program) == ("written", "saved")
 
 
+def test_a_field_only_the_program_writes_is_named(recorded: dict[str, Any], tmp_path: Path) -> None:
+    """The program now writes a key its recording did not have (its hook says a reason): verify
+    names that key, with nothing on the tape's side, though every value the tape has is equal."""
+    program = Program(tmp_path / "n", hook_reason="audited")
+    with replay(recorded["tape"], mode="verify"):
+        with pytest.raises(TapeMismatch) as caught:
+            program.run(program.options(**_kw(tmp_path)))
+    assert caught.value.field is not None and caught.value.field.endswith(".reason")
+    assert (caught.value.tape, caught.value.program) == ("<missing>", "audited") and ".reason" in str(caught.value)
+
+
 def test_eight_sessions_recorded_at_once_replay_alone(tmp_path: Path) -> None:
     home = tmp_path / "home"
     (home / "work").mkdir(parents=True)
