@@ -379,6 +379,22 @@ def test_claude_agent_cassettes_tapes_replay_unchanged(name: str, mode: str, tmp
     assert types == _their_types(path)
 
 
+@pytest.mark.parametrize("mode", ["inert", "stub", "verify"])
+def test_a_bare_frames_tape_replays_through_query_and_ends(mode: str, tmp_path: Path, loopback_only: list[Any]) -> None:
+    """cassette's hello_world is frames alone, no prompt on it: query() gets its messages after
+    its prompt and ends with them (it waited 30 s for an end of input before, then raised);
+    verify, with nothing the program wrote to compare, says so at once."""
+    [path] = [p for p in cassette_tapes() if p.stem == "hello_world"]
+    with replay(path, mode=mode):
+        if mode == "verify":
+            with pytest.raises(TapeMismatch, match="nothing to compare"):
+                list(query("hello", _offline(tmp_path)))
+            return
+        messages = list(query("hello", _offline(tmp_path)))
+    assert [type(m).__name__ for m in messages] == _their_types(path) == ["AssistantMessage", "ResultMessage"]
+    assert messages[-1].result == "Hello! How can I help?"
+
+
 # ------------------------------------------------------------------ the pytest plugin, from another project
 
 PROJECT_TEST = """

@@ -15,6 +15,10 @@ Replay modes (``ReplayTransport(tape, mode)``):
   program's callbacks (``can_use_tool``, hooks, SDK MCP tools) run again; every frame the
   program writes is compared with the tape's, and the first difference ends the session with
   :class:`TapeMismatch` naming the entry and the field.
+
+A tape with no prompt on it (a bare frames file, as cassette ships) plays its conversation once
+the program has written its first prompt, as a CLI would; ``"verify"`` refuses such a tape at
+once (:class:`TapeMismatch`: nothing the program wrote was recorded to compare with).
 """
 
 from __future__ import annotations
@@ -378,6 +382,13 @@ class ReplayTransport(Transport):
     def _play_entries(self) -> None:
         mode = self.mode
         cli_requests: set[str] = set()
+        # A tape with no prompt on it (a bare frames file, as cassette ships them) still plays
+        # as a CLI runs: nothing of the conversation before the program's first prompt, so the
+        # program's turn is under way when its result comes (and its input then ends).
+        prompted = any(e.dir == "write" and kind_of(e.frame, e.end_input)[0] == "user" for e in self.tape.entries)
+        if mode == "verify" and not any(e.dir == "write" for e in self.tape.entries):
+            raise TapeMismatch("this tape holds no frame the program wrote (a bare frames file): verify has nothing to "
+                               "compare; replay it in the 'inert' or 'stub' mode")  # fmt: skip
         for index, entry in enumerate(self.tape.entries, 1):
             if self._closed:
                 return
@@ -423,6 +434,10 @@ class ReplayTransport(Transport):
                 continue
             assert frame is not None
             frame_type = frame.get("type")
+            if not prompted and frame_type not in ("control_request", "control_response", "control_cancel_request"):
+                if self._await(index, ("user", ""), None) is False:
+                    return
+                prompted = True
             if frame_type == "control_request":
                 if mode != "verify":
                     continue
