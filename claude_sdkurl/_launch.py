@@ -120,6 +120,20 @@ def launch(
     return Launch(plan, transport)
 
 
+def cwd_problem(cwd: str | os.PathLike[str] | None) -> str | None:
+    """Why the CLI cannot start in ``cwd`` here, in the official SDK's words (``None``: it can):
+    a folder that does not exist, or a path that is not a folder (the official SDK's spawn fails
+    with the operating system's ``NotADirectoryError``)."""
+    if cwd is None or Path(cwd).is_dir():
+        return None
+    if not Path(cwd).exists():
+        return f"Working directory does not exist: {cwd}"
+    import errno
+
+    reason = NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), os.fspath(cwd))
+    return f"Failed to start Claude Code: {reason}"
+
+
 def plan_launch(
     options: ClaudeAgentOptions, custom_transport: bool = False, extra_hooks: ExtraHooks | None = None
 ) -> LaunchPlan:
@@ -355,8 +369,9 @@ def _plan(
     else:
         # Only a CLI started here needs the directory here (the official SDK checks it when
         # it spawns): a custom transport or a spawner may run the CLI somewhere else.
-        if options.cwd is not None and not Path(options.cwd).is_dir():
-            raise CLIConnectionError(f"Working directory does not exist: {options.cwd}")
+        problem = cwd_problem(options.cwd)
+        if problem is not None:
+            raise CLIConnectionError(problem)
         cli = _cli.find_cli(options.cli_path)
         transport, version = select_transport(options, cli)
         args = _cli.build_args(options)

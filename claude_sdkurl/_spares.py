@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ._errors import ControlRequestError
-from ._launch import agents_wire
+from ._launch import agents_wire, cwd_problem
 from ._session import Session
 from ._stock import Stock
 from .sessions._paths import cli_config_dir
@@ -123,7 +123,9 @@ def _claim_overlay(host: ClaudeAgentOptions, options: ClaudeAgentOptions) -> dic
 
 
 class ClaimRefused(ControlRequestError):
-    """The spare's CLI refused the claim; ``code`` is its reason (``cwd_not_found``, ...)."""
+    """The spare's CLI refused the claim; ``code`` is its reason (``cwd_not_found``, ...) and
+    ``error`` the CLI's own words (the message reads ``Control request 'claim_session' failed:
+    <the CLI's words>``, once)."""
 
     def __init__(self, code: str, message: str) -> None:
         super().__init__("claim_session", message)
@@ -221,7 +223,7 @@ class Spare:
             code = refusal_code(e)
             if code != RUNS_ANYWAY:
                 self.discard()
-                raise ClaimRefused(code, str(e)) from None
+                raise ClaimRefused(code, e.error) from None
             logger.info("spare claimed with a setting not applied: %s", e)
             answer = {}
         except BaseException:  # the CLI died under the claim, or a timeout: the spare goes with it
@@ -252,7 +254,7 @@ class Spare:
             self.session.control({"subtype": "apply_flag_settings", "settings": overlay})
         except ControlRequestError as e:
             self.discard()
-            raise ClaimRefused("settings_not_applied", str(e)) from None
+            raise ClaimRefused("settings_not_applied", f"apply_flag_settings: {e.error}") from None
         except BaseException:
             self.discard()
             raise
@@ -472,8 +474,8 @@ class SparePool(Stock):
         for), or the CLI refused the claim (counted; the caller starts cold)."""
         options = options or ClaudeAgentOptions()
         overlay = None if self._closed else _claim_overlay(self.options, options)
-        if overlay is None:
-            return None
+        if overlay is None or cwd_problem(options.cwd) is not None:
+            return None  # (a folder a cold start refuses before it starts anything: no spare spent on it)
         spare = self._take_spare(wait)
         if spare is None:
             self._count("cold")

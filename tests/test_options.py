@@ -221,6 +221,36 @@ def test_a_missing_cwd_is_refused_only_where_the_cli_runs_here(tmp_path: Path) -
     assert replies[-1].result == "ok"  # type: ignore[union-attr]
 
 
+@pytest.mark.parametrize("where", ["missing", "a-file"])
+def test_a_cwd_that_is_no_folder_fails_in_the_official_sdks_words(tmp_path: Path, where: str) -> None:
+    """A folder that does not exist, and a file given as the folder: the same error type and
+    text as the official SDK's (a file was "does not exist" here before)."""
+    import asyncio
+
+    import claude_agent_sdk as official
+
+    from claude_sdkurl import query
+
+    cwd = tmp_path / where
+    if where == "a-file":
+        cwd.write_text("a file\n")
+    cli = executable(tmp_path / "claude", "#!/bin/sh\necho '2.1.330 (Claude Code)'\n")
+
+    async def theirs() -> BaseException:
+        try:
+            async for _ in official.query(prompt="hi", options=official.ClaudeAgentOptions(cwd=cwd, cli_path=cli)):
+                pass
+        except Exception as e:  # noqa: BLE001 - the error is what is compared
+            return e
+        raise AssertionError("the official SDK started in a folder that is not one")
+
+    expected = asyncio.run(theirs())
+    with pytest.raises(Exception) as ours:
+        list(query("hi", ClaudeAgentOptions(cwd=cwd, cli_path=cli)))
+    assert (type(ours.value).__name__, str(ours.value)) == (type(expected).__name__, str(expected))
+    assert ("does not exist" if where == "missing" else "Not a directory") in str(expected)
+
+
 def test_options_the_official_sdk_accepts(tmp_path: Path) -> None:
     """``continue_conversation`` with ``resume`` (both flags go to the CLI) and a small
     ``max_buffer_size`` are accepted, as there."""

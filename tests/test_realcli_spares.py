@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 import os
 import signal
 import stat
@@ -83,26 +84,37 @@ def test_a_folder_whose_settings_refuse_the_claim_gets_a_cold_start_with_the_sam
     assert api.message_requests()[-1].body["model"] == api.message_requests()[-2].body["model"] == "claude-pinned-model"
 
 
-def test_a_missing_folder_fails_as_a_cold_start_fails(host: ClaudeAgentOptions, home: Path) -> None:
-    options = dataclasses.replace(host, cwd=str(home / "no-such-folder"))
+@pytest.mark.parametrize("where", ["no-such-folder", "a-file"])
+def test_a_folder_a_cold_start_refuses_fails_as_it_does_and_spends_no_spare(host: ClaudeAgentOptions, home: Path, where: str) -> None:
+    """A missing folder, or a file where the folder should be: the error a cold start gives (the
+    official SDK's words: "Working directory does not exist", "Not a directory"), and the parked
+    spare is not claimed for it (it was ended by the CLI's cwd_not_found before)."""
+    if where == "a-file":
+        (home / where).write_text("not a folder\n")
+    options = dataclasses.replace(host, cwd=str(home / where))
     with pytest.raises(Exception) as cold:
         list(query("hello", options))
+    assert ("Working directory does not exist" if where == "no-such-folder" else "Not a directory") in str(cold.value)
     with SparePool(1, host) as pool:
         parked(pool, 1)
+        spare = pool._parked[0].pid()
         with pytest.raises(Exception) as warm:
             list(pool.query("hello", options))
-        assert pool.stats["refused:cwd_not_found"] == 1
+        assert not any(k.startswith("refused:") for k in pool.stats) and pool.stats["claimed"] == 0
+        assert [s.pid() for s in pool._parked] == [spare]  # still parked, untouched
     assert type(warm.value) is type(cold.value) and str(warm.value) == str(cold.value)
 
 
 def test_an_environment_variable_read_at_start_up_is_refused_and_starts_cold(
-    host: ClaudeAgentOptions, api: MockMessagesAPI, home: Path
+    host: ClaudeAgentOptions, api: MockMessagesAPI, home: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     options = dataclasses.replace(host, env={**host.env, "SOMETHING_AT_START": "1"}, cwd=str(folder(home, "a")))
-    with SparePool(1, host) as pool:
+    with SparePool(1, host) as pool, caplog.at_level(logging.WARNING, logger="claude_sdkurl.spares"):
         parked(pool, 1)
         messages = list(pool.query("hello", options))
         assert pool.stats["refused:env_key_not_claimable"] == 1 and pool.stats["claimed"] == 0
+        [line] = [r.getMessage() for r in caplog.records if "refused the claim" in r.getMessage()]
+        assert line.count("Control request 'claim_session' failed:") == 1 and "env_key_not_claimable" in line
         assert len(api.message_requests()) == 1  # the cold start's only: the refused spare asked nothing
     assert answer(messages) == "pong" and init_of(messages)["cwd"] == options.cwd
 
