@@ -160,6 +160,7 @@ class Spare:
         env = dict(host.env or {})
         parent = cli_config_dir(env) / "spares"
         parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        self._owner: int | None
         self.park, self._owner = _make_park(parent, tempfile.mkdtemp(prefix=_NEW_PREFIX, dir=parent))
         extra = {**(host.extra_args or {}), "await-claim": None}
         self.host = host

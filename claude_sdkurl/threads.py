@@ -5,7 +5,8 @@ claude_sdkurl.port`` writes calls to these; they are plain functions anyone may 
   runs on a thread of its own, all at once; the results come back in argument order.
 * :func:`create_task` and :class:`Task`: ``asyncio.create_task`` for a call: it runs on a
   thread at once; ``task.cancel()``, ``task.result()`` (the ``await task``), ``done()``.
-* :class:`TaskGroup`: ``asyncio.TaskGroup`` / anyio task groups / trio nurseries.
+* :class:`TaskGroup`: ``asyncio.TaskGroup`` / anyio task groups / trio nurseries (their
+  ``start_soon`` and ``start``, whose task says ``task_status.started()``).
 * :func:`wait_for`: ``asyncio.wait_for`` for a call.
 * :func:`sleep` and :exc:`CancelledError`.
 * :func:`current_task`: ``asyncio.current_task()``: the task running this thread, or a handle
@@ -269,6 +270,21 @@ class TaskGroup:
     def start_soon(self, function: Callable[..., Any], *args: Any, name: str | None = None) -> None:
         self.create_task(lambda: function(*args), name=name)
 
+    def start(self, function: Callable[..., Any], *args: Any, name: str | None = None) -> Any:
+        """anyio's and trio's ``start``: runs ``function(*args, task_status=...)`` as a task and
+        returns once it calls ``task_status.started(value)``, with that value. A task that ends
+        (or fails) before it says so raises here, as in anyio."""
+        status = _TaskStatus()
+        task = self.create_task(lambda: function(*args, task_status=status), name=name)
+        task.add_done_callback(lambda _: status._ended.set())
+        _wait(status._ended, None)  # a cancel point of the starting thread
+        if status._started.is_set():
+            return status._value
+        error = task._error
+        if error is not None and not isinstance(error, CancelledError):
+            raise error
+        raise RuntimeError("the task ended without calling task_status.started()")
+
     def _on_task_done(self, task: Task[Any]) -> None:
         if task._error is not None and not isinstance(task._error, CancelledError):
             self.cancel()  # one failed: the others stop (as asyncio's and anyio's)
@@ -302,6 +318,22 @@ class TaskGroup:
             raise _group("unhandled errors in a TaskGroup", [*body, *errors])
         if cancelled is not None and error is None:
             raise cancelled
+
+
+class _TaskStatus:
+    """What :meth:`TaskGroup.start` hands its task as ``task_status``."""
+
+    def __init__(self) -> None:
+        self._started = threading.Event()
+        self._ended = threading.Event()
+        self._value: Any = None
+
+    def started(self, value: Any = None) -> None:
+        if self._started.is_set():
+            raise RuntimeError("task_status.started() was called already")
+        self._value = value
+        self._started.set()
+        self._ended.set()  # (wakes the waiting start())
 
 
 def _group(message: str, errors: list[BaseException]) -> BaseException:

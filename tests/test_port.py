@@ -507,3 +507,90 @@ def test_ported_tasks_timers_and_groups_run_like_the_original(tmp_path: Path) ->
         "nothing to read: timed out",  # wait_for stopped a reader that had nothing to read
         "text: answe", "result: success", "timer cancelled", "group done", "",  # a turn in a task group
     ]  # fmt: skip
+
+
+# ---------------------------------------------------------------- marks, runs over a program
+
+
+def test_marks_count_until_seen_to_and_a_second_run_adds_none(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A file ported with -w keeps its marks: --check exits 1 while any is there (it exited 0 once
+    the file had nothing else to port), and -w again writes none twice (5 became 10)."""
+    app = tmp_path / "app.py"
+    app.write_text(textwrap.dedent(
+        """\
+        import asyncio
+        from claude_agent_sdk._internal.query import Query
+
+
+        async def startup():
+            await asyncio.sleep(0)
+
+
+        app.add_event_handler("startup", startup)
+        """
+    ))
+    assert main(["-w", str(app)]) == 0
+    once = app.read_text()
+    assert once.count(MARK) == 2 and "def startup():" in once
+    assert main(["-w", str(app)]) == 0 and app.read_text() == once
+    capsys.readouterr()
+    assert main(["--check", str(app)]) == 1
+    assert "0 file(s) to change, 2 place(s) left for you" in capsys.readouterr().err
+    assert [line for line, _ in port_source(once).todo] == [1, 10]  # where the marks stand
+    seen_to = "".join(line for line in once.splitlines(keepends=True) if MARK not in line)
+    app.write_text(seen_to)
+    assert main(["--check", str(app)]) == 0
+
+
+def test_a_function_handed_to_another_function_of_the_program_is_not_marked(tmp_path: Path) -> None:
+    """Both are made plain by the same run, so the one that took a coroutine function now takes
+    a plain one: nothing to mark, in one file or across the program's files. Handed to anything
+    else, it is still marked."""
+    handler = textwrap.dedent(
+        """\
+        from claude_agent_sdk import query
+
+
+        async def handle(prompt):
+            async for message in query(prompt=prompt):
+                print(message)
+        """
+    )
+    one_file = handler + "\n\nasync def with_retry(fn, prompt):\n    return await fn(prompt)\n\n\nasync def main():\n    await with_retry(handle, 'hi')\n"
+    assert port_source(one_file).todo == []
+    (tmp_path / "retry.py").write_text("import asyncio\n\n\nasync def with_retry(fn, prompt):\n    await asyncio.sleep(0)\n    return await fn(prompt)\n")
+    app = tmp_path / "app.py"
+    app.write_text(handler + "\n\nfrom retry import with_retry\n\n\nasync def main():\n    await with_retry(handle, 'hi')\n")
+    assert main(["-w", str(tmp_path)]) == 0
+    assert MARK not in app.read_text() and "def with_retry(fn, prompt):\n    time.sleep(0)" in (tmp_path / "retry.py").read_text()
+    assert main(["--check", str(tmp_path)]) == 0
+    framework = port_source(handler + "\n\napp.add_event_handler('startup', handle)\n")
+    assert [t for _, t in framework.todo if "handle is passed to app.add_event_handler" in t]
+
+
+def test_imports_the_port_adds_or_drops_keep_the_files_comments() -> None:
+    """A trailing comment on a dropped import line stays (on a line of its own); an added import
+    goes after the file's first imports, never between a comment and the import it describes
+    (libcst keeps the comments at the top of a file apart from its first statement)."""
+    after = port_source(textwrap.dedent(
+        """\
+        #!/usr/bin/env python
+        # Copyright 2025
+
+        # The SDK, for the query below
+        from claude_agent_sdk import query
+        import asyncio  # needed for run and sleep
+
+
+        async def main():
+            await asyncio.sleep(1)
+            async for message in query(prompt="hi"):
+                print(message)
+
+
+        asyncio.run(main())
+        """
+    )).after
+    assert after.startswith("#!/usr/bin/env python\n# Copyright 2025\n\n# The SDK, for the query below\nfrom claude_sdkurl import query\n")
+    assert "import asyncio" not in after and "# needed for run and sleep" in after
+    assert after.index("import time") > after.index("from claude_sdkurl import query")

@@ -19,6 +19,7 @@ from claude_sdkurl.testing import STDIO_CLI_VERSION, MockMessagesAPI, install_cl
 from .test_port import _run
 
 SERVICE = Path(__file__).parent / "fixtures" / "fastapi_service.py"
+WORKER = Path(__file__).parent / "fixtures" / "fastapi_worker.py"
 
 
 def test_framework_hooks_stay_async_and_routes_become_plain() -> None:
@@ -73,12 +74,58 @@ def test_hooks_of_other_frameworks_and_what_cannot_be_decided() -> None:
     assert "def startup():" in out and [t for _, t in result.todo if "startup is passed to app.add_event_handler" in t]
 
 
+def test_what_a_lifespan_hands_its_task_group_stays_async() -> None:
+    """A worker's method handed to ``start_soon``, a function handed to ``start`` and a
+    ``functools.partial`` of one: anyio calls each as a coroutine function, so each stays async
+    (made plain, anyio ran the worker inline and the service hung at its start)."""
+    result = port_source(WORKER.read_text(), WORKER.name)
+    out = result.after
+    assert result.todo == [] and result.unsure == []
+    assert "    async def run(self):\n" in out and "await anyio.sleep(0.01)" in out
+    assert "async for message in claude_sdkurl.threads.iterate(query(prompt=prompt, options=ClaudeAgentOptions())):" in out
+    assert "async def ticker(state, *, task_status=anyio.TASK_STATUS_IGNORED):" in out and "async def note(state, text):" in out
+    assert "def submit(job_id: str, prompt: str):" in out and "async def submit" not in out  # a route: plain
+
+
+def test_a_function_handed_to_a_task_group_made_elsewhere_is_marked() -> None:
+    """A plain function now (it runs on a thread) cannot hand a coroutine function to an anyio
+    group the lifespan made: marked, never "0 places left". To a group made here (a
+    claude_sdkurl.threads.TaskGroup once ported) it runs as it is, ``start`` included."""
+    result = port_source(textwrap.dedent(
+        """
+        import anyio
+        from claude_agent_sdk import query
+
+        async def job(prompt):
+            async for m in query(prompt=prompt):
+                pass
+
+        async def ready(*, task_status=anyio.TASK_STATUS_IGNORED):
+            task_status.started(1)
+
+        @app.post("/later")
+        async def later(prompt: str):
+            app.state.tg.start_soon(job, prompt)
+
+        async def now(prompt):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(job, prompt)
+                await tg.start(ready)
+        """
+    ))
+    marked = [t for _, t in result.todo]
+    assert len(marked) == 1 and marked[0].startswith("job is handed to app.state.tg.start_soon, a task group not made here")
+    out = result.after
+    assert "with claude_sdkurl.threads.TaskGroup() as tg:\n        tg.start_soon(job, prompt)\n        tg.start(ready)" in out
+
+
 @pytest.mark.realcli
-def test_a_ported_fastapi_service_answers_like_the_original(tmp_path: Path) -> None:
+@pytest.mark.parametrize("service", [SERVICE, WORKER], ids=["service", "worker"])
+def test_a_ported_fastapi_service_answers_like_the_original(tmp_path: Path, service: Path) -> None:
     (tmp_path / "original").mkdir()
     (tmp_path / "ported").mkdir()
-    shutil.copy(SERVICE, tmp_path / "original" / SERVICE.name)
-    (tmp_path / "ported" / SERVICE.name).write_text(port_source(SERVICE.read_text(), SERVICE.name).after)
+    shutil.copy(service, tmp_path / "original" / service.name)
+    (tmp_path / "ported" / service.name).write_text(port_source(service.read_text(), service.name).after)
     cli = install_cli(STDIO_CLI_VERSION)  # the official package bundles this same version
     outputs = []
     with MockMessagesAPI(lambda r: text(f"answer to: {r.last_user_text()}")) as api:
@@ -87,11 +134,23 @@ def test_a_ported_fastapi_service_answers_like_the_original(tmp_path: Path) -> N
             shutil.rmtree(home, ignore_errors=True)
             (home / "work").mkdir(parents=True)
             env = {**os.environ, **offline_env(api.url, home), "CLAUDE_SDKURL_CLI": str(cli)}
-            outputs.append(_run(tmp_path / side / SERVICE.name, [], env, home / "work"))
+            outputs.append(_run(tmp_path / side / service.name, [], env, home / "work"))
     assert outputs[0] == outputs[1]
-    assert outputs[1][1].splitlines() == [
+    assert outputs[1][1].splitlines() == EXPECTED[service]
+
+
+EXPECTED = {
+    SERVICE: [
         "{'answer': 'answer to: one'}",
         "answer to: two [success]",
         "answer to: three [success]",
         "{'answer': 'answer to: four', 'heartbeat': True}",
-    ]
+    ],
+    WORKER: [
+        "{'queued': 'a'}",
+        "{'queued': 'b'}",
+        "{'done': 'answer to: job a', 'ticker': 'ticking', 'notes': ['started']}",
+        "{'done': 'answer to: job b', 'ticker': 'ticking', 'notes': ['started']}",
+        "ticked",
+    ],
+}

@@ -324,3 +324,32 @@ def test_current_task_is_the_running_task_or_a_cancellable_handle_of_the_thread(
     worker.start()
     worker.join(30)
     assert results == ["cancelled", "went on, cancelling=1"]
+
+
+def test_a_task_groups_start_returns_what_its_task_says_once_started() -> None:
+    """anyio's and trio's ``start``: the task runs on; ``start`` returns the value it gave
+    ``task_status.started()``; a task that ends or fails before saying so raises there."""
+    went_on = threading.Event()
+
+    def serve(port: int, *, task_status: Any) -> None:
+        task_status.started(f"listening on {port}")
+        went_on.wait(5)
+
+    def quits(*, task_status: Any) -> None:
+        return None
+
+    def breaks(*, task_status: Any) -> None:
+        raise ValueError("no port")
+
+    with TaskGroup() as tg:
+        assert tg.start(serve, 8765) == "listening on 8765"
+        went_on.set()  # (the task was still running)
+    with pytest.raises(BaseException) as ended:
+        with TaskGroup() as tg:
+            tg.start(quits)
+    assert "task_status.started()" in str(ended.value) or any("task_status.started()" in str(e) for e in getattr(ended.value, "exceptions", []))
+    with pytest.raises(BaseException) as failed:
+        with TaskGroup() as tg:
+            tg.start(breaks)
+    errors = getattr(failed.value, "exceptions", [failed.value])
+    assert any(isinstance(e, ValueError) and str(e) == "no port" for e in errors)

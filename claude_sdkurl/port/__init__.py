@@ -29,7 +29,8 @@ x in xs])``                                ``*[partial(g, x) for x in xs])``: at
 ``asyncio.create_task(f(a))``,             ``claude_sdkurl.threads.create_task(partial(f, a))``
 ``ensure_future``; ``await task``          ``task.result()`` (``task.cancel()`` stays)
 ``asyncio.TaskGroup()``,                   ``claude_sdkurl.threads.TaskGroup()`` (its
-``anyio.create_task_group()``,              ``create_task`` as above, ``start_soon`` as is)
+``anyio.create_task_group()``,              ``create_task`` as above, ``start_soon`` and
+                                           ``start`` as they are)
 ``trio.open_nursery()``
 ``asyncio.wait_for(f(a), s)``              ``claude_sdkurl.threads.wait_for(partial(f, a), s)``
 ``asyncio.CancelledError``                 ``claude_sdkurl.threads.CancelledError``
@@ -48,12 +49,17 @@ or gathered later                          ``gather``, ``create_task`` or ``asyn
 Async frameworks: what the framework itself calls and awaits stays ``async`` (a ``lifespan=``
 function, websocket handlers, middleware and event handlers, a route that takes the
 ``Request``/``WebSocket`` itself, and whatever those hand to their own task groups), with its
-loop code as it was; in there the SDK's blocking calls run on a worker thread
+loop code as it was (what they hand a task group with ``start_soon``/``start``, a worker's method or
+a ``functools.partial`` included); in there the SDK's blocking calls run on a worker thread
 (``await asyncio.to_thread(client.query, p)``, ``async for m in
 claude_sdkurl.threads.iterate(...)``, ``async with claude_sdkurl.threads.entered(client)``).
 Other routes become plain functions, which FastAPI and Starlette run on their thread pool. An
 ``async def`` of the file passed, uncalled, to something that is not ours (it may await it) is
-marked.
+marked, as is one handed to a task group this code did not make; passed to a function of the
+program ported in the same run (``ported_elsewhere``), it is not.
+
+Marks stay until a person removes them: a file that carries one counts as left to port
+(``--check`` exits 1), and porting it again writes none twice.
 
 Threads are cancelled cooperatively (see :mod:`claude_sdkurl.threads`): a cancelled task stops
 at its next sleep, task wait or message read.
@@ -85,12 +91,15 @@ from ._ported import MARK, PortError, Ported
 __all__ = ["MARK", "PortError", "Ported", "main", "port_source"]
 
 
-def port_source(source: str, path: str = "<string>") -> Ported:
+def port_source(source: str, path: str = "<string>", ported_elsewhere: frozenset[str] = frozenset()) -> Ported:
     """Port one program's text (see the module doc). :class:`PortError` if it does not parse,
-    or is more than the parsers can take (nested too deep, too large). Needs ``libcst``."""
+    or is more than the parsers can take (nested too deep, too large). Needs ``libcst``.
+    ``ported_elsewhere``: the ``async def`` names of the other files of the same program, ported
+    with it (the command passes them). Marks left by an earlier port count in ``todo`` again,
+    and are never written twice."""
     try:
         from ._rewrite import port_source as port
     except ImportError as missing:  # the optional extra
         raise ImportError("claude_sdkurl.port needs libcst: pip install 'claude-sdkurl[port]'") from missing
-    result: Any = port(source, path)
+    result: Any = port(source, path, ported_elsewhere)
     return result  # type: ignore[no-any-return]

@@ -9,6 +9,7 @@ import argparse
 import contextlib
 import io
 import os
+import re
 import stat
 import sys
 import tempfile
@@ -17,7 +18,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ._ported import PortError, Ported
+from ._ported import PortError, Ported, has_work
+
+_ASYNC_DEF = re.compile(r"^[ \t]*async[ \t]+def[ \t]+(\w+)", re.MULTILINE)
 
 def _files(paths: Sequence[str]) -> list[Path]:
     """The files named, and the ``*.py`` below the directories named (symlinked directories are
@@ -86,6 +89,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     port_source = _porter()
     results: list[tuple[Ported, str]] = []
     status = 0
+    sources: list[tuple[Path, str, str, frozenset[str]]] = []
     for path in _files(args.paths):
         try:
             source, encoding = _read(path)
@@ -93,8 +97,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"claude_sdkurl.port: {path}: cannot read: {_reason(error)}", file=sys.stderr)
             status = 2
             continue
+        sources.append((path, source, encoding, frozenset(_ASYNC_DEF.findall(source)) if has_work(source) else frozenset()))
+    for path, source, encoding, _ in sources:
+        # the async defs of the run's other files: made plain by this same run
+        elsewhere = frozenset().union(*(names for other, _, _, names in sources if other != path))
         try:
-            results.append((port_source(source, str(path)), encoding))
+            results.append((port_source(source, str(path), elsewhere), encoding))
         except PortError as error:
             print(f"claude_sdkurl.port: {error}", file=sys.stderr)
             status = 2

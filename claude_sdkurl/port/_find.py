@@ -8,7 +8,7 @@ from typing import Any
 
 import libcst as cst
 
-_LOOPS = ("asyncio", "anyio", "trio")
+from ._ported import _LOOPS
 _RECEIVERS = {"receive_messages", "receive_response", "query"}
 _SDK_METHODS = _RECEIVERS | {
     "connect", "disconnect", "interrupt", "set_permission_mode", "set_model", "rewind_files",
@@ -113,9 +113,13 @@ def _framework_hooks(module: cst.Module) -> set[int]:
                 or (any(h in _ROUTES for h in hooks) and takes_connection)
                 or (in_middleware and node.name.value in ("dispatch", "__call__"))):  # fmt: skip
             kept.add(id(node))
-    # What a kept hook hands to its own task group or loop (tg.start_soon(f), create_task(f()),
-    # gather(f())) is awaited by the loop: it stays async too, and so on down.
-    by_name = {node.name.value: node for node, _ in functions}
+    # What a kept hook hands to its own task group or loop (tg.start_soon(f), await tg.start(f),
+    # create_task(f()), gather(f())) is awaited by the loop: it stays async too, and so on down.
+    # A method handed over (tg.start_soon(worker.run)) is known by its name alone: every async
+    # def of that name stays async.
+    by_name: dict[str, list[cst.FunctionDef]] = {}
+    for node, _ in functions:
+        by_name.setdefault(node.name.value, []).append(node)
     grew = True
     while grew:
         grew = False
@@ -123,27 +127,41 @@ def _framework_hooks(module: cst.Module) -> set[int]:
             if id(node) not in kept:
                 continue
             for name in _spawned(node):
-                target = by_name.get(name)
-                if target is not None and id(target) not in kept:
-                    kept.add(id(target))
-                    grew = True
+                for target in by_name.get(name, []):
+                    if id(target) not in kept:
+                        kept.add(id(target))
+                        grew = True
     return kept
+
+
+_STARTS = ("start_soon", "start")  # a task group's or nursery's: they take a coroutine function
+
+
+def _handed(value: cst.BaseExpression) -> str:
+    """The function name of what is handed to a loop uncalled: ``f``, ``obj.f`` (``f``),
+    ``functools.partial(f, ...)`` (``f``); ``""`` for anything else."""
+    if isinstance(value, cst.Call) and _dotted(value.func) in ("functools.partial", "partial") and value.args:
+        return _handed(value.args[0].value)
+    return _dotted(value).rpartition(".")[2]
 
 
 def _spawned(function: cst.FunctionDef) -> set[str]:
     """Names of the functions ``function`` hands to a loop: ``x.start_soon(f, ...)``,
-    ``create_task(f(...))``, ``ensure_future(f(...))``, ``gather(f(...), ...)``."""
+    ``x.start(f, ...)`` (``f`` may be a method or a ``functools.partial``), ``create_task(f(...))``,
+    ``ensure_future(f(...))``, ``gather(f(...), ...)``."""
     found: set[str] = set()
 
     class Spawns(cst.CSTVisitor):  
         def visit_Call(self, node: cst.Call) -> None:
             last = _dotted(node.func).rpartition(".")[2]
-            if last == "start_soon" and node.args and isinstance(node.args[0].value, cst.Name):
-                found.add(node.args[0].value.value)
+            if last in _STARTS and node.args and node.args[0].keyword is None and not node.args[0].star:
+                name = _handed(node.args[0].value)
+                if name:
+                    found.add(name)
             elif last in ("create_task", "ensure_future", "gather", "wait_for", "shield"):
                 for arg in node.args:
                     if isinstance(arg.value, cst.Call):
-                        found.add(_dotted(arg.value.func))
+                        found.add(_dotted(arg.value.func).rpartition(".")[2])
 
     function.body.visit(Spawns())
     return found

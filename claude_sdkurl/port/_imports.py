@@ -8,7 +8,9 @@ from typing import Any
 
 import libcst as cst
 
-from ._find import _LOOPS, _dotted
+from ._find import _dotted
+from ._ported import _LOOPS
+
 
 def _fix_imports(module: cst.Module, porter: Any) -> cst.Module:
     """Add the stdlib modules the rewrites call; drop ``import asyncio/anyio/trio`` no longer
@@ -29,6 +31,9 @@ def _fix_imports(module: cst.Module, porter: Any) -> cst.Module:
             aliases = [a for a in imp.names if _dotted(a.name) not in unused]
             if not aliases:
                 carried += list(stmt.leading_lines)
+                trailing = stmt.trailing_whitespace.comment
+                if trailing is not None:  # its own line now, where the import was: not lost
+                    carried.append(cst.EmptyLine(comment=trailing))
                 continue
             aliases[-1] = aliases[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
             stmt = stmt.with_changes(body=[imp.with_changes(names=aliases)])
@@ -45,11 +50,15 @@ def _fix_imports(module: cst.Module, porter: Any) -> cst.Module:
     if carried:  # the dropped import was the last statement: its comments go to the footer
         footer = [*carried, *footer]
     if missing:
-        at = next((i for i, s in enumerate(kept) if _plain_imports(s) or _is_from_import(s)), 0)
-        if at == 0 and kept and _is_docstring(kept[0]):
-            at = 1
-        while at < len(kept) and _is_from_future(kept[at]):
-            at += 1
+        # After the file's first run of imports: a comment above an import (the top of the
+        # file's among them, which libcst keeps in the module's header) stays with it.
+        begins = next((i for i, s in enumerate(kept) if _is_import(s)), None)
+        if begins is None:
+            at = 1 if kept and _is_docstring(kept[0]) else 0
+        else:
+            at = begins
+            while at < len(kept) and _is_import(kept[at]):
+                at += 1
         kept[at:at] = [cst.parse_statement(f"import {name}\n") for name in missing]
     first = kept[0] if kept else None
     if not missing and module.body and isinstance(first, (cst.SimpleStatementLine, cst.BaseCompoundStatement)) and first is not module.body[0]:
@@ -67,14 +76,9 @@ def _plain_imports(stmt: cst.BaseStatement) -> list[str]:
     return []
 
 
-def _is_from_import(stmt: cst.BaseStatement) -> bool:
-    return isinstance(stmt, cst.SimpleStatementLine) and any(isinstance(s, cst.ImportFrom) for s in stmt.body)
-
-
-def _is_from_future(stmt: cst.BaseStatement) -> bool:
-    return isinstance(stmt, cst.SimpleStatementLine) and any(
-        isinstance(s, cst.ImportFrom) and s.module is not None and _dotted(s.module) == "__future__" for s in stmt.body
-    )
+def _is_import(stmt: cst.BaseStatement) -> bool:
+    """A line of imports alone (``import a``, ``from b import c``, or several with ``;``)."""
+    return isinstance(stmt, cst.SimpleStatementLine) and all(isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body)
 
 
 def _is_docstring(stmt: cst.BaseStatement) -> bool:

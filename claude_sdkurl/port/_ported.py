@@ -8,6 +8,16 @@ from dataclasses import dataclass, field
 
 MARK = "# claude_sdkurl.port:"
 """The comment the porting command puts above code it left for a person to port."""
+
+_LOOPS = ("asyncio", "anyio", "trio")
+
+
+def has_work(source: str) -> bool:
+    """Whether a file is for the porting command at all: it names the SDK or a loop library.
+    Any other file is left as it is, ``async def``s and all."""
+    return "claude_agent_sdk" in source or any(f"{loop}." in source for loop in _LOOPS)
+
+
 class PortError(Exception):
     """A file could not be ported (it does not parse); nothing was written."""
 

@@ -13,19 +13,20 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 from ._find import (
     _ADVICE,
     _GROUPS,
-    _LOOPS,
     _PRIMITIVES,
     _RECEIVERS,
     _RENAMES,
     _SDK_METHODS,
+    _STARTS,
     _TASK_MAKERS,
     _async_defs,
     _dotted,
     _framework_hooks,
+    _handed,
     _local_async_functions,
 )
 from ._imports import _fix_imports
-from ._ported import MARK, PortError, Ported
+from ._ported import _LOOPS, MARK, PortError, Ported, has_work
 
 _Async = TypeVar("_Async", cst.FunctionDef, cst.For, cst.With, cst.CompFor)  # what can be async
 
@@ -33,18 +34,21 @@ _Async = TypeVar("_Async", cst.FunctionDef, cst.For, cst.With, cst.CompFor)  # w
 _STATEMENTS = (cst.SimpleStatementLine, cst.If, cst.For, cst.While, cst.With, cst.Try, cst.FunctionDef, cst.ClassDef)
 
 
-def port_source(source: str, path: str = "<string>") -> Ported:
+def port_source(source: str, path: str = "<string>", ported_elsewhere: frozenset[str] = frozenset()) -> Ported:
     """Port one program's text (see the module doc). :class:`PortError` if it does not parse,
-    or is more than the parsers can take (nested too deep, too large)."""
+    or is more than the parsers can take (nested too deep, too large). ``ported_elsewhere``:
+    the ``async def`` names of the other files ported in the same run (a function of the file
+    handed to one of them is not marked: that one is made plain too). The marks the file
+    carries from an earlier port count as places left, and are not written twice."""
     try:
-        return _port(source, path)
+        return _port(source, path, ported_elsewhere)
     except RecursionError:
         raise PortError(f"{path}: too deeply nested for Python's parser (RecursionError)") from None
     except MemoryError:
         raise PortError(f"{path}: too large for Python's parser (MemoryError)") from None
 
 
-def _port(source: str, path: str) -> Ported:
+def _port(source: str, path: str, ported_elsewhere: frozenset[str]) -> Ported:
     try:  # Python's own parser first: its line numbers are the ones people expect
         ast.parse(source, path)
         module = cst.parse_module(source)
@@ -54,15 +58,18 @@ def _port(source: str, path: str) -> Ported:
         raise PortError(f"{path}: does not parse: {bad}") from None
     except cst.ParserSyntaxError as bad:
         raise PortError(f"{path}:{bad.editor_line}:{bad.editor_column}: not Python this tool can read: {bad.message}") from None
-    if "claude_agent_sdk" not in source and not any(f"{loop}." in source for loop in _LOOPS):
-        return Ported(path, source, source)
+    marked = _marks_in(source) if MARK in source else []
+    if not has_work(source):
+        return Ported(path, source, source, marked)
     wrapper = MetadataWrapper(module)
     local_async, tasks = _local_async_functions(module)
     kept = _framework_hooks(wrapper.module)
-    porter = Porter(wrapper.resolve(PositionProvider), local_async, tasks, kept)
+    porter = Porter(wrapper.resolve(PositionProvider), local_async, tasks, kept, ported_elsewhere)
     after = wrapper.visit(porter)
     text = _fix_imports(after, porter).code
-    return Ported(path, source, text, porter.todo, porter.unsure)
+    found = {t for _, t in porter.todo}
+    todo = sorted([*porter.todo, *((line, t) for line, t in marked if t not in found)], key=lambda place: place[0])
+    return Ported(path, source, text, todo, porter.unsure)
 
 
 
@@ -71,10 +78,12 @@ class Porter(cst.CSTTransformer):
     ``todo`` (marked places), ``unsure`` (removed awaits of unknown targets) and ``need`` (the
     standard-library modules the rewritten code calls)."""
 
-    def __init__(self, positions: Any, local_async: set[str], makes_tasks: bool, kept: set[int]) -> None:
+    def __init__(self, positions: Any, local_async: set[str], makes_tasks: bool, kept: set[int],
+                 ported_elsewhere: frozenset[str] = frozenset()) -> None:  # fmt: skip
         super().__init__()
         self.positions = positions
         self.local_async = local_async  # the file's async def names
+        self.ported_elsewhere = ported_elsewhere  # async def names of the run's other files (made plain there)
         self.makes_tasks = makes_tasks  # its sleeps become claude_sdkurl.threads.sleep, a cancel point
         self.kept = kept  # the async defs (by id) an async framework awaits: they stay async
         self.todo: list[tuple[int, str]] = []
@@ -126,7 +135,7 @@ class Porter(cst.CSTTransformer):
         if not notes:
             return updated
         lines = [cst.EmptyLine(comment=cst.Comment(f"{MARK} {text}")) for text in dict.fromkeys(notes)]
-        return updated.with_changes(leading_lines=[*updated.leading_lines, *lines])
+        return updated.with_changes(leading_lines=_with_marks(updated.leading_lines, lines))
 
     # Notes go above the statement being left: every statement kind opens a list on the
     # way in and writes its notes as comments on the way out, before its own leave_*.
@@ -370,27 +379,42 @@ class Porter(cst.CSTTransformer):
         if attr in _ADVICE and attr != "timeout":
             self._note(original, attr)
         elif attr != "timeout":
-            self.todo.append((self._line(original), f"{name}() has no rewrite: replace it with its thread form"))
-            if self.notes:
-                self.notes[-1].append(f"{name}() has no rewrite: replace it with its thread form")
+            self._mark(original, f"{name}() has no rewrite: replace it with its thread form")
         return updated
 
     def _passed_along(self, original: cst.Call, name: str) -> None:
         """An ``async def`` of the file made plain, passed (not called) to something that is
         not ours: if that calls it as a coroutine function (a framework's hook), it must stay
-        async. Marked: the command cannot tell."""
+        async. Marked: the command cannot tell. A task group's ``start_soon``/``start`` always
+        calls it so: handing a function of the file to a group not made here is marked too."""
         last = name.rpartition(".")[2]
-        if name.startswith(("functools.", "claude_sdkurl.", "asyncio.", "anyio.", "trio.")) or last in ("start_soon", "create_task", "run"):
+        receiver = name.rpartition(".")[0]
+        if last in _STARTS and original.args and original.args[0].keyword is None:
+            handed = _handed(original.args[0].value)
+            if receiver not in self.groups and handed in self.local_async:
+                # (a group made here is a claude_sdkurl.threads.TaskGroup now: it takes plain functions)
+                self._mark(original, f"{handed} is handed to {name}, a task group not made here: anyio and trio call it "
+                                     "as a coroutine function on their event loop, and this code no longer runs there: "
+                                     "keep this function and the one handed over async (the SDK's calls with "
+                                     "asyncio.to_thread), or make the group here")  # fmt: skip
+            return
+        if name.startswith(("functools.", "claude_sdkurl.", "asyncio.", "anyio.", "trio.")) or last in ("create_task", "run"):
             return
         if name in self.sdk_names or name.partition(".")[0] in self.sdk_names:
             return  # the SDK takes plain functions wherever it took async ones
+        if name in self.converted or (last in self.ported_elsewhere and last not in self.local_async):
+            return  # a function of this program that the port made plain: it calls what it is given plainly too
         for arg in original.args:
             if isinstance(arg.value, cst.Name) and arg.value.value in self.converted and (arg.keyword is None or arg.keyword.value != "lifespan"):
-                text = (f"{arg.value.value} is passed to {name or 'a call'}, which may call it as a coroutine function "
-                        "(a framework's hook): if so, keep it async and run its SDK calls with asyncio.to_thread")  # fmt: skip
-                self.todo.append((self._line(original), text))
-                if self.notes:
-                    self.notes[-1].append(text)
+                self._mark(original, f"{arg.value.value} is passed to {name or 'a call'}, which may call it as a coroutine "
+                                     "function (a framework's hook): if so, keep it async and run its SDK calls with "
+                                     "asyncio.to_thread")  # fmt: skip
+
+    def _mark(self, original: cst.CSTNode, text: str) -> None:
+        """A place left for a person, with its own words (see :meth:`_note` for the usual ones)."""
+        self.todo.append((self._line(original), text))
+        if self.notes:
+            self.notes[-1].append(text)
 
     def _first_as_call(self, original: cst.Call, updated: cst.Call, func: str | None, advice: str) -> cst.Call:
         """``create_task(f(x))``/``wait_for(f(x), s)`` -> the same with
@@ -463,12 +487,30 @@ class Porter(cst.CSTTransformer):
         receiver = isinstance(call, cst.Call) and _dotted(call.func).rpartition(".")[2] in _RECEIVERS
         if seconds is None or not plain or not receiver or items[0].asname is not None or loop is None or call is None:
             self._note(original, "timeout", above=False)  # this statement's notes are written already
-            return updated.with_changes(leading_lines=[*updated.leading_lines, cst.EmptyLine(comment=cst.Comment(f"{MARK} {_ADVICE['timeout']}"))])
+            mark = cst.EmptyLine(comment=cst.Comment(f"{MARK} {_ADVICE['timeout']}"))
+            return updated.with_changes(leading_lines=_with_marks(updated.leading_lines, [mark]))
         timed = call.with_changes(args=[*_with_last_comma(call.args), cst.Arg(keyword=cst.Name("timeout"), value=seconds, equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")))])
         new_body = [s.with_changes(iter=timed) if s is loop else s for s in body]
         first = new_body[0].with_changes(leading_lines=[*updated.leading_lines, *new_body[0].leading_lines])
         return cst.FlattenSentinel([first, *new_body[1:]])
 
+
+
+def _with_marks(leading: Sequence[cst.EmptyLine], marks: Sequence[cst.EmptyLine]) -> list[cst.EmptyLine]:
+    """A statement's leading lines with the marks it does not carry already (a file ported
+    twice keeps one of each)."""
+    present = {line.comment.value for line in leading if line.comment is not None}
+    return [*leading, *(m for m in marks if m.comment is not None and m.comment.value not in present)]
+
+
+def _marks_in(source: str) -> list[tuple[int, str]]:
+    """The marks a file carries already (ported before, and not yet seen to): ``(line, text)``."""
+    found = []
+    for number, line in enumerate(source.splitlines(), 1):
+        stripped = line.strip()
+        if stripped.startswith(MARK):
+            found.append((number, stripped[len(MARK):].strip()))
+    return found
 
 
 def _with_last_comma(args: Sequence[Any]) -> list[Any]:
