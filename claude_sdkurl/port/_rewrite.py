@@ -19,19 +19,15 @@ from ._find import (
     _SDK_METHODS,
     _STARTS,
     _TASK_MAKERS,
-    _async_defs,
+    Survey,
     _dotted,
-    _framework_hooks,
     _handed,
-    _local_async_functions,
+    survey,
 )
 from ._imports import _fix_imports
 from ._ported import _LOOPS, MARK, PortError, Ported, has_work
 
 _Async = TypeVar("_Async", cst.FunctionDef, cst.For, cst.With, cst.CompFor)  # what can be async
-
-# the statements a note (a ``# claude_sdkurl.port:`` comment) can stand above
-_STATEMENTS = (cst.SimpleStatementLine, cst.If, cst.For, cst.While, cst.With, cst.Try, cst.FunctionDef, cst.ClassDef)
 
 
 def port_source(source: str, path: str = "<string>", ported_elsewhere: frozenset[str] = frozenset()) -> Ported:
@@ -50,7 +46,7 @@ def port_source(source: str, path: str = "<string>", ported_elsewhere: frozenset
 
 def _port(source: str, path: str, ported_elsewhere: frozenset[str]) -> Ported:
     try:  # Python's own parser first: its line numbers are the ones people expect
-        ast.parse(source, path)
+        tree = ast.parse(source, path)
         module = cst.parse_module(source)
     except SyntaxError as bad:
         raise PortError(f"{path}:{bad.lineno}:{bad.offset}: does not parse: {bad.msg}") from None
@@ -61,16 +57,79 @@ def _port(source: str, path: str, ported_elsewhere: frozenset[str]) -> Ported:
     marked = _marks_in(source) if MARK in source else []
     if not has_work(source):
         return Ported(path, source, source, marked)
-    wrapper = MetadataWrapper(module)
-    local_async, tasks = _local_async_functions(module)
-    kept = _framework_hooks(wrapper.module)
-    porter = Porter(wrapper.resolve(PositionProvider), local_async, tasks, kept, ported_elsewhere)
-    after = wrapper.visit(porter)
+    lines = _Lines(module, tree)
+    porter = Porter(lines, survey(tree), ported_elsewhere)
+    after = module.visit(porter)
     text = _fix_imports(after, porter).code
-    found = {t for _, t in porter.todo}
-    todo = sorted([*porter.todo, *((line, t) for line, t in marked if t not in found)], key=lambda place: place[0])
-    return Ported(path, source, text, todo, porter.unsure)
+    lines.resolve()
+    left = [(int(line[0]), t) for line, t in porter.todo]
+    found = {t for _, t in left}
+    todo = sorted([*left, *((line, t) for line, t in marked if t not in found)], key=lambda place: place[0])
+    return Ported(path, source, text, todo, [(int(line[0]), t) for line, t in porter.unsure])
 
+
+
+# The nodes whose lines a port reports (a mark's place, a removed await), and their kinds in
+# Python's own tree.
+_KINDS: dict[type, tuple[type, ...]] = {cst.Call: (ast.Call,), cst.Await: (ast.Await,), cst.ImportFrom: (ast.ImportFrom,),
+                                        cst.With: (ast.With, ast.AsyncWith)}  # fmt: skip
+
+
+class _Lines:
+    """The lines of the places a port reports. libcst's positions cost a second generation of the
+    whole module's code with every node's place tracked (as much again as parsing it); Python's
+    own tree has every node's line already. The rewrites meet the nodes of each kind in
+    :data:`_KINDS` in the order of the text (a walk that visits a node before what is inside it,
+    in the order of the text); so the n-th ``Call`` met is the n-th ``ast.Call`` by place
+    (start, then the longer first). The porter counts them as it goes (:meth:`enter`,
+    :meth:`leave`); a place asked for is a number, filled in at the end (:meth:`resolve`). Where
+    the two trees' counts of a kind differ, libcst's positions are worked out after all."""
+
+    def __init__(self, module: cst.Module, tree: ast.Module) -> None:
+        self.module, self.tree = module, tree
+        self.counts: dict[type, int] = dict.fromkeys(_KINDS, 0)
+        self.open: dict[type, list[int]] = {kind: [] for kind in _KINDS}
+        self.current: dict[type, tuple[int, int]] = {}  # kind -> (id, ordinal) of the node being left
+        self.asked: list[tuple[list[int], cst.CSTNode, int | None]] = []  # (its line, to fill in; the node; its ordinal)
+
+    def enter(self, node: cst.CSTNode) -> None:
+        kind = type(node)
+        self.open[kind].append(self.counts[kind])
+        self.counts[kind] += 1
+
+    def leave(self, node: cst.CSTNode) -> None:
+        self.current[type(node)] = (id(node), self.open[type(node)].pop())
+
+    def __call__(self, node: cst.CSTNode) -> list[int]:
+        """The line of ``node`` (one being left now), as a one-item list filled in by :meth:`resolve`."""
+        line = [0]
+        here = self.current.get(type(node))
+        self.asked.append((line, node, here[1] if here is not None and here[0] == id(node) else None))
+        return line
+
+    def resolve(self) -> None:
+        if not self.asked:
+            return
+        wanted = {type(node) for _, node, _ in self.asked}
+        by_kind: dict[type, list[ast.AST]] = {kind: [] for kind in wanted}
+        for each in ast.walk(self.tree):
+            for kind in wanted:
+                if isinstance(each, _KINDS[kind]):
+                    by_kind[kind].append(each)
+        for found in by_kind.values():
+            found.sort(key=lambda n: (n.lineno, n.col_offset, -(n.end_lineno or 0), -(n.end_col_offset or 0)))  # type: ignore[attr-defined]
+        positions: Any = None
+        for line, node, ordinal in self.asked:
+            found = by_kind[type(node)]
+            if ordinal is not None and len(found) == self.counts[type(node)]:
+                line[0] = int(found[ordinal].lineno)  # type: ignore[attr-defined]
+                continue
+            if positions is None:  # the module itself, not a copy: the nodes asked about are its own
+                positions = MetadataWrapper(self.module, unsafe_skip_copy=True).resolve(PositionProvider)
+            try:
+                line[0] = int(positions[node].start.line)
+            except KeyError:
+                line[0] = 0
 
 
 class Porter(cst.CSTTransformer):
@@ -78,16 +137,16 @@ class Porter(cst.CSTTransformer):
     ``todo`` (marked places), ``unsure`` (removed awaits of unknown targets) and ``need`` (the
     standard-library modules the rewritten code calls)."""
 
-    def __init__(self, positions: Any, local_async: set[str], makes_tasks: bool, kept: set[int],
-                 ported_elsewhere: frozenset[str] = frozenset()) -> None:  # fmt: skip
+    def __init__(self, lines: Any, found: Survey, ported_elsewhere: frozenset[str] = frozenset()) -> None:
         super().__init__()
-        self.positions = positions
-        self.local_async = local_async  # the file's async def names
+        self.lines = lines  # node -> its line in the original text
+        self.local_async = found.local_async  # the file's async def names
         self.ported_elsewhere = ported_elsewhere  # async def names of the run's other files (made plain there)
-        self.makes_tasks = makes_tasks  # its sleeps become claude_sdkurl.threads.sleep, a cancel point
-        self.kept = kept  # the async defs (by id) an async framework awaits: they stay async
-        self.todo: list[tuple[int, str]] = []
-        self.unsure: list[tuple[int, str]] = []
+        self.makes_tasks = found.makes_tasks  # its sleeps become claude_sdkurl.threads.sleep, a cancel point
+        self.kept = found.kept  # the async defs an async framework awaits (by their place): they stay async
+        self.async_seen = 0  # the async defs met so far (the place of the next one)
+        self.todo: list[tuple[Any, str]] = []  # (its line, to be filled in: see _Lines; the text)
+        self.unsure: list[tuple[Any, str]] = []
         self.notes: list[list[str]] = []
         self.need: set[str] = set()  # stdlib modules the rewrites call
         self.sdk_names: set[str] = set()  # names imported from the SDK
@@ -101,14 +160,11 @@ class Porter(cst.CSTTransformer):
         # async (a framework hook: see _framework_hooks). Inside one, loop-library code is
         # left as it is, and the SDK's blocking calls go to a worker thread.
         self.inside: list[bool] = []
-        kept_names = {n.name.value for n in _async_defs(positions) if id(n) in self.kept}
-        self.kept_names = kept_names
-        self.converted = local_async - kept_names  # async defs of the file that become plain
+        self.kept_names = found.kept_names
+        self.converted = self.local_async - found.kept_names  # async defs of the file that become plain
         # an @asynccontextmanager that stays async keeps its name; the ones made plain then
         # become @contextlib.contextmanager
-        self.keep_acm = any(
-            "asynccontextmanager" in _dotted(d.decorator) for n in _async_defs(positions) if id(n) in self.kept for d in n.decorators
-        )
+        self.keep_acm = found.keeps_acm
 
     @property
     def in_kept(self) -> bool:
@@ -116,11 +172,9 @@ class Porter(cst.CSTTransformer):
 
     # ---------------------------------------------------------- notes on statements
 
-    def _line(self, node: cst.CSTNode) -> int:
-        try:
-            return int(self.positions[node].start.line)
-        except KeyError:
-            return 0
+    def _line(self, node: cst.CSTNode) -> Any:
+        """The line of the node being left (filled in after the walk: see :class:`_Lines`)."""
+        return self.lines(node)
 
     def _note(self, node: cst.CSTNode, key: str, above: bool = True) -> None:
         """Record a place left for a person; ``above``: comment it above the statement
@@ -137,24 +191,46 @@ class Porter(cst.CSTTransformer):
         lines = [cst.EmptyLine(comment=cst.Comment(f"{MARK} {text}")) for text in dict.fromkeys(notes)]
         return updated.with_changes(leading_lines=_with_marks(updated.leading_lines, lines))
 
-    # Notes go above the statement being left: every statement kind opens a list on the
-    # way in and writes its notes as comments on the way out, before its own leave_*.
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        if isinstance(node, _STATEMENTS):
-            self.notes.append([])
-        return bool(super().on_visit(node))
+    # Notes (``# claude_sdkurl.port:`` comments) go above the statement being left: a simple
+    # statement line, an if, for, while, with, try, def or class opens a list on the way in and
+    # writes its notes as comments on the way out, first thing in its leave_*.
+    # (Typed visit_/leave_ methods, not on_visit/on_leave: those ran for every node of the
+    # module, and cost as much as all the rewrites together.)
+    def _open(self, node: cst.CSTNode) -> None:
+        self.notes.append([])
 
-    def on_leave(self, original: Any, updated: Any) -> Any:
-        if isinstance(original, _STATEMENTS):
-            updated = self._close(updated)
-        return super().on_leave(original, updated)
+    visit_SimpleStatementLine = visit_If = visit_While = visit_Try = visit_ClassDef = _open
+
+    def visit_With(self, node: cst.With) -> None:
+        self.notes.append([])
+        self.lines.enter(node)
+
+    def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine) -> Any:
+        return self._close(updated)
+
+    def leave_If(self, original: cst.If, updated: cst.If) -> Any:
+        return self._close(updated)
+
+    def leave_While(self, original: cst.While, updated: cst.While) -> Any:
+        return self._close(updated)
+
+    def leave_Try(self, original: cst.Try, updated: cst.Try) -> Any:
+        return self._close(updated)
+
+    def leave_ClassDef(self, original: cst.ClassDef, updated: cst.ClassDef) -> Any:
+        return self._close(updated)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self.inside.append(id(node) in self.kept)
+        self.notes.append([])
+        kept = False
+        if node.asynchronous is not None:
+            kept = self.async_seen in self.kept
+            self.async_seen += 1
+        self.inside.append(kept)
 
     def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef) -> cst.FunctionDef:
-        self.inside.pop()
-        if id(original) in self.kept:
+        updated = self._close(updated)
+        if self.inside.pop():
             return updated  # a framework hook: stays async
         if self.keep_acm and original.asynchronous is not None:
             decorators = [d.with_changes(decorator=cst.parse_expression("contextlib.contextmanager"))
@@ -165,6 +241,7 @@ class Porter(cst.CSTTransformer):
         return self._synchronous(updated)
 
     def leave_For(self, original: cst.For, updated: cst.For) -> cst.For:
+        updated = self._close(updated)
         if self.in_kept and updated.asynchronous is not None:
             # async for over the SDK's messages (or a generator of the file made plain):
             # each next() on a worker thread; any other async iterator as it is
@@ -176,6 +253,8 @@ class Porter(cst.CSTTransformer):
         return self._synchronous(updated)
 
     def leave_With(self, original: Any, updated: Any) -> Any:
+        self.lines.leave(original)
+        updated = self._close(updated)
         if self.in_kept and updated.asynchronous is not None:
             items = []
             for item in updated.items:  # async with ClaudeSDKClient(...): entered on a worker thread
@@ -198,7 +277,13 @@ class Porter(cst.CSTTransformer):
 
     # ---------------------------------------------------------- imports
 
+    def _enter_counted(self, node: cst.CSTNode) -> None:
+        self.lines.enter(node)
+
+    visit_ImportFrom = visit_Await = visit_Call = _enter_counted
+
     def leave_ImportFrom(self, original: cst.ImportFrom, updated: cst.ImportFrom) -> cst.ImportFrom:
+        self.lines.leave(original)
         module = _dotted(original.module) if original.module is not None else ""  # before renaming
         if module == "claude_agent_sdk" or module.startswith("claude_agent_sdk."):
             if "._internal" in module:
@@ -229,6 +314,7 @@ class Porter(cst.CSTTransformer):
         return self._synchronous(updated)  # [x async for x in ...]
 
     def leave_Await(self, original: cst.Await, updated: cst.Await) -> cst.BaseExpression:
+        self.lines.leave(original)
         if self.in_kept:
             # in a framework hook: the SDK's blocking calls (and the file's async defs made
             # plain) run on a worker thread; any other await stays
@@ -305,6 +391,7 @@ class Porter(cst.CSTTransformer):
     visit_ListComp = visit_SetComp = visit_GeneratorExp = visit_DictComp = _comprehension
 
     def visit_For(self, node: cst.For) -> None:
+        self.notes.append([])
         self._element_of_tasks(node.target, node.iter)  # for t in tasks: await t
 
     def _element_of_tasks(self, target: cst.BaseExpression, iterated: cst.BaseExpression) -> None:
@@ -336,6 +423,7 @@ class Porter(cst.CSTTransformer):
     # ---------------------------------------------------------- loop libraries
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        self.lines.leave(original)
         name = _dotted(updated.func)
         loop, _, attr = name.partition(".")
         if self.in_kept:
