@@ -16,50 +16,117 @@ so the model sees the whole history. Messages to one conversation are served one
 the order they arrive; different conversations run in parallel, up to ``max_live`` at once (a
 send waits for a slot when every live CLI is busy).
 
-Threads: one ``claude-sdkurl-conversations`` thread hibernates idle conversations (it looks once
-a second, or every ``idle_timeout`` where that is shorter, waiting on a condition, and ends with
-:meth:`Conversations.close`); each
-turn runs on the caller's thread. A CLI is stopped before another one takes its slot, so no more
-than ``max_live`` exist at any moment, and no two serve one conversation.
+Conversations outlive the process. Each key's session id, and a *lease* saying who holds a CLI
+for it, live in a store (:mod:`claude_sdkurl.stores.conversations`): by default a SQLite file in
+the CLI's config directory (``<config>/claude_sdkurl/conversations.sqlite3``), which every
+process of the machine shares; ``store=`` names another file, or a PostgreSQL or Redis store for
+several machines (with ``options.session_store`` on a shared store, so the transcript is there
+too). A program restarted, or another worker process, finds each conversation by its key and
+resumes it. Keys are kept per project folder (``options.cwd``).
+
+Never two CLIs on one conversation, anywhere: a CLI is started only under the key's lease, which
+its holder renews every ``lease_ttl / 4`` seconds while the CLI lives and gives up when it stops.
+A send for a key another process holds leaves a mark the holder reads within a quarter of a
+second: an idle holder hibernates its CLI at once, a busy one after its turn; the send waits
+(polling, at most ``lease_wait`` seconds, or its ``timeout``) and then raises
+:class:`ConversationBusyError`. A process killed outright loses its leases ``lease_ttl`` seconds
+later (its CLIs are gone long before: every CLI's orphan watcher stops it with its program); the
+next message, in any process, resumes from the last turn the transcript holds (the message that
+was under way is in it once, or not at all; nothing of that turn runs again). A holder that
+cannot renew (the store unreachable) stops its CLIs before its lease can run out, and a holder
+that finds its lease taken stops them at once (:class:`ConversationLeaseLost` for a turn under
+way). A store that fails is a :class:`ConversationStoreError`; nothing is half-written (each
+change is one transaction).
+
+Threads: one ``claude-sdkurl-conversations`` thread renews the leases, answers the marks and
+hibernates idle conversations (every ``lease_ttl / 4`` seconds, at most a quarter of a second,
+waiting on a condition; it ends with :meth:`Conversations.close`); each turn runs on the caller's
+thread. A CLI is stopped before another one takes its slot, so no more than ``max_live`` exist at
+any moment in a :class:`Conversations`, and none serves a conversation without its lease.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import os
+import secrets
+import socket
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
 
-from ._errors import CLIConnectionError
-from .client import ClaudeClient
+from ._errors import ClaudeSDKError, CLIConnectionError
 from ._launch import unattended
+from ._log import get_logger
+from .client import ClaudeClient
+from .sessions._paths import cli_config_dir, project_key_for_directory
+from .stores.conversations import ConversationStore, SQLiteConversationStore
 from .types import ClaudeAgentOptions, Message, ResultMessage, SystemMessage
 
-__all__ = ["Conversations"]
+__all__ = ["ConversationBusyError", "ConversationLeaseLost", "ConversationStoreError", "Conversations"]
+
+logger = get_logger("claude_sdkurl.conversations")
+T = TypeVar("T")
+
+MAX_KEY = 4096
+"""The longest key (characters): a key is stored as it is, never used as a file name."""
+
+
+class ConversationBusyError(ClaudeSDKError, TimeoutError):
+    """Another process (or another :class:`Conversations`) held the conversation for longer than
+    the send could wait; nothing was sent."""
+
+
+class ConversationLeaseLost(CLIConnectionError):
+    """The conversation's lease went to another holder (this one could not renew it in time):
+    its CLI here was stopped, and the turn under way ended. The transcript keeps what was said."""
+
+
+class ConversationStoreError(ClaudeSDKError):
+    """The conversations' store failed (unreachable, or not a database); what it held is as it
+    was before the call."""
+
+
+def default_store_path(options: ClaudeAgentOptions) -> Path:
+    """The SQLite file a :class:`Conversations` keeps its keys in when given no ``store``."""
+    return cli_config_dir(dict(options.env or {})) / "claude_sdkurl" / "conversations.sqlite3"
 
 
 @dataclasses.dataclass(eq=False)
 class _Conversation:
     key: str
     options: ClaudeAgentOptions
+    namespace: str
     turn: threading.Lock = dataclasses.field(default_factory=threading.Lock)  # one turn at a time
     client: ClaudeClient | None = None
     session_id: str | None = None
     last_used: float = dataclasses.field(default_factory=time.monotonic)
     busy: bool = False
+    leased: bool = False  # this object holds the key's lease (from before its CLI starts to after it stops)
+    confirmed: float = 0.0  # (monotonic) when the store last said the lease is ours
+    lost: bool = False  # the lease went to another holder: the CLI here was stopped
 
 
 class Conversations:
     """Conversations by key over at most ``max_live`` CLIs (see the module doc).
 
     ``options`` are every conversation's (a conversation's folder, model and the rest are fixed
-    by the options of its first :meth:`send`). ``stats`` counts ``started`` (a new
-    conversation's first CLI), ``woken`` (a CLI resumed after hibernation) and ``hibernated``.
+    by the options of its first :meth:`send` in this process). ``store``: where keys, session
+    ids and leases live (see the module doc): a :class:`~claude_sdkurl.stores.conversations.ConversationStore`
+    (yours to close), a SQLite file's path, or ``None`` for the default file. ``lease_ttl``:
+    seconds a lease lasts unrenewed (how long a killed process keeps its conversations);
+    ``lease_wait``: how long a send waits for a conversation another holder keeps. ``stats``
+    counts ``started`` (a new conversation's first CLI), ``woken`` (a CLI resumed: after
+    hibernation, a restart, or in another process), ``hibernated``, ``yielded`` (hibernated for
+    another holder), ``waited`` (sends that waited for one) and ``lost`` (leases taken away).
     """
 
-    def __init__(self, options: ClaudeAgentOptions | None = None, *, max_live: int = 8, idle_timeout: float | None = 300.0) -> None:
+    def __init__(self, options: ClaudeAgentOptions | None = None, *, max_live: int = 8, idle_timeout: float | None = 300.0,
+                 store: ConversationStore | str | os.PathLike[str] | None = None, lease_ttl: float = 30.0,
+                 lease_wait: float = 300.0) -> None:  # fmt: skip
         options = options or ClaudeAgentOptions()
         if not isinstance(options, ClaudeAgentOptions):
             raise TypeError(f"options must be ClaudeAgentOptions, not {type(options).__name__}")
@@ -69,15 +136,31 @@ class Conversations:
             raise ValueError("idle_timeout must be positive (or None: only a needed slot hibernates)")
         if options.resume or options.continue_conversation or options.fork_session:
             raise ValueError("each conversation resumes its own session: no resume/continue/fork in the shared options")
+        if not lease_ttl > 0 or not lease_wait >= 0:
+            raise ValueError("lease_ttl must be positive and lease_wait not negative (seconds)")
+        if store is not None and not isinstance(store, (ConversationStore, str, os.PathLike)):
+            raise TypeError(f"store must be a ConversationStore or a SQLite file's path, not {type(store).__name__}")
         self.options = options
         self.max_live = max_live
         self.idle_timeout = idle_timeout
+        self.lease_ttl = float(lease_ttl)
+        self.lease_wait = float(lease_wait)
+        self._poll = min(0.25, self.lease_ttl / 4)
+        self._owner = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(6)}"
+        if isinstance(store, ConversationStore):
+            self.store, self._owns_store = store, False
+        else:
+            path = store if store is not None else default_store_path(options)
+            try:
+                self.store, self._owns_store = SQLiteConversationStore(path), True
+            except Exception as e:  # noqa: BLE001 - any failure of the file is the store's
+                raise ConversationStoreError(f"the conversations' store {os.fspath(path)!r} cannot be used: {e}") from e
         self.stats: Counter[str] = Counter()
         self._conversations: dict[str, _Conversation] = {}
         self._slots: set[_Conversation] = set()  # conversations holding a CLI (or about to)
         self._cond = threading.Condition()
         self._closed = False
-        self._reaper = threading.Thread(target=self._reap_idle, name="claude-sdkurl-conversations", daemon=True)
+        self._reaper = threading.Thread(target=self._keep, name="claude-sdkurl-conversations", daemon=True)
         self._reaper.start()
 
     # ------------------------------------------------------------------ the public face
@@ -89,6 +172,8 @@ class Conversations:
         nothing else: the conversation hibernates, and its next message resumes it."""
         if not isinstance(key, str) or not key:
             raise ValueError("a conversation's key is a non-empty string")
+        if len(key) > MAX_KEY or "\x00" in key:
+            raise ValueError(f"a conversation's key is at most {MAX_KEY} characters, without NUL")
         if not isinstance(prompt, str):
             raise TypeError("prompt must be a str")
         with self._cond:
@@ -96,7 +181,9 @@ class Conversations:
                 raise RuntimeError("these conversations are closed")
             conversation = self._conversations.get(key)
             if conversation is None:
-                conversation = self._conversations[key] = _Conversation(key, options or self.options)
+                chosen = options or self.options
+                namespace = project_key_for_directory(chosen.cwd)
+                conversation = self._conversations[key] = _Conversation(key, chosen, namespace)
         return self._turn(conversation, prompt, timeout)
 
     def live(self) -> int:
@@ -108,7 +195,10 @@ class Conversations:
         """The CLI session a conversation is (its transcript's id), once it has one."""
         with self._cond:
             conversation = self._conversations.get(key)
-            return conversation.session_id if conversation is not None else None
+            if conversation is not None and conversation.session_id is not None:
+                return conversation.session_id
+        namespace = conversation.namespace if conversation is not None else project_key_for_directory(self.options.cwd)
+        return self._call(self.store.session_id, namespace, key)
 
     def hibernate(self, key: str) -> None:
         """Stop a conversation's CLI now (it wakes with its next message)."""
@@ -133,6 +223,15 @@ class Conversations:
             else:
                 client.disconnect()
         self._reaper.join(5)
+        with self._cond:
+            held = [c for c in self._conversations.values() if c.leased and not c.busy]
+        for conversation in held:  # their CLIs are gone: the next holder need not wait for the leases to run out
+            self._release(conversation)
+        if self._owns_store:
+            try:
+                self.store.close()
+            except Exception:  # noqa: BLE001 - closing: nothing is left to lose
+                logger.warning("closing the conversations' store failed", exc_info=True)
 
     def __enter__(self) -> Conversations:
         return self
@@ -144,18 +243,25 @@ class Conversations:
 
     def _turn(self, conversation: _Conversation, prompt: str, timeout: float | None) -> Iterator[Message]:
         with conversation.turn:
-            client = self._client(conversation)
+            client = self._client(conversation, timeout)
             done = False
             try:
                 client.query(prompt)
                 for message in client.receive_response(timeout=timeout):
+                    session_id = None
                     if isinstance(message, SystemMessage) and message.subtype == "init":
-                        conversation.session_id = str(message.data.get("session_id") or conversation.session_id)
+                        session_id = message.data.get("session_id")
                     if isinstance(message, ResultMessage):
-                        conversation.session_id = message.session_id or conversation.session_id
+                        session_id = message.session_id
                         done = True
+                    if isinstance(session_id, str) and session_id and session_id != conversation.session_id:
+                        conversation.session_id = session_id
+                        self._record(conversation)
                     yield message
                 if not done:  # the CLI went away under the turn (close(), a crash): no answer is no answer
+                    if conversation.lost:
+                        raise ConversationLeaseLost(f"conversation {conversation.key!r}: another holder took its lease; "
+                                                    "its CLI here was stopped")  # fmt: skip
                     raise CLIConnectionError(f"conversation {conversation.key!r}: the turn ended without its result")
             finally:
                 with self._cond:
@@ -164,9 +270,11 @@ class Conversations:
                     self._cond.notify_all()
                 if not done:  # an error, a timeout, or left mid-turn: its CLI goes, the transcript stays
                     self._stop(conversation)
+            self._yield_if_wanted(conversation)
 
-    def _client(self, conversation: _Conversation) -> ClaudeClient:
-        """The conversation's live client, or a new one in a free slot (called with its turn lock)."""
+    def _client(self, conversation: _Conversation, timeout: float | None = None) -> ClaudeClient:
+        """The conversation's live client, or a new one in a free slot, under the key's lease
+        (called with its turn lock)."""
         with self._cond:
             client = conversation.client
             session = getattr(client, "_session", None)
@@ -175,6 +283,15 @@ class Conversations:
                 return client
         if client is not None:  # its CLI died while it waited: woken afresh from the transcript
             self._stop(conversation)
+        self._lease(conversation, self.lease_wait if timeout is None else min(timeout, self.lease_wait))
+        try:
+            return self._start(conversation)
+        except BaseException:
+            self._release(conversation)
+            raise
+
+    def _start(self, conversation: _Conversation) -> ClaudeClient:
+        """A CLI for a conversation whose lease this object holds, in a free slot."""
         while True:
             victim: _Conversation | None = None
             with self._cond:
@@ -223,34 +340,161 @@ class Conversations:
         return client
 
     def _stop(self, conversation: _Conversation) -> None:
-        """Stop a conversation's CLI and free its slot (called with its turn lock held)."""
+        """Stop a conversation's CLI, free its slot and give up its lease (called with its turn
+        lock held)."""
         with self._cond:
             client, conversation.client = conversation.client, None
         if client is not None:
-            client.disconnect()  # the CLI is gone before the slot is given to another
+            client.disconnect()  # the CLI is gone before the slot (and the lease) is given to another
         with self._cond:
             if client is not None:
                 self.stats["hibernated"] += 1
             self._slots.discard(conversation)
             conversation.busy = False
             self._cond.notify_all()
+        self._release(conversation)
 
-    def _reap_idle(self) -> None:
+    # ------------------------------------------------------------------ the store and the lease
+
+    def _call(self, method: Callable[..., T], *args: Any) -> T:
+        try:
+            return method(*args)
+        except ClaudeSDKError:
+            raise
+        except Exception as e:  # noqa: BLE001 - whatever the store's driver raises
+            raise ConversationStoreError(f"the conversations' store failed: {type(e).__name__}: {e}") from e
+
+    def _lease(self, conversation: _Conversation, wait: float) -> None:
+        """Take the key's lease, waiting up to ``wait`` seconds while another holder keeps it
+        (its holder is asked to let go: see the module doc)."""
+        if conversation.leased:
+            return
+        deadline = time.monotonic() + wait
+        delay, waited = 0.02, False
+        while True:
+            taken, session_id = self._call(self.store.acquire, conversation.namespace, conversation.key, self._owner, self.lease_ttl)
+            if taken:
+                with self._cond:
+                    conversation.leased, conversation.lost = True, False
+                    conversation.confirmed = time.monotonic()
+                    if session_id:
+                        conversation.session_id = session_id  # the store's word: another process may have gone on
+                    if waited:
+                        self.stats["waited"] += 1
+                return
+            waited = True
+            with self._cond:
+                if self._closed:
+                    raise RuntimeError("these conversations are closed")
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise ConversationBusyError(f"conversation {conversation.key!r} was held elsewhere for {wait:g} s; "
+                                                "nothing was sent")  # fmt: skip
+                self._cond.wait(min(delay, left))
+            delay = min(delay * 2, self._poll)
+
+    def _record(self, conversation: _Conversation) -> None:
+        """Write the conversation's session id to the store (under its lease)."""
+        session_id = conversation.session_id
+        if session_id is None or not conversation.leased:
+            return
+        if not self._call(self.store.record, conversation.namespace, conversation.key, self._owner, session_id):
+            conversation.lost = True
+            raise ConversationLeaseLost(f"conversation {conversation.key!r}: another holder took its lease")
+
+    def _release(self, conversation: _Conversation) -> None:
+        with self._cond:
+            if not conversation.leased:
+                return
+            conversation.leased = False
+        try:
+            self.store.release(conversation.namespace, conversation.key, self._owner)
+        except Exception:  # noqa: BLE001 - the lease runs out by itself; the CLI is stopped already
+            logger.warning("giving up the lease of conversation %r failed; it runs out in %g s", conversation.key, self.lease_ttl,
+                           exc_info=True)  # fmt: skip
+
+    def _yield_if_wanted(self, conversation: _Conversation) -> None:
+        """After a turn: renew the lease, and hibernate at once if another holder wants it."""
+        if not conversation.leased or self._closed:
+            return
+        try:
+            held, wanted = self.store.renew(conversation.namespace, self._owner, [conversation.key], self.lease_ttl)
+        except Exception:  # noqa: BLE001 - the keeper thread tries again, and stops the CLI in time if it cannot
+            return
+        if conversation.key in wanted or conversation.key not in held:
+            if conversation.turn.acquire(blocking=False):
+                try:
+                    with self._cond:
+                        self.stats["yielded" if conversation.key in held else "lost"] += 1
+                    self._stop(conversation)
+                finally:
+                    conversation.turn.release()
+        else:
+            conversation.confirmed = time.monotonic()
+
+    def _keep(self) -> None:
+        """The keeper thread: renew the leases of the live conversations, hibernate those another
+        holder wants (when idle) or that idled past ``idle_timeout``, stop those whose lease is
+        lost or cannot be confirmed in time."""
         while True:
             with self._cond:
                 if self._closed:
                     return
-                self._cond.wait(min(self.idle_timeout, 1.0) if self.idle_timeout is not None else None)
+                self._cond.wait(self._poll)
                 if self._closed:
                     return
-                if self.idle_timeout is None:
+                leased = [c for c in self._conversations.values() if c.leased]
+            by_namespace: dict[str, list[_Conversation]] = {}
+            for conversation in leased:
+                by_namespace.setdefault(conversation.namespace, []).append(conversation)
+            stop: list[tuple[_Conversation, str]] = []
+            now = time.monotonic()
+            for namespace, group in by_namespace.items():
+                try:
+                    held, wanted = self.store.renew(namespace, self._owner, [c.key for c in group], self.lease_ttl)
+                except Exception:  # noqa: BLE001 - unreachable for now: stop in time, before anyone may take over
+                    logger.warning("renewing conversation leases failed", exc_info=True)
+                    stop += [(c, "unconfirmed") for c in group if now - c.confirmed > self.lease_ttl * 0.75]
                     continue
-                now = time.monotonic()
-                idle = [c for c in self._slots if not c.busy and c.client is not None and now - c.last_used > self.idle_timeout]
-            for conversation in idle:
-                if conversation.turn.acquire(blocking=False):
-                    try:
-                        if not conversation.busy and time.monotonic() - conversation.last_used > (self.idle_timeout or 0):
-                            self._stop(conversation)
-                    finally:
-                        conversation.turn.release()
+                for conversation in group:
+                    if conversation.key not in held:
+                        stop.append((conversation, "lost"))
+                        continue
+                    conversation.confirmed = now
+                    if conversation.key in wanted:
+                        stop.append((conversation, "yielded"))
+            if self.idle_timeout is not None:
+                with self._cond:
+                    idle = [c for c in self._slots if not c.busy and c.client is not None and now - c.last_used > self.idle_timeout]
+                stop += [(c, "idle") for c in idle]
+            for conversation, why in stop:
+                self._let_go(conversation, why)
+
+    def _let_go(self, conversation: _Conversation, why: str) -> None:
+        if why in ("lost", "unconfirmed"):
+            # not ours (or not surely ours) any more: its CLI stops now, a turn under way or not
+            with self._cond:
+                conversation.lost = True
+                self.stats["lost"] += 1
+                client = conversation.client
+            session = getattr(client, "_session", None)
+            if session is not None:
+                session.close(abort=True)
+            if conversation.turn.acquire(blocking=False):
+                try:
+                    self._stop(conversation)
+                finally:
+                    conversation.turn.release()
+            return
+        if conversation.turn.acquire(blocking=False):  # busy: its turn ends first, and yields then
+            try:
+                if conversation.busy or conversation.client is None and why == "idle":
+                    return
+                if why == "idle" and time.monotonic() - conversation.last_used <= (self.idle_timeout or 0):
+                    return
+                if why == "yielded":
+                    with self._cond:
+                        self.stats["yielded"] += 1
+                self._stop(conversation)
+            finally:
+                conversation.turn.release()

@@ -1,0 +1,36 @@
+"""A worker process of the tests of conversations that outlive their process: one
+``Conversations`` over the store named in its arguments; each line of its standard input is a
+JSON ``[key, prompt]``, answered on standard output as one JSON line (the result's text and
+session id, or the error), after a ``ready`` line. ``--lease-ttl`` and ``--lease-wait`` pass on.
+
+    python tests/conversation_worker.py SETTINGS_JSON
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from claude_sdkurl import ClaudeAgentOptions, Conversations, ResultMessage
+
+
+def main() -> None:
+    settings = json.loads(sys.argv[1])
+    options = ClaudeAgentOptions(cli_path=settings["cli"], env=settings["env"], cwd=settings["cwd"],
+                                 allowed_tools=["Bash"])  # fmt: skip
+    chats = Conversations(options, store=settings["store"], lease_ttl=settings.get("lease_ttl", 30.0),
+                          lease_wait=settings.get("lease_wait", 300.0), idle_timeout=settings.get("idle_timeout", 300.0))  # fmt: skip
+    print(json.dumps({"ready": True}), flush=True)
+    for line in sys.stdin:
+        key, prompt = json.loads(line)
+        try:
+            result = [m for m in chats.send(key, prompt) if isinstance(m, ResultMessage)][-1]
+            print(json.dumps({"key": key, "text": result.result, "session_id": result.session_id}), flush=True)
+        except Exception as e:  # noqa: BLE001 - the test reads the error's type
+            print(json.dumps({"key": key, "error": type(e).__name__, "message": str(e)}), flush=True)
+    print(json.dumps({"stats": dict(chats.stats)}), flush=True)
+    chats.close()
+
+
+if __name__ == "__main__":
+    main()

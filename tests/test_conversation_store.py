@@ -1,0 +1,124 @@
+"""The conversations' store (``claude_sdkurl.stores.conversations``), no CLI: the lease's rules
+between owners and processes, a key that is a path or too long, a file that is not a database,
+a file created private. The real CLI across processes: test_realcli_conversations_outlive.py."""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from claude_sdkurl import ClaudeAgentOptions, Conversations
+from claude_sdkurl.conversations import ConversationStoreError, default_store_path
+from claude_sdkurl.stores.conversations import SQLiteConversationStore
+
+
+def test_one_holder_at_a_time_and_only_the_holder_writes(tmp_path: Path) -> None:
+    with SQLiteConversationStore(tmp_path / "c.sqlite3") as store:
+        assert store.acquire("ns", "alice", "A", 30) == (True, None)
+        assert store.acquire("ns", "alice", "B", 30) == (False, None)  # held: B leaves a mark
+        assert store.record("ns", "alice", "B", "forged") is False  # only the holder writes
+        assert store.record("ns", "alice", "A", "s-1") is True
+        assert store.renew("ns", "A", ["alice"], 30) == ({"alice"}, {"alice"})  # A reads B's mark
+        assert store.renew("ns", "B", ["alice"], 30) == (set(), set())
+        store.release("ns", "alice", "B")  # not B's to give up
+        assert store.acquire("ns", "alice", "B", 30) == (False, "s-1")
+        store.release("ns", "alice", "A")
+        assert store.acquire("ns", "alice", "B", 30) == (True, "s-1")  # and the mark is cleared
+        assert store.renew("ns", "B", ["alice"], 30) == ({"alice"}, set())
+        assert store.session_id("other-project", "alice") is None  # per namespace
+        assert store.acquire("other-project", "alice", "A", 30) == (True, None)
+
+
+def test_an_expired_lease_goes_to_whoever_asks_and_its_holder_learns_it(tmp_path: Path) -> None:
+    with SQLiteConversationStore(tmp_path / "c.sqlite3") as store:
+        assert store.acquire("ns", "k", "A", 0.2)[0]
+        assert not store.acquire("ns", "k", "B", 30)[0]
+        time.sleep(0.3)
+        assert store.renew("ns", "A", ["k"], 30) == ({"k"}, {"k"})  # expired, but no one took it: still A's
+        time.sleep(0.05)
+        assert store.acquire("ns", "k", "A", 0.2)[0]
+        time.sleep(0.3)
+        assert store.acquire("ns", "k", "B", 30) == (True, None)
+        assert store.renew("ns", "A", ["k"], 30) == (set(), set())  # lost
+        assert store.record("ns", "k", "A", "late") is False
+
+
+GRAB = textwrap.dedent(
+    """
+    import sys, time
+    from claude_sdkurl.stores.conversations import SQLiteConversationStore
+    store = SQLiteConversationStore(sys.argv[1])
+    while time.time() < float(sys.argv[3]):
+        pass
+    print(store.acquire("ns", "alice", sys.argv[2], 60)[0])
+    """
+)
+
+
+def test_eight_processes_asking_at_once_one_gets_the_lease(tmp_path: Path) -> None:
+    path = tmp_path / "c.sqlite3"
+    SQLiteConversationStore(path).close()
+    start = time.time() + 3.0
+    procs = [subprocess.Popen([sys.executable, "-c", GRAB, str(path), f"owner-{i}", str(start)], stdout=subprocess.PIPE, text=True)
+             for i in range(8)]  # fmt: skip
+    answers = [p.communicate(timeout=120)[0].strip() for p in procs]
+    assert sorted(answers) == ["False"] * 7 + ["True"]
+
+
+def test_keys_are_data_never_paths_and_bad_keys_start_nothing(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    options = ClaudeAgentOptions(cli_path=str(tmp_path / "no-cli"), env={"HOME": str(home)}, cwd=str(tmp_path))
+    with Conversations(options, lease_ttl=5) as chats:
+        for bad in ["x" * 10_000, "a\x00b", ""]:
+            with pytest.raises(ValueError):
+                chats.send(bad, "hi")
+        assert chats.session_id("../../etc/passwd") is None
+    with SQLiteConversationStore(default_store_path(options)) as store:
+        for key in ["../../etc/passwd", "/tmp/x", "a" * 4096, "ключ 🗝"]:
+            assert store.acquire("ns", key, "A", 5)[0] and store.record("ns", key, "A", "s") and store.session_id("ns", key) == "s"
+    assert sorted(p.name for p in (home / ".claude" / "claude_sdkurl").iterdir())[0] == "conversations.sqlite3"
+    assert not (tmp_path / "etc").exists() and not Path("/tmp/x").exists()
+
+
+def test_the_store_file_is_private_and_one_that_is_not_a_database_is_a_typed_error(tmp_path: Path) -> None:
+    path = tmp_path / "new" / "c.sqlite3"
+    SQLiteConversationStore(path).close()
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600 and stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+    junk = tmp_path / "junk.sqlite3"
+    junk.write_bytes(b"this is not a database, " * 100)
+    options = ClaudeAgentOptions(cli_path=str(tmp_path / "no-cli"), env={"HOME": str(tmp_path)}, cwd=str(tmp_path))
+    with pytest.raises(ConversationStoreError, match="junk.sqlite3"):
+        Conversations(options, store=junk)
+    assert junk.read_bytes() == b"this is not a database, " * 100  # left as it was
+    with pytest.raises(TypeError):
+        Conversations(options, store=42)  # type: ignore[arg-type]
+    with pytest.raises(ValueError):
+        Conversations(options, store=":memory:", lease_ttl=0)
+
+
+def test_a_held_conversation_makes_a_send_wait_then_fail_typed_and_start_nothing(tmp_path: Path) -> None:
+    """Another holder keeps the key (its lease renewed) past ``lease_wait``: the send raises
+    ConversationBusyError, and no CLI was looked for (the CLI path does not exist)."""
+    from claude_sdkurl.conversations import ConversationBusyError
+
+    options = ClaudeAgentOptions(cli_path=str(tmp_path / "no-cli"), env={"HOME": str(tmp_path)}, cwd=str(tmp_path))
+    path = tmp_path / "c.sqlite3"
+    with SQLiteConversationStore(path) as other:
+        from claude_sdkurl.sessions._paths import project_key_for_directory
+
+        assert other.acquire(project_key_for_directory(tmp_path), "alice", "someone-else", 60)[0]
+        with Conversations(options, store=path, lease_wait=0.5) as chats:
+            t0 = time.monotonic()
+            with pytest.raises(ConversationBusyError, match="nothing was sent"):
+                list(chats.send("alice", "hi"))
+            assert 0.4 < time.monotonic() - t0 < 30
+            assert chats.live() == 0
+        assert other.renew(project_key_for_directory(tmp_path), "someone-else", ["alice"], 60) == ({"alice"}, {"alice"})
+    assert os.path.exists(path)

@@ -1,0 +1,227 @@
+"""Conversations that outlive their process (``Conversations`` over a store), on the real CLI
+2.1.330, with real worker processes (``tests/conversation_worker.py``) sharing one SQLite store.
+
+The hostile cases first: a worker SIGKILLed mid-turn (after its tool ran), two workers taking
+one conversation in turns while both live (never two CLIs on it at once, sampled from /proc),
+then a restart: the conversation is found by its key with its whole history.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from claude_sdkurl.testing import MockMessagesAPI, Reply, offline_env, text, tool_use
+from claude_sdkurl.testing.mock_api import RecordedRequest
+
+pytestmark = pytest.mark.realcli
+
+WORKER = Path(__file__).parent / "conversation_worker.py"
+PROMPT = re.compile(r"^(\w+) #(\d+): (.*)$")
+
+
+def prompts(request: RecordedRequest) -> list[str]:
+    """The test's prompts a request carries, in order (the CLI's own reminders left out)."""
+    found = []
+    for message in request.messages():
+        if message.get("role") != "user":
+            continue
+        content = message.get("content")
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content or []
+        found += [b["text"] for b in blocks if b.get("type") == "text" and PROMPT.match(b.get("text", ""))]
+    return found
+
+
+def history_echo(request: RecordedRequest) -> Reply:
+    """The model: answers with the prompts it was given, so an answer shows the history."""
+    return text(" | ".join(prompts(request)))
+
+
+class Worker:
+    """A worker process; ``send`` writes one message and reads its answer."""
+
+    def __init__(self, settings: dict[str, Any]) -> None:
+        self.proc = subprocess.Popen([sys.executable, str(WORKER), json.dumps(settings)], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, text=True)  # fmt: skip
+        assert self.read() == {"ready": True}
+
+    def read(self) -> dict[str, Any]:
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        assert line, f"worker {self.proc.pid} ended (exit {self.proc.poll()})"
+        return dict(json.loads(line))
+
+    def ask(self, key: str, prompt: str) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(json.dumps([key, prompt]) + "\n")
+        self.proc.stdin.flush()
+
+    def send(self, key: str, prompt: str) -> dict[str, Any]:
+        self.ask(key, prompt)
+        return self.read()
+
+    def stop(self) -> dict[str, Any]:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.close()
+        stats = {}
+        for line in self.proc.stdout:
+            stats = json.loads(line).get("stats", stats)
+        self.proc.wait(60)
+        self.proc.stdout.close()
+        return dict(stats)
+
+    def kill(self) -> None:
+        self.proc.kill()
+        self.proc.wait(60)
+        for stream in (self.proc.stdin, self.proc.stdout):
+            if stream is not None:
+                try:
+                    stream.close()
+                except OSError:
+                    pass
+
+
+@pytest.fixture
+def settings(cli_paths: dict[str, Path], api: MockMessagesAPI, home: Path) -> dict[str, Any]:
+    api.responder = history_echo
+    return {"cli": str(cli_paths["stdio"]), "env": offline_env(api.url, home), "cwd": str(home / "work"),
+            "store": str(home / "conversations.sqlite3")}  # fmt: skip
+
+
+def live_clis(home: Path) -> list[int]:
+    """CLI processes of this test (any worker's): their HOME is the test's."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            env = open(f"/proc/{entry}/environ", "rb").read().split(b"\0")
+            args = open(f"/proc/{entry}/cmdline", "rb").read().split(b"\0")
+            state = open(f"/proc/{entry}/stat").read().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if f"HOME={home}".encode() in env and b"--output-format" in args and state != "Z":
+            found.append(int(entry))
+    return found
+
+
+class Sampler:
+    """Counts this test's live CLIs every 50 ms, in a thread, until stopped: the most at once."""
+
+    def __init__(self, home: Path) -> None:
+        self.home, self.most, self.samples = home, 0, 0
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self.run)
+        self.thread.start()
+
+    def run(self) -> None:
+        while not self.done.wait(0.05):
+            self.most = max(self.most, len(live_clis(self.home)))
+            self.samples += 1
+
+    def stop(self) -> int:
+        self.done.set()
+        self.thread.join()
+        return self.most
+
+
+# ---------------------------------------------------------------------- hostile cases first
+
+
+def test_a_worker_killed_mid_turn_loses_nothing_and_runs_nothing_twice(settings: dict[str, Any], api: MockMessagesAPI,
+                                                                        home: Path, tmp_path: Path) -> None:  # fmt: skip
+    """Worker A's second turn runs a tool (it appends to a file), then A is SIGKILLed while the
+    model answers the tool's result. Worker B's message waits until A's lease runs out, then
+    resumes the conversation: the model sees A's first message once, the cut message at most
+    once, B's once, in order; the tool ran once, and not again."""
+    log = tmp_path / "tool.log"
+    answering, release = threading.Event(), threading.Event()
+
+    def model(request: RecordedRequest) -> Reply:
+        said = prompts(request)
+        if said and said[-1].startswith("alice #2") and not request.tool_results():
+            return tool_use("Bash", {"command": f"echo ran >> {log}"})
+        if request.tool_results() and said and said[-1].startswith("alice #2"):
+            answering.set()
+            return Reply([{"type": "text", "text": "too late"}], on_start=lambda: release.wait(60))  # the worker dies first
+        return history_echo(request)
+
+    api.responder = model
+    a = Worker({**settings, "lease_ttl": 3.0})
+    try:
+        assert a.send("alice", "alice #1: my name is Alice")["text"] == "alice #1: my name is Alice"
+        a.ask("alice", "alice #2: note that down")
+        assert answering.wait(60)
+        assert log.read_text() == "ran\n"
+        a.kill()
+        t_killed = time.monotonic()
+        b = Worker({**settings, "lease_ttl": 3.0})
+        answer = b.send("alice", "alice #3: what is my name?")
+        waited = time.monotonic() - t_killed
+        stats = b.stop()
+    finally:
+        release.set()
+        a.kill()
+    said = answer["text"].split(" | ")
+    assert said[0] == "alice #1: my name is Alice" and said[-1] == "alice #3: what is my name?"
+    assert said.count("alice #2: note that down") <= 1 and len(said) in (2, 3)
+    assert log.read_text() == "ran\n"  # the tool of the cut turn ran once, in A, and never again
+    assert waited >= 2.0  # B waited for A's lease to run out (3 s after its last renewal)
+    assert stats["woken"] == 1 and stats["waited"] == 1
+    assert live_clis(home) == []
+
+
+def test_two_live_workers_take_one_conversation_in_turns_never_both(settings: dict[str, Any], api: MockMessagesAPI,
+                                                                    home: Path) -> None:  # fmt: skip
+    """Both workers stay up; the conversation's messages alternate between them. The holder,
+    idle, hands the conversation over within a second of the other's ask; every answer carries
+    the whole history in order; never two CLIs on it at once."""
+    sampler = Sampler(home)
+    a, b = Worker(settings), Worker(settings)
+    try:
+        answers = []
+        for n in range(1, 7):
+            worker = a if n % 2 else b
+            t0 = time.monotonic()
+            answers.append(worker.send("alice", f"alice #{n}: message {n}"))
+            assert time.monotonic() - t0 < 30
+        stats = [a.stop(), b.stop()]
+    finally:
+        a.kill()
+        b.kill()
+    most = sampler.stop()
+    for n, answer in enumerate(answers, 1):
+        assert answer["text"].split(" | ") == [f"alice #{i}: message {i}" for i in range(1, n + 1)]
+    assert len({answer["session_id"] for answer in answers}) == 1
+    assert most == 1 and sampler.samples > 20
+    assert stats[0]["yielded"] == 3 and stats[1]["yielded"] == 2  # each handed it over when the other asked
+    assert stats[0]["started"] + stats[0]["woken"] + stats[1]["woken"] == 6
+
+
+def test_a_restarted_program_finds_every_conversation_by_its_key(settings: dict[str, Any], api: MockMessagesAPI,
+                                                                 home: Path) -> None:  # fmt: skip
+    """Five users each send a message, the program restarts, each sends another: every answer
+    carries both messages in order (the model sees 2 turns, not 1), in the same session."""
+    users = [f"user{i}" for i in range(5)]
+    first = Worker(settings)
+    before = {u: first.send(u, f"{u} #1: I am {u}") for u in users}
+    first.stop()
+    second = Worker(settings)
+    after = {u: second.send(u, f"{u} #2: who am I?") for u in users}
+    stats = second.stop()
+    for u in users:
+        assert after[u]["text"].split(" | ") == [f"{u} #1: I am {u}", f"{u} #2: who am I?"]
+        assert after[u]["session_id"] == before[u]["session_id"]
+    assert stats["woken"] == 5 and stats.get("started", 0) == 0
+    served = [prompts(r) for r in api.message_requests() if prompts(r)]
+    assert sorted(len(p) for p in served) == [1] * 5 + [2] * 5  # no turn lost, none twice
