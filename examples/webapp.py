@@ -6,9 +6,14 @@ hibernates and wakes with its whole history); a ``SparePool`` keeps CLIs started
 user's first message does not wait for one. Answers stream to the browser as server-sent events.
 
     pip install 'claude-sdkurl' flask gunicorn
-    cd examples && gunicorn -k gthread --threads 16 -w 1 -b 127.0.0.1:8000 webapp:app
+    cd examples && gunicorn -k gthread --threads 8 -w 4 -b 127.0.0.1:8000 webapp:app
 
-One worker process (the conversations live in it), many threads. Open http://127.0.0.1:8000/.
+Several worker processes, as WSGI apps are deployed: a user's messages may land on any of them,
+and a restart loses nothing. Each conversation's session and the lease on it (which worker holds a
+CLI for it now) are kept in a SQLite file in the CLI's config directory, shared by the workers;
+the transcripts are where the CLI writes them (``WORKSPACES`` must be one folder for all of them:
+the default is ``~/.cache/claude-webapp``). On more than one machine, give ``Conversations`` a
+PostgreSQL or Redis store and the options a shared ``session_store``. Open http://127.0.0.1:8000/.
 Offline by default: a real CLI against the bundled mock model (``DemoEnvironment``); with
 ``CLAUDE_SDKURL_LIVE=1`` the CLIs use your own login, or whatever ``ANTHROPIC_*`` variables the
 server's environment has. ``MAX_LIVE``, ``SPARES`` and ``WORKSPACES`` (a folder) tune it.
@@ -21,7 +26,6 @@ import dataclasses
 import json
 import os
 import re
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -34,11 +38,13 @@ USER = re.compile(r"[A-Za-z0-9_-]{1,64}")  # a user id is a name, never a path
 
 demo = DemoEnvironment()  # offline unless CLAUDE_SDKURL_LIVE=1
 base = demo.options(include_partial_messages=True, allowed_tools=["Read"])
-workspaces = Path(os.environ.get("WORKSPACES") or tempfile.mkdtemp(prefix="claude-webapp-"))
-spares = SparePool(int(os.environ.get("SPARES", "2")), base)
+workspaces = Path(os.environ.get("WORKSPACES") or Path.home() / ".cache" / "claude-webapp")  # one for every worker
+workspaces.mkdir(mode=0o700, parents=True, exist_ok=True)
+spares = SparePool(int(os.environ.get("SPARES", "2")), base) if os.environ.get("SPARES") != "0" else None
 conversations = Conversations(base, max_live=int(os.environ.get("MAX_LIVE", "4")), idle_timeout=120)
 atexit.register(conversations.close)
-atexit.register(spares.close)
+if spares is not None:
+    atexit.register(spares.close)
 
 app = Flask(__name__)
 
@@ -76,7 +82,8 @@ def _events(user: str, prompt: str) -> Iterator[str]:
             elif isinstance(message, ResultMessage):
                 if not streamed and message.result:
                     yield f"data: {json.dumps({'text': message.result})}\n\n"
-                done = {"cost": message.total_cost_usd, "session": message.session_id, "error": message.is_error}
+                done = {"cost": message.total_cost_usd, "session": message.session_id, "error": message.is_error,
+                        "worker": os.getpid()}
                 yield f"event: done\ndata: {json.dumps(done)}\n\n"
     except Exception as e:  # said to the browser; the conversation hibernates and goes on next time
         yield f"event: failed\ndata: {json.dumps({'error': type(e).__name__})}\n\n"
@@ -94,7 +101,8 @@ def chat(user: str) -> Response:
 
 @app.get("/stats")
 def stats() -> dict[str, object]:
-    return {"live": conversations.live(), "conversations": dict(conversations.stats), "spares": dict(spares.stats)}
+    return {"live": conversations.live(), "conversations": dict(conversations.stats), "spares": dict(spares.stats) if spares else {},
+            "worker": os.getpid()}
 
 
 if __name__ == "__main__":  # Flask's own threaded server, for a quick look

@@ -38,21 +38,21 @@ def answer(request: RecordedRequest) -> Reply:
 
 
 class Server:
-    def __init__(self, cli: Path, api: MockMessagesAPI, home: Path) -> None:
+    def __init__(self, cli: Path, api: MockMessagesAPI, home: Path, workers: int = 1, threads: int = 24, spares: int = SPARES) -> None:
         self.port = free_port()
         self.home = home
         env = {**os.environ, **offline_env(api.url, home), "CLAUDE_SDKURL_LIVE": "1", "CLAUDE_SDKURL_CLI": str(cli),
-               "MAX_LIVE": str(MAX_LIVE), "SPARES": str(SPARES), "WORKSPACES": str(home / "ws")}  # fmt: skip
-        (home / "ws").mkdir()
+               "MAX_LIVE": str(MAX_LIVE), "SPARES": str(spares), "WORKSPACES": str(home / "ws")}  # fmt: skip
+        (home / "ws").mkdir(exist_ok=True)
         self.log = open(home / "gunicorn.log", "w")  # noqa: SIM115 - closed in stop()
-        self.proc = subprocess.Popen([sys.executable, "-m", "gunicorn", "-k", "gthread", "--threads", "24", "-w", "1",
+        self.proc = subprocess.Popen([sys.executable, "-m", "gunicorn", "-k", "gthread", "--threads", str(threads), "-w", str(workers),
                                       "-b", f"127.0.0.1:{self.port}", "--timeout", "300", "--graceful-timeout", "10",
                                       "--chdir", str(EXAMPLES), "webapp:app"],
                                      env=env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)  # fmt: skip
         deadline = time.monotonic() + 90
         while time.monotonic() < deadline:
             try:
-                if self.get("/stats")[0] == 200:
+                if self.get("/stats")[0] == 200 and len(self.worker_pids()) == workers:
                     return
             except OSError:
                 time.sleep(0.2)
@@ -100,15 +100,36 @@ class Server:
             conn.close()
         return said, kinds, done
 
-    def worker_pid(self) -> int | None:
+    def worker_pids(self) -> list[int]:
+        found = []
         for pid in clis_with(self.home):
             try:
                 cmd = open(f"/proc/{pid}/cmdline", "rb").read()
-            except OSError:
+                parent = int(open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError):
                 continue
-            if b"gunicorn" in cmd and int(open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[1]) == self.proc.pid:
-                return pid
-        return None
+            if b"gunicorn" in cmd and parent == self.proc.pid:
+                found.append(pid)
+        return found
+
+    def worker_pid(self) -> int | None:
+        pids = self.worker_pids()
+        return pids[0] if pids else None
+
+    def cli_folders(self) -> list[str]:
+        """The folder of each of the server's live CLIs (a conversation's is its user's workspace)."""
+        workers = set(self.worker_pids())
+        folders = []
+        for pid in clis_with(self.home):
+            try:
+                cmd = open(f"/proc/{pid}/cmdline", "rb").read()
+                parent = int(open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[1])
+                folder = os.readlink(f"/proc/{pid}/cwd")
+            except (OSError, ValueError):
+                continue
+            if parent in workers and b"--output-format" in cmd:
+                folders.append(folder)
+        return folders
 
     def clis(self) -> int:
         worker = self.worker_pid()
@@ -151,6 +172,63 @@ def user_texts(request: RecordedRequest) -> list[str]:
             blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content or []
             out += [b["text"] for b in blocks if b.get("type") == "text" and b.get("text", "").startswith("user-")]
     return out
+
+
+def test_four_worker_processes_share_every_conversation(cli_paths: dict[str, Path], api: MockMessagesAPI, home: Path) -> None:
+    """gunicorn with 4 worker processes (prefork), as WSGI apps are deployed: 16 users, 3
+    messages each, every one landing on whichever worker accepts it. Every answer is right,
+    every model request carries exactly its conversation's history in order, and never are two
+    CLIs on one conversation at once, in any worker (sampled from /proc every 50 ms)."""
+    api.responder = answer
+    server = Server(cli_paths["stdio"], api, home, workers=4, threads=8, spares=0)
+    users = [f"user-{i}" for i in range(16)]
+    errors: list[BaseException] = []
+    answered: list[tuple[str, int, str, dict | None]] = []
+    most = {"per_folder": 0, "samples": 0}
+    stop = threading.Event()
+
+    def sample() -> None:
+        while not stop.wait(0.05):
+            folders = [f for f in server.cli_folders() if "/ws/" in f]
+            most["per_folder"] = max([most["per_folder"], *(folders.count(f) for f in folders)])
+            most["samples"] += 1
+
+    def browse(user: str) -> None:
+        try:
+            for n in range(3):
+                said, kinds, done = server.chat(user, f"{user} question {n}")
+                answered.append((user, n, said, done))
+        except BaseException as e:
+            errors.append(e)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    try:
+        sampler.start()
+        started = time.monotonic()
+        threads = [threading.Thread(target=browse, args=(u,)) for u in users]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(900)
+        took = time.monotonic() - started
+        stop.set()
+        sampler.join(5)
+    finally:
+        stop.set()
+        server.stop()
+    assert not errors, errors[:3]
+    assert len(answered) == 48
+    for user, n, said, done in answered:
+        assert said == f"echo: {user} question {n} " + "and more " * 10, said
+        assert done is not None and done["error"] is False
+    for request in api.message_requests():  # each conversation whole, in order, and only its own
+        said = user_texts(request)
+        user = said[-1].split()[0]
+        assert said == [f"{user} question {n}" for n in range(int(said[-1].split()[-1]) + 1)], said
+    assert len(api.message_requests()) == 48  # no turn lost, none twice
+    assert most["per_folder"] == 1 and most["samples"] > 20, most
+    assert len({done["worker"] for _, _, _, done in answered if done}) >= 2  # the requests did spread over the workers
+    print(f"48 answers for 16 users over 4 workers in {took:.1f} s ({48 / took:.1f} requests/s)")
 
 
 def test_many_users_at_once_over_few_clis(server: Server, api: MockMessagesAPI, home: Path) -> None:
