@@ -1,7 +1,9 @@
 """A worker process of the tests of conversations that outlive their process: one
 ``Conversations`` over the store named in its arguments; each line of its standard input is a
 JSON ``[key, prompt]``, answered on standard output as one JSON line (the result's text and
-session id, or the error), after a ``ready`` line. ``--lease-ttl`` and ``--lease-wait`` pass on.
+session id, or the error), after a ``ready`` line. The settings name the CLI, its environment
+and folder, the store (a SQLite path, or ``kind:where`` as tests/test_conversation_store.py
+opens them), a PostgreSQL session store (``url#table``) and the lease's times.
 
     python tests/conversation_worker.py SETTINGS_JSON
 """
@@ -10,15 +12,26 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 from claude_sdkurl import ClaudeAgentOptions, Conversations, ResultMessage
 
 
 def main() -> None:
     settings = json.loads(sys.argv[1])
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from tests.test_conversation_store import open_store
+
+    store = open_store(settings["store"]) if ":" in settings["store"] else settings["store"]
+    session_store = None
+    if settings.get("session_store"):  # "url#table": transcripts in PostgreSQL, as machines share them
+        from claude_sdkurl.stores.postgres import PostgresSessionStore
+
+        url, _, table = settings["session_store"].rpartition("#")
+        session_store = PostgresSessionStore(url, table=table)
     options = ClaudeAgentOptions(cli_path=settings["cli"], env=settings["env"], cwd=settings["cwd"],
-                                 allowed_tools=["Bash"])  # fmt: skip
-    chats = Conversations(options, store=settings["store"], lease_ttl=settings.get("lease_ttl", 30.0),
+                                 allowed_tools=["Bash"], session_store=session_store)  # fmt: skip
+    chats = Conversations(options, store=store, lease_ttl=settings.get("lease_ttl", 30.0),
                           lease_wait=settings.get("lease_wait", 300.0), idle_timeout=settings.get("idle_timeout", 300.0))  # fmt: skip
     print(json.dumps({"ready": True}), flush=True)
     for line in sys.stdin:

@@ -136,9 +136,16 @@ class PostgresServer:
 
     def start(self) -> PostgresServer:
         self._run("initdb", "-D", str(self.data), "-U", self.user, "--auth=trust", "-E", "UTF8", "--no-sync")
+        self.resume()
+        return self
+
+    def pause(self) -> None:
+        """Stop the server, keeping its data (an outage: :meth:`resume` brings it back)."""
+        self._run("pg_ctl", "stop", "-D", str(self.data), "-m", "fast", "-w")
+
+    def resume(self) -> None:
         opts = f"-c listen_addresses=127.0.0.1 -p {self.port} -k {self.root} -c fsync=off -c full_page_writes=off"
         self._run("pg_ctl", "start", "-D", str(self.data), "-w", "-t", "60", "-l", str(self.root / "log"), "-o", opts)
-        return self
 
     @property
     def url(self) -> str:

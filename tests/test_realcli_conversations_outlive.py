@@ -116,17 +116,18 @@ def live_clis(home: Path) -> list[int]:
 
 
 class Sampler:
-    """Counts this test's live CLIs every 50 ms, in a thread, until stopped: the most at once."""
+    """Counts this test's live CLIs (under any of ``homes``) every 50 ms, in a thread, until
+    stopped: the most at once."""
 
-    def __init__(self, home: Path) -> None:
-        self.home, self.most, self.samples = home, 0, 0
+    def __init__(self, *homes: Path) -> None:
+        self.homes, self.most, self.samples = homes, 0, 0
         self.done = threading.Event()
         self.thread = threading.Thread(target=self.run)
         self.thread.start()
 
     def run(self) -> None:
         while not self.done.wait(0.05):
-            self.most = max(self.most, len(live_clis(self.home)))
+            self.most = max(self.most, sum(len(live_clis(home)) for home in self.homes))
             self.samples += 1
 
     def stop(self) -> int:
@@ -225,3 +226,70 @@ def test_a_restarted_program_finds_every_conversation_by_its_key(settings: dict[
     assert stats["woken"] == 5 and stats.get("started", 0) == 0
     served = [prompts(r) for r in api.message_requests() if prompts(r)]
     assert sorted(len(p) for p in served) == [1] * 5 + [2] * 5  # no turn lost, none twice
+
+
+# ---------------------------------------------------------------------- several machines
+
+
+def test_two_machines_sharing_postgresql_take_one_conversation_in_turns(settings: dict[str, Any], api: MockMessagesAPI,
+                                                                        home: Path, postgres_url: str) -> None:  # fmt: skip
+    """Two workers with homes of their own (the CLIs' transcripts and config apart: two machines
+    with the application at the same path), the conversations' store and the transcripts in one
+    PostgreSQL: each message of the conversation lands on the other machine, and each answer
+    carries the whole history."""
+    tag = f"{os.getpid()}_{time.monotonic_ns()}"
+    shared = {"store": f"postgres:{postgres_url}#conv_{tag}", "session_store": f"{postgres_url}#sess_{tag}"}
+    machines = []
+    for name in ("a", "b"):
+        own = home / name
+        own.mkdir()
+        machines.append(Worker({**settings, **shared, "env": {**settings["env"], "HOME": str(own)}}))
+    sampler = Sampler(home / "a", home / "b")
+    try:
+        answers = [machines[n % 2].send("alice", f"alice #{n}: on machine {'ab'[n % 2]}") for n in range(1, 5)]
+        stats = [m.stop() for m in machines]
+    finally:
+        for m in machines:
+            m.kill()
+    sampler.stop()
+    for n, answer in enumerate(answers, 1):
+        assert answer["text"].split(" | ") == [f"alice #{i}: on machine {'ab'[i % 2]}" for i in range(1, n + 1)], answer
+    assert stats[0]["yielded"] + stats[1]["yielded"] == 3
+    assert sampler.most == 1 and sampler.samples > 10  # one CLI on the conversation, on either machine
+
+
+def test_an_outage_of_the_store_is_a_typed_error_and_nothing_is_lost(settings: dict[str, Any], api: MockMessagesAPI,
+                                                                     home: Path) -> None:  # fmt: skip
+    """PostgreSQL stopped for a while: the holder cannot renew, so it stops its CLI before its
+    lease could run out (no other process may find it free while this CLI lives); a message
+    then is a ConversationStoreError, sent to no model; with the server back, the conversation
+    goes on with its whole history."""
+    from claude_sdkurl import ClaudeAgentOptions, Conversations, ResultMessage
+    from claude_sdkurl.conversations import ConversationStoreError
+    from claude_sdkurl.stores.postgres import PostgresConversationStore
+
+    from .servers import PostgresServer
+
+    server = PostgresServer().start()
+    store = PostgresConversationStore(server.url)
+    options = ClaudeAgentOptions(cli_path=settings["cli"], env=settings["env"], cwd=settings["cwd"])
+    try:
+        with Conversations(options, store=store, lease_ttl=2.0) as chats:
+            first = [m for m in chats.send("alice", "alice #1: hello") if isinstance(m, ResultMessage)][-1]
+            assert first.result == "alice #1: hello" and chats.live() == 1
+            server.pause()
+            deadline = time.monotonic() + 30
+            while chats.live() and time.monotonic() < deadline:
+                time.sleep(0.1)
+            assert chats.live() == 0 and live_clis(home) == [] and chats.stats["lost"] == 1
+            served = len(api.message_requests())
+            with pytest.raises(ConversationStoreError):
+                list(chats.send("alice", "alice #2: are you there?"))
+            assert len(api.message_requests()) == served
+            server.resume()
+            again = [m for m in chats.send("alice", "alice #2: are you there?") if isinstance(m, ResultMessage)][-1]
+            assert again.result == "alice #1: hello | alice #2: are you there?"
+            assert again.session_id == first.session_id
+    finally:
+        store.close()
+        server.stop()

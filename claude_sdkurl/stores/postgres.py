@@ -1,4 +1,5 @@
-"""A :class:`SessionStore` in PostgreSQL (psycopg 3: ``pip install 'claude-sdkurl[postgres]'``).
+"""A :class:`SessionStore` in PostgreSQL (psycopg 3: ``pip install 'claude-sdkurl[postgres]'``), and
+:class:`PostgresConversationStore`, where ``Conversations`` keep their keys and leases.
 
 Three tables (created if missing), named from ``table``: ``<table>`` holds the
 entries as ``json`` (not ``jsonb``: that would refuse a ``\u0000`` in a tool's
@@ -25,6 +26,7 @@ from ..types import (
     SessionSummaryEntry,
 )
 from ._common import ConnectedStore, entry_uuid
+from .conversations import ConversationStore
 
 try:
     import psycopg
@@ -218,4 +220,89 @@ class PostgresSessionStore(ConnectedStore):
         return [r[0] for r in rows]
 
 
-__all__ = ["PostgresSessionStore"]
+class PostgresConversationStore(ConversationStore):
+    """Conversations' keys and leases in PostgreSQL, for processes on many machines (see
+    :mod:`claude_sdkurl.stores.conversations`). One table, ``table`` (created if missing); every
+    change is one statement, its lease times on the server's clock (the machines' clocks may
+    differ). A lost connection is opened again on the next call; until then each call raises
+    the driver's error (``Conversations`` makes it a ``ConversationStoreError``).
+
+    Args:
+        conninfo: a libpq connection string or URL, or an open ``psycopg.Connection`` (then
+            ``close()`` leaves it open).
+        table: the table's name (letters, digits, ``_``).
+    """
+
+    def __init__(self, conninfo: str | Any, *, table: str = "claude_conversations", create: bool = True) -> None:
+        if not _NAME.match(table):
+            raise ValueError(f"table must be letters, digits and '_' (at most 41), not {table!r}")
+        self.table = table
+        self._lock = threading.Lock()
+        self._conninfo: str | None = conninfo if isinstance(conninfo, str) else None
+        self._conn = psycopg.connect(conninfo, autocommit=True) if isinstance(conninfo, str) else conninfo
+        if create:
+            with self._lock, self._conn.transaction():
+                self._conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (table,))  # two creators at once
+                self._conn.execute(
+                    f"""CREATE TABLE IF NOT EXISTS {table} (
+                        namespace TEXT NOT NULL,
+                        key TEXT NOT NULL,
+                        session_id TEXT,
+                        owner TEXT,
+                        expires TIMESTAMPTZ,
+                        wanted TIMESTAMPTZ,
+                        PRIMARY KEY (namespace, key)
+                    )"""
+                )
+
+    def __repr__(self) -> str:
+        return f"PostgresConversationStore(table={self.table!r})"
+
+    def close(self) -> None:
+        if self._conninfo is not None:
+            with self._lock:
+                self._conn.close()
+
+    def _run(self, sql: str, args: tuple[Any, ...]) -> Any:
+        with self._lock:
+            if (self._conn.closed or self._conn.broken) and self._conninfo is not None:
+                self._conn = psycopg.connect(self._conninfo, autocommit=True)
+            return self._conn.execute(sql, args)
+
+    def acquire(self, namespace: str, key: str, owner: str, ttl: float) -> tuple[bool, str | None]:
+        t = self.table
+        free = f"({t}.owner IS NULL OR {t}.owner = EXCLUDED.owner OR {t}.expires <= clock_timestamp())"
+        row = self._run(
+            f"INSERT INTO {t} (namespace, key, owner, expires) VALUES (%s, %s, %s, clock_timestamp() + make_interval(secs => %s)) "
+            f"ON CONFLICT (namespace, key) DO UPDATE SET "
+            f"owner = CASE WHEN {free} THEN EXCLUDED.owner ELSE {t}.owner END, "
+            f"expires = CASE WHEN {free} THEN EXCLUDED.expires ELSE {t}.expires END, "
+            f"wanted = CASE WHEN {free} THEN NULL ELSE COALESCE({t}.wanted, clock_timestamp()) END "
+            f"RETURNING owner = %s, session_id",
+            (namespace, key, owner, ttl, owner),
+        ).fetchone()
+        return bool(row[0]), row[1]
+
+    def renew(self, namespace: str, owner: str, keys: list[str], ttl: float) -> tuple[set[str], set[str]]:
+        rows = self._run(
+            f"UPDATE {self.table} SET expires = clock_timestamp() + make_interval(secs => %s) "
+            "WHERE namespace = %s AND owner = %s AND key = ANY(%s) RETURNING key, wanted IS NOT NULL",
+            (ttl, namespace, owner, list(keys)),
+        ).fetchall()
+        return {k for k, _ in rows}, {k for k, wanted in rows if wanted}
+
+    def record(self, namespace: str, key: str, owner: str, session_id: str) -> bool:
+        cur = self._run(f"UPDATE {self.table} SET session_id = %s WHERE namespace = %s AND key = %s AND owner = %s",
+                        (session_id, namespace, key, owner))  # fmt: skip
+        return bool(cur.rowcount)
+
+    def release(self, namespace: str, key: str, owner: str) -> None:
+        self._run(f"UPDATE {self.table} SET owner = NULL, expires = NULL WHERE namespace = %s AND key = %s AND owner = %s",
+                  (namespace, key, owner))  # fmt: skip
+
+    def session_id(self, namespace: str, key: str) -> str | None:
+        row = self._run(f"SELECT session_id FROM {self.table} WHERE namespace = %s AND key = %s", (namespace, key)).fetchone()
+        return None if row is None else row[0]
+
+
+__all__ = ["PostgresConversationStore", "PostgresSessionStore"]

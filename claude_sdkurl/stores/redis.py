@@ -1,4 +1,5 @@
-"""A :class:`SessionStore` in Redis (redis-py: ``pip install 'claude-sdkurl[redis]'``).
+"""A :class:`SessionStore` in Redis (redis-py: ``pip install 'claude-sdkurl[redis]'``), and
+:class:`RedisConversationStore`, where ``Conversations`` keep their keys and leases.
 
 Keys, under ``prefix`` (JSON-encoded key parts, so no project key or subpath can
 collide with another):
@@ -30,6 +31,7 @@ from ..types import (
     SessionSummaryEntry,
 )
 from ._common import ConnectedStore, entry_uuid
+from .conversations import ConversationStore
 
 try:
     import redis
@@ -162,8 +164,105 @@ class RedisSessionStore(ConnectedStore):
         return sorted(_text(s) for s in self._client.smembers(self._k("k", key["project_key"], key["session_id"])))
 
 
+# KEYS: the lease (its value the holder, expiring), the wanted mark, the conversation's hash.
+_ACQUIRE = """
+local holder = redis.call('GET', KEYS[1])
+local sid = redis.call('HGET', KEYS[3], 'session_id')
+if not holder or holder == ARGV[1] then
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  redis.call('DEL', KEYS[2])
+  return {1, sid}
+end
+if redis.call('EXISTS', KEYS[2]) == 0 then
+  redis.call('SET', KEYS[2], '1', 'PX', ARGV[2])
+end
+return {0, sid}
+"""
+_RENEW = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return {1, redis.call('EXISTS', KEYS[2])}
+end
+return {0, 0}
+"""
+_RECORD = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('HSET', KEYS[2], 'session_id', ARGV[2])
+  return 1
+end
+return 0
+"""
+_RELEASE = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('DEL', KEYS[1])
+end
+return 0
+"""
+
+
+class RedisConversationStore(ConversationStore):
+    """Conversations' keys and leases in Redis, for processes on many machines (see
+    :mod:`claude_sdkurl.stores.conversations`). Per conversation, under ``prefix`` and the
+    JSON of (namespace, key): a hash with its session id, the lease (a key whose value is the
+    holder, expiring after ``ttl`` on the server's clock) and the wanted mark (expiring too, so a
+    waiter that went away leaves none behind). Each change is one Lua script: atomic.
+
+    Args:
+        url: a ``redis://`` URL, or a ``redis.Redis`` client (then ``close()`` leaves it open).
+        prefix: the first part of every key this store writes.
+    """
+
+    def __init__(self, url: str | Any = "redis://127.0.0.1:6379/0", *, prefix: str = "claude-conversations") -> None:
+        self._client: Any = redis.Redis.from_url(url) if isinstance(url, str) else url
+        self._own = isinstance(url, str)
+        self.prefix = prefix
+        self._acquire, self._renew = self._client.register_script(_ACQUIRE), self._client.register_script(_RENEW)
+        self._record, self._release = self._client.register_script(_RECORD), self._client.register_script(_RELEASE)
+
+    def __repr__(self) -> str:
+        return f"RedisConversationStore(prefix={self.prefix!r})"
+
+    def close(self) -> None:
+        if self._own:
+            self._client.close()
+
+    def _keys(self, namespace: str, key: str) -> tuple[str, str, str]:
+        name = json.dumps([namespace, key], separators=(",", ":"))
+        return f"{self.prefix}:lease:{name}", f"{self.prefix}:wanted:{name}", f"{self.prefix}:c:{name}"
+
+    def acquire(self, namespace: str, key: str, owner: str, ttl: float) -> tuple[bool, str | None]:
+        answer = self._acquire(keys=list(self._keys(namespace, key)), args=[owner, max(1, int(ttl * 1000))])
+        session_id = _text(answer[1]) if len(answer) > 1 and answer[1] else None  # (a nil ends a Lua table)
+        return bool(answer[0]), session_id
+
+    def renew(self, namespace: str, owner: str, keys: list[str], ttl: float) -> tuple[set[str], set[str]]:
+        held: set[str] = set()
+        wanted: set[str] = set()
+        for key in keys:
+            lease, mark, _ = self._keys(namespace, key)
+            ours, asked = self._renew(keys=[lease, mark], args=[owner, max(1, int(ttl * 1000))])
+            if ours:
+                held.add(key)
+                if asked:
+                    wanted.add(key)
+        return held, wanted
+
+    def record(self, namespace: str, key: str, owner: str, session_id: str) -> bool:
+        lease, _, data = self._keys(namespace, key)
+        return bool(self._record(keys=[lease, data], args=[owner, session_id]))
+
+    def release(self, namespace: str, key: str, owner: str) -> None:
+        lease, _, _ = self._keys(namespace, key)
+        self._release(keys=[lease], args=[owner])
+
+    def session_id(self, namespace: str, key: str) -> str | None:
+        _, _, data = self._keys(namespace, key)
+        value = self._client.hget(data, "session_id")
+        return _text(value) if value else None
+
+
 def _text(value: bytes | str) -> str:
     return value.decode() if isinstance(value, bytes) else value
 
 
-__all__ = ["RedisSessionStore"]
+__all__ = ["RedisConversationStore", "RedisSessionStore"]
