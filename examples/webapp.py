@@ -36,10 +36,10 @@ from claude_sdkurl.testing import DemoEnvironment
 
 USER = re.compile(r"[A-Za-z0-9_-]{1,64}")  # a user id is a name, never a path
 
-demo = DemoEnvironment()  # offline unless CLAUDE_SDKURL_LIVE=1
-base = demo.options(include_partial_messages=True, allowed_tools=["Read"])
 workspaces = Path(os.environ.get("WORKSPACES") or Path.home() / ".cache" / "claude-webapp")  # one for every worker
 workspaces.mkdir(mode=0o700, parents=True, exist_ok=True)
+demo = DemoEnvironment(home=workspaces / ".demo-home")  # offline unless CLAUDE_SDKURL_LIVE=1 (one HOME for every worker)
+base = demo.options(include_partial_messages=True, allowed_tools=["Read"])
 spares = SparePool(int(os.environ.get("SPARES", "2")), base) if os.environ.get("SPARES") != "0" else None
 conversations = Conversations(base, max_live=int(os.environ.get("MAX_LIVE", "4")), idle_timeout=120)
 atexit.register(conversations.close)

@@ -1,7 +1,8 @@
-"""``examples/webapp.py`` (Flask) served by a real WSGI server, gunicorn with threads, on the real
-CLI 2.1.330 and the mock model: many users at once over few CLIs, each answer streamed as
-server-sent events, each user's conversation whole; bad user ids refused before anything starts;
-a browser that goes away mid-answer; the server stopped with nothing left behind."""
+"""``examples/webapp.py`` (Flask) and ``examples/django_app.py`` (Django) served by a real WSGI
+server, gunicorn with threads and several worker processes, on the real CLI 2.1.330 and the mock
+model: many users at once over few CLIs, each answer streamed as server-sent events, each user's
+conversation whole whichever worker serves it and across a restart; bad user ids refused before
+anything starts; a browser that goes away mid-answer; the server stopped with nothing left behind."""
 
 from __future__ import annotations
 
@@ -38,7 +39,8 @@ def answer(request: RecordedRequest) -> Reply:
 
 
 class Server:
-    def __init__(self, cli: Path, api: MockMessagesAPI, home: Path, workers: int = 1, threads: int = 24, spares: int = SPARES) -> None:
+    def __init__(self, cli: Path, api: MockMessagesAPI, home: Path, workers: int = 1, threads: int = 24, spares: int = SPARES,
+                 app: str = "webapp:app") -> None:  # fmt: skip
         self.port = free_port()
         self.home = home
         env = {**os.environ, **offline_env(api.url, home), "CLAUDE_SDKURL_LIVE": "1", "CLAUDE_SDKURL_CLI": str(cli),
@@ -47,7 +49,7 @@ class Server:
         self.log = open(home / "gunicorn.log", "w")  # noqa: SIM115 - closed in stop()
         self.proc = subprocess.Popen([sys.executable, "-m", "gunicorn", "-k", "gthread", "--threads", str(threads), "-w", str(workers),
                                       "-b", f"127.0.0.1:{self.port}", "--timeout", "300", "--graceful-timeout", "10",
-                                      "--chdir", str(EXAMPLES), "webapp:app"],
+                                      "--chdir", str(EXAMPLES), app],
                                      env=env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)  # fmt: skip
         deadline = time.monotonic() + 90
         while time.monotonic() < deadline:
@@ -306,3 +308,58 @@ def test_stopping_the_server_leaves_no_cli(server: Server, home: Path) -> None:
     while clis_with(home) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert clis_with(home) == []
+
+
+def test_a_django_app_with_four_workers_loses_no_conversation_to_a_restart(cli_paths: dict[str, Path], api: MockMessagesAPI,
+                                                                           home: Path) -> None:  # fmt: skip
+    """``examples/django_app.py`` (sync views, a streaming response) under gunicorn with 4 worker
+    processes: 20 users send a message, the server is restarted (every worker and CLI gone), each
+    sends another: every conversation is found, and the model sees both messages, in order."""
+    api.responder = answer
+    users = [f"user-{i}" for i in range(20)]
+
+    def round_of(server: Server, n: int) -> list[tuple[str, str, dict | None]]:
+        out: list[tuple[str, str, dict | None]] = []
+        errors: list[BaseException] = []
+
+        def browse(user: str) -> None:
+            try:
+                said, _, done = server.chat(user, f"{user} question {n}")
+                out.append((user, said, done))
+            except BaseException as e:
+                errors.append(e)
+
+        threads = [threading.Thread(target=browse, args=(u,)) for u in users]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(600)
+        assert not errors, errors[:3]
+        return out
+
+    server = Server(cli_paths["stdio"], api, home, workers=4, threads=4, spares=0, app="django_app:application")
+    try:
+        assert server.get("/chat/..%2Fetc?prompt=hi")[0] in (400, 404)
+        before = round_of(server, 0)
+    finally:
+        server.stop()
+    deadline = time.monotonic() + 10
+    while clis_with(home) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert clis_with(home) == []  # the restart is whole: no worker, no CLI left
+    server = Server(cli_paths["stdio"], api, home, workers=4, threads=4, spares=0, app="django_app:application")
+    try:
+        after = round_of(server, 1)
+    finally:
+        server.stop()
+    sessions = {user: done["session"] for user, _, done in before if done}
+    for user, said, done in after:
+        assert said == f"echo: {user} question 1 " + "and more " * 10 and done is not None
+        assert done["session"] == sessions[user]  # the same conversation, resumed
+    last = {}
+    for request in api.message_requests():
+        said = user_texts(request)
+        last[said[-1].split()[0]] = said
+    assert last == {u: [f"{u} question 0", f"{u} question 1"] for u in users}
+    assert len(api.message_requests()) == 40
+    assert len({done["worker"] for _, _, done in before + after if done}) >= 2

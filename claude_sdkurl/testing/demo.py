@@ -22,19 +22,27 @@ class DemoEnvironment:
     does nothing, so the same notebook runs against the real model.
     """
 
-    def __init__(self, live: bool | None = None, cli_version: str = STDIO_CLI_VERSION) -> None:
+    def __init__(self, live: bool | None = None, cli_version: str = STDIO_CLI_VERSION, home: str | os.PathLike[str] | None = None) -> None:
+        """``home``: the offline CLI's ``HOME`` (its config and transcripts), kept after
+        :meth:`close`; by default a fresh temporary folder, removed then. Processes that must see
+        each other's conversations (a web server's workers) name the same one."""
         self.live = os.environ.get(LIVE_ENV) == "1" if live is None else live
         self.api: MockMessagesAPI | None = None
         self._home: str | None = None
         self._base: dict[str, Any] = {}
         if not self.live:
             self.api = MockMessagesAPI().start()
-            self._home = tempfile.mkdtemp(prefix="claude-sdkurl-demo-")
-            os.makedirs(os.path.join(self._home, "work"))
+            if home is None:
+                self._home = tempfile.mkdtemp(prefix="claude-sdkurl-demo-")
+                folder = self._home
+            else:
+                folder = os.fspath(home)
+                os.makedirs(folder, mode=0o700, exist_ok=True)
+            os.makedirs(os.path.join(folder, "work"), exist_ok=True)
             self._base = {
                 "cli_path": str(install_cli(cli_version)),
-                "env": offline_env(self.api.url, self._home),
-                "cwd": os.path.join(self._home, "work"),
+                "env": offline_env(self.api.url, folder),
+                "cwd": os.path.join(folder, "work"),
             }
 
     def options(self, **kwargs: Any) -> ClaudeAgentOptions:
