@@ -177,13 +177,13 @@ def user_texts(request: RecordedRequest) -> list[str]:
 
 
 def test_four_worker_processes_share_every_conversation(cli_paths: dict[str, Path], api: MockMessagesAPI, home: Path) -> None:
-    """gunicorn with 4 worker processes (prefork), as WSGI apps are deployed: 16 users, 3
+    """gunicorn with 4 worker processes (prefork), as WSGI apps are deployed: 50 users, 3
     messages each, every one landing on whichever worker accepts it. Every answer is right,
     every model request carries exactly its conversation's history in order, and never are two
     CLIs on one conversation at once, in any worker (sampled from /proc every 50 ms)."""
     api.responder = answer
     server = Server(cli_paths["stdio"], api, home, workers=4, threads=8, spares=0)
-    users = [f"user-{i}" for i in range(16)]
+    users = [f"user-{i}" for i in range(50)]
     errors: list[BaseException] = []
     answered: list[tuple[str, int, str, dict | None]] = []
     most = {"per_folder": 0, "samples": 0}
@@ -219,7 +219,7 @@ def test_four_worker_processes_share_every_conversation(cli_paths: dict[str, Pat
         stop.set()
         server.stop()
     assert not errors, errors[:3]
-    assert len(answered) == 48
+    assert len(answered) == 150
     for user, n, said, done in answered:
         assert said == f"echo: {user} question {n} " + "and more " * 10, said
         assert done is not None and done["error"] is False
@@ -227,10 +227,10 @@ def test_four_worker_processes_share_every_conversation(cli_paths: dict[str, Pat
         said = user_texts(request)
         user = said[-1].split()[0]
         assert said == [f"{user} question {n}" for n in range(int(said[-1].split()[-1]) + 1)], said
-    assert len(api.message_requests()) == 48  # no turn lost, none twice
+    assert len(api.message_requests()) == 150  # no turn lost, none twice
     assert most["per_folder"] == 1 and most["samples"] > 20, most
     assert len({done["worker"] for _, _, _, done in answered if done}) >= 2  # the requests did spread over the workers
-    print(f"48 answers for 16 users over 4 workers in {took:.1f} s ({48 / took:.1f} requests/s)")
+    print(f"150 answers for 50 users over 4 workers in {took:.1f} s ({150 / took:.1f} requests/s)")
 
 
 def test_many_users_at_once_over_few_clis(server: Server, api: MockMessagesAPI, home: Path) -> None:
