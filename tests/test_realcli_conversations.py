@@ -39,15 +39,16 @@ def options(cli_paths: dict[str, Path], api: MockMessagesAPI, home: Path) -> Cla
     return ClaudeAgentOptions(cli_path=str(cli_paths["stdio"]), env=offline_env(api.url, home), cwd=str(home / "work"))
 
 
-def user_texts(request: RecordedRequest) -> list[str]:
-    """The user prompts a request carries, in order (the CLI's own reminders left out)."""
+def user_texts(request: RecordedRequest, prompt: re.Pattern[str] = PROMPT) -> list[str]:
+    """The user prompts a request carries that match ``prompt``, in order (the CLI's own
+    reminders left out)."""
     found = []
     for message in request.messages():
         if message.get("role") != "user":
             continue
         content = message.get("content")
         blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content or []
-        found += [b["text"] for b in blocks if b.get("type") == "text" and PROMPT.match(b.get("text", ""))]
+        found += [b["text"] for b in blocks if b.get("type") == "text" and prompt.match(b.get("text", ""))]
     return found
 
 

@@ -24,6 +24,8 @@ import pytest
 from claude_sdkurl.testing import MockMessagesAPI, Reply, offline_env, text, tool_use
 from claude_sdkurl.testing.mock_api import RecordedRequest
 
+from .test_realcli_conversations import user_texts
+
 pytestmark = pytest.mark.realcli
 
 WORKER = Path(__file__).parent / "conversation_worker.py"
@@ -32,14 +34,7 @@ PROMPT = re.compile(r"^(\w+) #(\d+): (.*)$")
 
 def prompts(request: RecordedRequest) -> list[str]:
     """The test's prompts a request carries, in order (the CLI's own reminders left out)."""
-    found = []
-    for message in request.messages():
-        if message.get("role") != "user":
-            continue
-        content = message.get("content")
-        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content or []
-        found += [b["text"] for b in blocks if b.get("type") == "text" and PROMPT.match(b.get("text", ""))]
-    return found
+    return user_texts(request, PROMPT)
 
 
 def history_echo(request: RecordedRequest) -> Reply:

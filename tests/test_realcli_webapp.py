@@ -15,6 +15,7 @@ import sys
 import threading
 import time
 import urllib.parse
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -102,17 +103,21 @@ class Server:
             conn.close()
         return said, kinds, done
 
-    def worker_pids(self) -> list[int]:
+    def _processes(self) -> list[tuple[int, bytes, int, str]]:
+        """This test's processes (its HOME): (pid, command line, parent, folder)."""
         found = []
         for pid in clis_with(self.home):
             try:
                 cmd = open(f"/proc/{pid}/cmdline", "rb").read()
                 parent = int(open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[1])
+                folder = os.readlink(f"/proc/{pid}/cwd")
             except (OSError, ValueError):
                 continue
-            if b"gunicorn" in cmd and parent == self.proc.pid:
-                found.append(pid)
+            found.append((pid, cmd, parent, folder))
         return found
+
+    def worker_pids(self) -> list[int]:
+        return [pid for pid, cmd, parent, _ in self._processes() if b"gunicorn" in cmd and parent == self.proc.pid]
 
     def worker_pid(self) -> int | None:
         pids = self.worker_pids()
@@ -121,29 +126,10 @@ class Server:
     def cli_folders(self) -> list[str]:
         """The folder of each of the server's live CLIs (a conversation's is its user's workspace)."""
         workers = set(self.worker_pids())
-        folders = []
-        for pid in clis_with(self.home):
-            try:
-                cmd = open(f"/proc/{pid}/cmdline", "rb").read()
-                parent = int(open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[1])
-                folder = os.readlink(f"/proc/{pid}/cwd")
-            except (OSError, ValueError):
-                continue
-            if parent in workers and b"--output-format" in cmd:
-                folders.append(folder)
-        return folders
+        return [folder for _, cmd, parent, folder in self._processes() if parent in workers and b"--output-format" in cmd]
 
     def clis(self) -> int:
-        worker = self.worker_pid()
-        count = 0
-        for pid in clis_with(self.home):
-            try:
-                cmd = open(f"/proc/{pid}/cmdline", "rb").read()
-                parent = int(open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[1])
-            except (OSError, ValueError):
-                continue
-            count += parent == worker and b"--output-format" in cmd
-        return count
+        return len(self.cli_folders())
 
     def stop(self) -> None:
         if self.proc.poll() is None:
@@ -176,6 +162,54 @@ def user_texts(request: RecordedRequest) -> list[str]:
     return out
 
 
+Answers = dict[tuple[str, int], tuple[str, list[str], "dict | None"]]
+
+
+def browse_all(server: Server, users: list[str], messages: range) -> tuple[Answers, float]:
+    """Each user's browser on a thread of its own, sending its messages one after the other:
+    every answer (the text, the events' kinds, the ``done`` data) by (user, n), and the seconds
+    it all took. The first error a browser met is raised."""
+    results: Answers = {}
+    errors: list[BaseException] = []
+
+    def browse(user: str) -> None:
+        try:
+            for n in messages:
+                results[(user, n)] = server.chat(user, f"{user} question {n}")
+        except BaseException as e:
+            errors.append(e)
+
+    started = time.monotonic()
+    threads = [threading.Thread(target=browse, args=(u,)) for u in users]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(900)
+    assert not errors, errors[:3]
+    return results, time.monotonic() - started
+
+
+def sampling(probe: Callable[[], int]) -> tuple[dict[str, int], Callable[[], None]]:
+    """Calls ``probe`` every 50 ms on a thread until the returned stop is called: the largest
+    value it gave (``most``) and how many times it was called (``samples``)."""
+    seen = {"most": 0, "samples": 0}
+    done = threading.Event()
+
+    def run() -> None:
+        while not done.wait(0.05):
+            seen["most"] = max(seen["most"], probe())
+            seen["samples"] += 1
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+
+    def stop() -> None:
+        done.set()
+        thread.join(5)
+
+    return seen, stop
+
+
 def test_four_worker_processes_share_every_conversation(cli_paths: dict[str, Path], api: MockMessagesAPI, home: Path) -> None:
     """gunicorn with 4 worker processes (prefork), as WSGI apps are deployed: 50 users, 3
     messages each, every one landing on whichever worker accepts it. Every answer is right,
@@ -183,44 +217,19 @@ def test_four_worker_processes_share_every_conversation(cli_paths: dict[str, Pat
     CLIs on one conversation at once, in any worker (sampled from /proc every 50 ms)."""
     api.responder = answer
     server = Server(cli_paths["stdio"], api, home, workers=4, threads=8, spares=0)
-    users = [f"user-{i}" for i in range(50)]
-    errors: list[BaseException] = []
-    answered: list[tuple[str, int, str, dict | None]] = []
-    most = {"per_folder": 0, "samples": 0}
-    stop = threading.Event()
 
-    def sample() -> None:
-        while not stop.wait(0.05):
-            folders = [f for f in server.cli_folders() if "/ws/" in f]
-            most["per_folder"] = max([most["per_folder"], *(folders.count(f) for f in folders)])
-            most["samples"] += 1
+    def most_in_one_folder() -> int:
+        folders = [f for f in server.cli_folders() if "/ws/" in f]
+        return max([0, *(folders.count(f) for f in folders)])
 
-    def browse(user: str) -> None:
-        try:
-            for n in range(3):
-                said, kinds, done = server.chat(user, f"{user} question {n}")
-                answered.append((user, n, said, done))
-        except BaseException as e:
-            errors.append(e)
-
-    sampler = threading.Thread(target=sample, daemon=True)
+    seen, stop = sampling(most_in_one_folder)
     try:
-        sampler.start()
-        started = time.monotonic()
-        threads = [threading.Thread(target=browse, args=(u,)) for u in users]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(900)
-        took = time.monotonic() - started
-        stop.set()
-        sampler.join(5)
+        results, took = browse_all(server, [f"user-{i}" for i in range(50)], range(3))
     finally:
-        stop.set()
+        stop()
         server.stop()
-    assert not errors, errors[:3]
-    assert len(answered) == 150
-    for user, n, said, done in answered:
+    assert len(results) == 150
+    for (user, n), (said, _, done) in results.items():
         assert said == f"echo: {user} question {n} " + "and more " * 10, said
         assert done is not None and done["error"] is False
     for request in api.message_requests():  # each conversation whole, in order, and only its own
@@ -228,42 +237,18 @@ def test_four_worker_processes_share_every_conversation(cli_paths: dict[str, Pat
         user = said[-1].split()[0]
         assert said == [f"{user} question {n}" for n in range(int(said[-1].split()[-1]) + 1)], said
     assert len(api.message_requests()) == 150  # no turn lost, none twice
-    assert most["per_folder"] == 1 and most["samples"] > 20, most
-    assert len({done["worker"] for _, _, _, done in answered if done}) >= 2  # the requests did spread over the workers
+    assert seen["most"] == 1 and seen["samples"] > 20, seen
+    assert len({done["worker"] for _, _, done in results.values() if done}) >= 2  # the requests did spread over the workers
     print(f"150 answers for 50 users over 4 workers in {took:.1f} s ({150 / took:.1f} requests/s)")
 
 
 def test_many_users_at_once_over_few_clis(server: Server, api: MockMessagesAPI, home: Path) -> None:
-    users = [f"user-{i}" for i in range(16)]
-    results: dict[tuple[str, int], tuple[str, list[str], dict | None]] = {}
-    errors: list[BaseException] = []
-    most = {"clis": 0}
-    stop = threading.Event()
-
-    def sample() -> None:
-        while not stop.is_set():
-            most["clis"] = max(most["clis"], server.clis())
-            time.sleep(0.05)
-
-    def browse(user: str) -> None:
-        try:
-            for n in range(2):
-                results[(user, n)] = server.chat(user, f"{user} question {n}")
-        except BaseException as e:
-            errors.append(e)
-
-    sampler = threading.Thread(target=sample, daemon=True)
-    sampler.start()
-    started = time.monotonic()
-    threads = [threading.Thread(target=browse, args=(u,)) for u in users]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(600)
-    took = time.monotonic() - started
-    stop.set()
-    sampler.join(5)
-    assert not errors, errors[:3]
+    seen, stop = sampling(server.clis)
+    try:
+        results, took = browse_all(server, [f"user-{i}" for i in range(16)], range(2))
+    finally:
+        stop()
+    most = {"clis": seen["most"]}
     for (user, n), (said, kinds, done) in results.items():
         assert said == f"echo: {user} question {n} " + "and more " * 10, said
         assert kinds.count("message") >= 3 and kinds[-1] == "done"  # streamed in pieces, then the end
@@ -319,23 +304,8 @@ def test_a_django_app_with_four_workers_loses_no_conversation_to_a_restart(cli_p
     users = [f"user-{i}" for i in range(20)]
 
     def round_of(server: Server, n: int) -> list[tuple[str, str, dict | None]]:
-        out: list[tuple[str, str, dict | None]] = []
-        errors: list[BaseException] = []
-
-        def browse(user: str) -> None:
-            try:
-                said, _, done = server.chat(user, f"{user} question {n}")
-                out.append((user, said, done))
-            except BaseException as e:
-                errors.append(e)
-
-        threads = [threading.Thread(target=browse, args=(u,)) for u in users]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(600)
-        assert not errors, errors[:3]
-        return out
+        results, _ = browse_all(server, users, range(n, n + 1))
+        return [(user, said, done) for (user, _), (said, _, done) in results.items()]
 
     server = Server(cli_paths["stdio"], api, home, workers=4, threads=4, spares=0, app="django_app:application")
     try:
