@@ -171,23 +171,46 @@ def _escape(s: str) -> str:
 _SUMMARY_FIELDS = ("command", "file_path", "path", "pattern", "url", "query", "description", "prompt")
 
 
+_ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
+
+
+def without_ansi(text: str) -> str:
+    """``text`` without terminal escape sequences (colours, cursor moves, titles): a CLI's error
+    line pasted into a notebook showed them as boxes."""
+    return _ANSI.sub("", text)
+
+
+def tool_label(name: str) -> str:
+    """A tool's name as a person reads it: ``Bash``, or ``run_code (kernel)`` for an MCP
+    server's ``mcp__kernel__run_code``."""
+    parts = name.split("__")
+    return f"{parts[2]} ({parts[1]})" if len(parts) >= 3 and parts[0] == "mcp" and parts[1] and parts[2] else name
+
+
 def tool_summary(name: str, tool_input: dict[str, Any], width: int = 80) -> str:
-    """One line for a tool call: its name and the input field that says what it does."""
+    """One line for a tool call: its name (:func:`tool_label`) and the input field that says
+    what it does."""
     value = next((tool_input[k] for k in _SUMMARY_FIELDS if isinstance(tool_input.get(k), str)), None)
     if value is None:
         value = next((v for v in tool_input.values() if isinstance(v, str)), "")
     value = " ".join(value.split())
     if len(value) > width:
         value = value[: width - 1] + "…"
-    return f"{name} {value}".rstrip()
+    return f"{tool_label(name)} {value}".rstrip()
 
 
 def tool_markdown(name: str, tool_input: dict[str, Any], result: Any = None, is_error: bool | None = None) -> str:
     """A tool call as a collapsed block: a one-line summary that opens onto its input and,
-    once known, its output."""
+    once known, its output. Code a tool runs (a ``code`` field: Python; a ``command``: a shell
+    line) is shown as code, line breaks kept; the other fields as JSON."""
     summary = _escape(tool_summary(name, tool_input))
-    parts = [f"<details><summary>{MARK_TOOL} <code>{summary}</code>{f' {MARK_FAILED}' if is_error else ''}</summary>", "",
-             _fence(_clip(json.dumps(tool_input, indent=2, ensure_ascii=False)), "json")]  # fmt: skip
+    parts = [f"<details><summary>{MARK_TOOL} <code>{summary}</code>{f' {MARK_FAILED}' if is_error else ''}</summary>", ""]
+    code = next(((k, tool_input[k]) for k in ("code", "command") if isinstance(tool_input.get(k), str)), None)
+    rest = {k: v for k, v in tool_input.items() if code is None or k != code[0]}
+    if code is not None:
+        parts.append(_fence(_clip(code[1]), "python" if code[0] == "code" else "bash"))
+    if rest or code is None:
+        parts += [*([""] if code is not None else []), _fence(_clip(json.dumps(rest, indent=2, ensure_ascii=False)), "json")]
     if result is not None:
         text = result if isinstance(result, str) else json.dumps(result, indent=2, ensure_ascii=False)
         parts += ["", "output:" if not is_error else "error:", "", _fence(_clip(text))]

@@ -107,3 +107,20 @@ def test_every_mark_we_show_is_in_an_ordinary_text_font() -> None:
     assert len(shown) >= 5  # the marks are found at all
     missing = {ch: where for ch, where in shown.items() if ord(ch) not in have}
     assert not missing, f"shown as boxes without an emoji font: {missing}"
+
+
+def test_tool_calls_read_as_a_person_reads_them() -> None:
+    """An MCP tool's name reads as the approval card says it (``run_code (kernel)``, not
+    ``mcp__kernel__run_code``), code and commands show as code with their line breaks, and a
+    CLI's coloured error line loses its terminal escapes."""
+    from claude_sdkurl.display import tool_label, tool_markdown, without_ansi
+
+    assert tool_label("mcp__kernel__run_code") == "run_code (kernel)" and tool_label("Bash") == "Bash"
+    assert tool_label("mcp__") == "mcp__" and tool_label("mcp__a__b__c") == "b (a)"
+    shown = tool_markdown("mcp__kernel__run_code", {"code": "a = 1\nb = 2"}, "done")
+    assert "<code>run_code (kernel) a = 1 b = 2</code>" in shown and "```python\na = 1\nb = 2\n```" in shown
+    assert "mcp__kernel" not in shown and '"code"' not in shown
+    bash = tool_markdown("Bash", {"command": "ls -l", "description": "list"})
+    assert "```bash\nls -l\n```" in bash and '"description": "list"' in bash and '"command"' not in bash
+    assert '"file_path": "/x"' in tool_markdown("Read", {"file_path": "/x"})
+    assert without_ansi("\x1b[31mError:\x1b[0m bad \x1b]0;title\x07ok \x1b[2K") == "Error: bad ok "

@@ -84,6 +84,11 @@ def test_cells_stream_markdown_and_go_on_with_one_conversation(nb: Kernel, api: 
     # throttled: far fewer updates than the ~65 deltas
     assert nb.update_count < 60, nb.update_count
     assert shown.count("Paragraph 5:") == 1  # once: streamed, not shown again whole
+    # each output's plain text is its own text (a notebook read in a terminal, a diff, nbconvert
+    # to text), not "<IPython.core.display.Markdown object>"
+    plain = [o["data"].get("text/plain", "") for o in cell.outputs if "text/markdown" in o.get("data", {})]
+    assert plain and not [p for p in plain if "IPython.core.display" in p]
+    assert any("Paragraph 5:" in p for p in plain)
     out = nb.ok("print(_claude.text == " + repr(STORY) + ", _claude.cost_usd > 0, _claude.result.subtype)")
     assert out.text().strip() == "True True success"
 
@@ -102,6 +107,7 @@ def test_cells_stream_markdown_and_go_on_with_one_conversation(nb: Kernel, api: 
     line = nb.ok("%claude --model claude-sonnet-4-6 Say one line")
     (one,) = requests_with(api, "Say one line")
     assert "answer to: Say one line" in line.text() and one.body["model"] == "claude-sonnet-4-6"
+    assert "`claude-sonnet-4-6`" in line.text()  # the footer names the model that answered
     assert "Hello again" in str(one.messages())  # the line magic went on with the conversation
 
 
@@ -167,6 +173,11 @@ def test_approval_buttons_allow_deny_and_always(nb: Kernel, api: MockMessagesAPI
     cell = nb.submit("%%claude --max-budget-usd 5\nmake e.txt")
     nb.click(nb.button("Deny"))
     assert cell.done.wait(60) and not (work / "e.txt").exists()
+    # the rule was given for that conversation: a --new one asks again (it ran unasked there)
+    (work / "c.txt").unlink()
+    cell = nb.submit("%%claude --new\nmake c.txt")
+    nb.click(nb.button("Deny"))
+    assert cell.done.wait(60) and not (work / "c.txt").exists()
 
 
 def test_a_cell_without_permission_flags_is_back_to_the_base_rules(nb: Kernel, api: MockMessagesAPI, home: Path) -> None:
@@ -216,7 +227,7 @@ def test_help_shows_the_flags_and_starts_nothing(nb: Kernel, api: MockMessagesAP
 def test_bad_flags_and_variables_start_nothing(nb: Kernel, api: MockMessagesAPI, home: Path) -> None:
     nb.ok("class Shy:\n    def __repr__(self): raise RuntimeError('no looking')\nshy = Shy()")
     cases = {
-        "%%claude --modle x\nhi": "unrecognized arguments: --modle x",
+        "%%claude --modle x\nhi": "unrecognized arguments: --modle",  # (x may open the prompt: the line can)
         "%%claude --with nope\nhi": "no variable named 'nope' in the notebook",
         "%%claude --with shy\nhi": "--with shy: it cannot be shown (RuntimeError: no looking)",
         "%%claude\n   ": "nothing to ask",
@@ -295,6 +306,9 @@ def test_kernel_tools_read_and_run_code_after_approval(nb: Kernel, api: MockMess
     nb.click(allow)
     assert cell.done.wait(60) and not cell.errors()
     assert "CanUseToolShadowedWarning" not in cell.text()
+    # outside the card too, the call reads as the card does: its name and its code as code
+    assert "mcp__kernel__run_code" not in cell.text() and "run_code (kernel)" in cell.text()
+    assert "```python\ncount = count + 1\ncount * 2\n```" in cell.text()
     assert "84" in str(api.message_requests()[-1].tool_results())
     assert nb.ok("print(count)").text().strip() == "42"
 
@@ -513,3 +527,88 @@ def test_a_card_still_showing_when_the_cli_dies_is_closed_as_undecided(nb: Kerne
     assert not [o for o in cell.outputs if VIEW in o.get("data", {})]
     assert nb.widgets(lambda s: s.get("description") == "Allow") == []
     assert not (home / "work" / "never.txt").exists() and clis_with(home) == []
+
+
+@pytest.mark.parametrize("transport", ["stdio"], indirect=True)
+def test_the_guides_flags_as_written_and_variables_in_the_line(nb: Kernel, api: MockMessagesAPI, home: Path) -> None:
+    """``--allowed-tools Read,Bash(touch *)`` as the guide writes it, unquoted, is one rule (it
+    was a usage error, "unrecognized arguments: *)"); ``$var`` and ``{expr}`` on the magic line
+    are expanded as IPython expands every magic's line (``--cwd $other`` was "Working directory
+    does not exist: $other")."""
+    other = home / "work" / "other"
+    other.mkdir()
+
+    def answer(request: RecordedRequest) -> Reply:
+        if request.tool_results():
+            return text("did it")
+        prompt = request.last_user_text()
+        return tool_use("Bash", {"command": prompt}) if prompt.startswith("touch ") else text(f"answer to: {prompt}")
+
+    script(api, answer)
+    cell = nb.ok("%%claude --allowed-tools Read,Bash(touch *)\ntouch unquoted.txt")
+    assert (home / "work" / "unquoted.txt").exists() and "unrecognized" not in cell.text()
+    assert VIEW not in str(cell.outputs)  # allowed by the rule: no approval card
+    nb.ok(f"other = {str(other)!r}\nfirst = _claude.session_id")
+    cell = nb.ok("%%claude --new --allowed-tools Bash --cwd $other\ntouch dollar.txt")
+    assert (other / "dollar.txt").exists()
+    # the user's own rule skips the buttons: said once, in the notebook's words, not as the SDK's
+    # warning (pink, with a file path and "can_use_tool")
+    assert "`Bash` runs without asking (your `--allowed-tools`)" in cell.text()
+    assert "CanUseToolShadowedWarning" not in cell.text() and "can_use_tool" not in cell.text()
+    cell = nb.ok("%%claude --new --allowed-tools Bash --cwd {other}\ntouch braces.txt")
+    assert (other / "braces.txt").exists() and "without asking" not in cell.text()
+    nb.ok("%%claude --resume $first\nback to the first")
+    (back,) = requests_with(api, "back to the first")
+    assert "touch unquoted.txt" in str(back.messages()) and "touch braces.txt" not in str(back.messages())
+    # a prompt begun on the %%claude line goes on in the cell (it was "unrecognized arguments")
+    cell = nb.ok("%%claude --new explain this\nand that")
+    assert requests_with(api, "explain this\n\nand that") and "unrecognized" not in cell.text()
+    assert requests_with(api, "only the line") == [] and nb.ok("%%claude only the line\n")
+    assert len(requests_with(api, "only the line")) == 1
+
+
+@pytest.mark.parametrize("transport", ["stdio"], indirect=True)
+def test_a_cli_error_in_colour_is_shown_as_plain_text(nb: Kernel, tmp_path: Path) -> None:
+    """A CLI that fails with a coloured error line (terminal escapes): the cell's Markdown note
+    shows its words, not the escape codes (Markdown showed them as boxes). A stand-in CLI: it
+    only has to fail so."""
+    cli = tmp_path / "claude"
+    cli.write_text("#!/bin/sh\n"
+                   "case \"$1\" in --version) echo '2.1.330 (Claude Code)'; exit 0;; esac\n"
+                   "printf '\\033[31mError:\\033[0m \\033[1mthe flag is refused\\033[0m\\n' >&2\n"
+                   "exit 1\n")  # fmt: skip
+    cli.chmod(0o755)
+    nb.ok(f"_nb.configure(__import__('dataclasses').replace(_nb.agent().options, cli_path={str(cli)!r}))")
+    cell = nb.run("%%claude\nhello", timeout=60)
+    # (the CLI's own stderr line passes through as a stream, which Jupyter colours itself)
+    notes = "".join(str(o["data"]["text/markdown"]) for o in cell.outputs if "text/markdown" in o.get("data", {}))
+    assert "ProcessError" in notes and "the flag is refused" in notes
+    assert "\x1b" not in notes and "[31m" not in notes
+
+
+@pytest.mark.parametrize("transport", ["stdio"], indirect=True)
+def test_bypass_permissions_on_a_running_conversation(nb: Kernel, api: MockMessagesAPI, home: Path) -> None:
+    """``--permission-mode bypassPermissions`` on a conversation whose CLI runs: a new CLI of the
+    same conversation launched in that mode (the live one refused it: a raw ControlRequestError,
+    "not launched with --dangerously-skip-permissions"); the next cell without it is back to
+    asking. (As root, the CLI takes bypass only in a sandbox: IS_SANDBOX=1 here.)"""
+    nb.ok("import dataclasses\n_o = _nb.agent().options\n"
+          "_nb.configure(dataclasses.replace(_o, env={**_o.env, 'IS_SANDBOX': '1'}))")  # fmt: skip
+
+    def answer(request: RecordedRequest) -> Reply:
+        if request.tool_results():
+            return text("did it")
+        prompt = request.last_user_text()
+        return tool_use("Bash", {"command": prompt}) if prompt.startswith("touch ") else text(f"answer to: {prompt}")
+
+    script(api, answer)
+    nb.ok("%%claude\nremember the word kiwi")
+    cell = nb.ok("%%claude --permission-mode bypassPermissions\ntouch bypassed.txt")
+    assert (home / "work" / "bypassed.txt").exists() and "ControlRequestError" not in cell.text()
+    assert not [o for o in cell.outputs if VIEW in o.get("data", {})]  # no card: nothing asked
+    (bypassed,) = requests_with(api, "touch bypassed.txt")
+    assert "remember the word kiwi" in str(bypassed.messages())  # the same conversation
+    assert "`--permission-mode bypassPermissions`" in cell.text()  # said once, in the notebook's words
+    cell = nb.submit("%%claude\ntouch asked.txt")
+    nb.click(nb.button("Deny"))  # back to the base mode: asked
+    assert cell.done.wait(60) and not (home / "work" / "asked.txt").exists()

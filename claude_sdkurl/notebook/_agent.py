@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..client import ClaudeClient
-from ..display import MARK_FAILED, MARK_STOPPED
+from ..display import MARK_FAILED, MARK_STOPPED, without_ansi
 from ..types import (
     AssistantMessage,
     CanUseToolShadowedWarning,
@@ -66,12 +66,41 @@ class _Parser(argparse.ArgumentParser):
         raise _usage_error(f"{message}\n\n{self.format_usage()}")
 
 
+def _unasked(options: ClaudeAgentOptions) -> str | None:
+    """What runs without the approval buttons because of the user's own permission mode or
+    allow rules, said for a notebook (``None``: every call the rules leave open asks)."""
+    if shadowed_can_use_tool_message(options) is None:
+        return None
+    if options.permission_mode == "bypassPermissions":
+        return "ℹ Every tool runs without asking in this conversation (`--permission-mode bypassPermissions`): no approval buttons."
+    from ..types import _whole_tool_allowed
+
+    tools = list(dict.fromkeys(t for e in options.allowed_tools if (t := _whole_tool_allowed(e)) is not None))
+    one = len(tools) == 1
+    return (f"ℹ {', '.join(f'`{t}`' for t in tools)} {'runs' if one else 'run'} without asking (your "
+            f"`--allowed-tools`): no approval buttons for {'it' if one else 'them'}. Name a narrower rule, "
+            "`Bash(git *)` say, to be asked for the rest.")  # fmt: skip
+
+
+def _words(line: str) -> list[str]:
+    """The magic line's words, as a shell splits them, except that a word opening a parenthesis
+    goes on to the word that closes it: ``--allowed-tools Read,Bash(git *)`` is one rule, as
+    written in the guide and in Claude Code's own settings (quoting it works too)."""
+    words: list[str] = []
+    for word in shlex.split(line):
+        if words and words[-1].count("(") > words[-1].count(")"):
+            words[-1] += " " + word
+        else:
+            words.append(word)
+    return words
+
+
 def parser(prog: str = "%%claude") -> argparse.ArgumentParser:
     p = _Parser(prog=prog, add_help=False, description="Ask Claude Code; the cell is the prompt.")
     p.add_argument("--model")
     p.add_argument("--cwd")
     p.add_argument("--permission-mode", choices=["default", "acceptEdits", "plan", "bypassPermissions", "dontAsk", "auto"])
-    p.add_argument("--allowed-tools", help="comma-separated tool rules, e.g. Read,Bash(git *)")
+    p.add_argument("--allowed-tools", help="comma-separated tool rules, e.g. Read,Bash(git *) (a rule's spaces need no quotes)")
     p.add_argument("--max-budget-usd", type=float)
     p.add_argument("--resume", metavar="SESSION_ID")
     p.add_argument("--continue", dest="continue_", action="store_true")
@@ -81,8 +110,7 @@ def parser(prog: str = "%%claude") -> argparse.ArgumentParser:
     p.add_argument("--allow-kernel-exec", action="store_true", help="and run code in the kernel (each run approved)")
     p.add_argument("--background", "--bg", action="store_true", help="return at once; the turn goes on")
     p.add_argument("-h", "--help", action="store_true", help="show this help (nothing is asked)")
-    if prog == "%claude":
-        p.add_argument("prompt", nargs="*")
+    p.add_argument("prompt", nargs="*", help="the prompt (with %%%%claude, words on the line come before the cell's)")
     return p
 
 
@@ -164,6 +192,7 @@ class NotebookAgent:
         self._live: dict[str, Any] = {}  # model / permission mode set on it since
         self._totals: dict[str, float] = {}  # session -> the CLI's cost total at its last result
         self._always: set[str] = set()
+        self._told: set[str] = set()  # what _unasked said already, in this kernel (said once)
         self.turn: Turn | None = None
         # Re-entrant: a cell's thread stops the old CLI (_stop_cli) while it holds the lock to
         # pick the client; a stop from the kernel's thread takes it only for the swap.
@@ -177,15 +206,14 @@ class NotebookAgent:
         flags or variables; ``None`` (the help printed, nothing started) for ``--help``."""
         flags = parser(prog)
         try:
-            args = flags.parse_args(shlex.split(line))
+            args = flags.parse_args(_words(line))
         except ValueError as e:  # shlex: an unclosed quote
             raise _usage_error(f"{prog}: {e}") from None
         if args.help:
             print(flags.format_help())
             return None
-        prompt = body.strip() if prog == "%%claude" else " ".join(args.prompt)
-        if prog == "%%claude" and getattr(args, "prompt", None):
-            raise _usage_error(f"{prog}: the cell is the prompt; the line takes only flags")
+        # with %%claude, words on the line after the flags open the prompt, the cell goes on with it
+        prompt = "\n\n".join(p for p in (" ".join(args.prompt), body.strip() if prog == "%%claude" else "") if p)
         if not prompt:
             raise _usage_error(f"{prog}: nothing to ask (the {'cell' if prog == '%%claude' else 'line'} is empty)")
         if args.allow_kernel_exec:
@@ -261,7 +289,7 @@ class NotebookAgent:
         except BaseException as e:  # shown in the cell; a stop's broken stream is no error
             if not turn.stopping:
                 run.error = e
-                note = f"{MARK_FAILED} {type(e).__name__}: {e}"
+                note = f"{MARK_FAILED} {type(e).__name__}: {without_ansi(str(e))}"
                 self._stop_cli(interrupt=False)
         finally:
             for approval in list(turn.approvals):  # one still showing when the turn ended (an error)
@@ -279,13 +307,20 @@ class NotebookAgent:
         """The live client if it fits this cell's flags, else a new one going on with the
         conversation (``--new``, ``--resume`` and ``--continue`` choose another)."""
         base = self.options
-        key = (args.cwd, args.allowed_tools, args.max_budget_usd, args.kernel_tools, args.allow_kernel_exec)
+        # bypassPermissions is taken only at a CLI's start (a live one answers bypass_not_launched):
+        # such a cell gets a new CLI of the conversation, and the next cell without it another
+        bypass = (args.permission_mode or base.permission_mode) == "bypassPermissions"
+        key = (args.cwd, args.allowed_tools, args.max_budget_usd, args.kernel_tools, args.allow_kernel_exec, bypass)
         fresh = args.new or args.resume or args.continue_
         with self._lock:
             client = self.client
             if client is not None and (fresh or key != self._key or client._session is None or client._session.closed):
                 self._stop_cli(interrupt=False)
                 client = None
+            if fresh:
+                # "Always allow" was given for the conversation it was asked in: another one
+                # (--new, --resume, --continue) starts without those rules
+                self._always.clear()
             if client is not None:
                 # A cell without --model / --permission-mode is back to the base options' ones
                 # (an earlier cell's bypassPermissions must not carry over unseen).
@@ -332,11 +367,14 @@ class NotebookAgent:
                 changes["resume"] = self.session_id  # a new CLI, the same conversation
             options = dataclasses.replace(base, **changes)
             client = ClaudeClient(options)
+            # The SDK's warning that can_use_tool is skipped speaks of options and callbacks, with
+            # a file path, in pink: here it is said once, in the notebook's words, in the cell.
+            told = _unasked(dataclasses.replace(options, allowed_tools=mine))
+            if told is not None and told not in self._told:
+                self._told.add(told)
+                turn.view.out.markdown(told)
             with warnings.catch_warnings():
-                if ours and shadowed_can_use_tool_message(dataclasses.replace(options, allowed_tools=mine)) is None:
-                    # only the rules this notebook added (kernel tools, "Always allow") would
-                    # skip the buttons: a warning nobody could act on
-                    warnings.simplefilter("ignore", CanUseToolShadowedWarning)
+                warnings.simplefilter("ignore", CanUseToolShadowedWarning)
                 client.connect()
             self.client, self._key = client, key
             self._live = {"model": args.model or base.model, "permission_mode": args.permission_mode or base.permission_mode or "default"}

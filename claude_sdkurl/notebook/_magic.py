@@ -113,8 +113,13 @@ async def _await_turn(turn: Turn) -> bool:
 
 async def run_cell(line: str, body: str, prog: str = "%%claude") -> None:
     """What a rewritten ``%%claude`` cell awaits: a background turn still running first (the
-    kernel stays free meanwhile: that turn's buttons work), then its own."""
+    kernel stays free meanwhile: that turn's buttons work), then its own. The magic line's
+    ``$var`` and ``{expr}`` are expanded first, as IPython does for every magic it calls itself
+    (the rewrite runs before IPython would)."""
     a = agent()
+    shell = getattr(a, "shell", None)
+    if shell is not None and hasattr(shell, "var_expand"):
+        line = shell.var_expand(line)
     asked = a.prepare(line, body, prog)
     if asked is None:  # --help
         return

@@ -11,7 +11,19 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from ..display import MARK_FAILED, MARK_OK, MARK_STOPPED, MARK_WARNING, LiveMarkdown, dollars, model_text, tool_markdown, tool_summary
+from ..display import (
+    MARK_FAILED,
+    MARK_OK,
+    MARK_STOPPED,
+    MARK_WARNING,
+    LiveMarkdown,
+    dollars,
+    model_text,
+    tool_label,
+    tool_markdown,
+    tool_summary,
+    without_ansi,
+)
 from ..types import (
     AssistantMessage,
     ResultMessage,
@@ -56,7 +68,7 @@ class CellOut:
         extension puts "Copy" and "Insert as a new cell" under its code blocks."""
         metadata = {"claude_sdkurl": {"answer": True}} if answer else None
         with self.here():
-            return _Handle(self, self._display.display(self._display.Markdown(text), display_id=True, metadata=metadata), metadata)
+            return _Handle(self, self._display.display(_Markdown(text), display_id=True, metadata=metadata), metadata)
 
     def show(self, obj: Any) -> None:
         with self.here():
@@ -75,7 +87,22 @@ class _Handle:
 
     def update(self, text: str) -> None:
         with self._out.here():
-            self._handle.update(self._out._display.Markdown(text), metadata=self._metadata)
+            self._handle.update(_Markdown(text), metadata=self._metadata)
+
+
+class _Markdown:
+    """Markdown to display, with its own text as the plain text beside it: IPython's
+    ``Markdown`` gives ``<IPython.core.display.Markdown object>`` there, which is what a saved
+    notebook read in a terminal, a diff or ``nbconvert --to script`` showed of every answer."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def _repr_markdown_(self) -> str:
+        return self.text
+
+    def __repr__(self) -> str:
+        return self.text
 
 
 class _Status:
@@ -268,9 +295,11 @@ class TurnView:
                 mark = MARK_OK if not result.is_error else ("" if stopped else f"{MARK_WARNING} {result.subtype}")  # a stop: the note says it
                 cost = f"{dollars(turn_cost)} this turn" if turn_cost is not None else "cost –"
                 total = f" ({dollars(result.total_cost_usd)} this session)" if result.total_cost_usd is not None else ""
-                parts.append(" · ".join(p for p in (mark, f"{cost}{total}", tokens, f"{result.duration_ms / 1000:.1f} s") if p))
+                # the model that answered, as the CLI counted it (a --model it did not take shows here)
+                models = ", ".join(f"`{m}`" for m in (result.model_usage or {}))
+                parts.append(" · ".join(p for p in (mark, models, f"{cost}{total}", tokens, f"{result.duration_ms / 1000:.1f} s") if p))
                 if result.is_error and result.errors and not note:  # a stop's own error text says nothing new
-                    parts.append("; ".join(result.errors))
+                    parts.append("; ".join(without_ansi(str(e)) for e in result.errors))
             if parts:
                 self.out.markdown("\n\n".join(parts))
 
@@ -284,12 +313,6 @@ def _code_span(s: str) -> str:
     return f"{ticks}{pad}{s}{pad}{ticks}"
 
 
-def _tool_label(name: str) -> str:
-    """``Bash``, or ``run_code (kernel)`` for an MCP server's ``mcp__kernel__run_code``."""
-    parts = name.split("__")
-    return f"{parts[2]} ({parts[1]})" if len(parts) >= 3 and parts[0] == "mcp" else name
-
-
 _CODE_FIELDS = ("command", "code", "content")  # the input field shown whole, as code, when there is one
 _MAX_CARD = 4000  # characters of a tool input shown on a card
 
@@ -298,7 +321,7 @@ def card_html(tool_name: str, tool_input: dict[str, Any], reason: str | None) ->
     """What an approval card says: the tool, what the model says the call is for (its
     ``description``), why the CLI asks, and the whole command or code as it will run (line
     breaks kept), then any other input fields."""
-    parts = [f"<b>Claude asks to use {html.escape(_tool_label(tool_name))}</b>"]
+    parts = [f"<b>Claude asks to use {html.escape(tool_label(tool_name))}</b>"]
     said = tool_input.get("description")
     if isinstance(said, str) and said.strip():
         parts.append(f"<div>{html.escape(said.strip())}</div>")
@@ -345,7 +368,7 @@ class Approval:
         buttons = []
         choices = [("Allow", "allow", "success"), ("Deny", "deny", "danger")] + ([(f"Always allow {always}", "always", "")] if always else [])
         for label, value, style in choices:
-            tip = f"{label} (this session)" if value == "always" else f"{label}: {tool_name}"
+            tip = f"{label} (this conversation: not after --new, --resume or --continue)" if value == "always" else f"{label}: {tool_name}"
             wide = {"layout": widgets.Layout(width="auto")} if value == "always" else {}  # the label names the rule
             button = widgets.Button(description=label, button_style=style, tooltip=tip, **wide)
             button.on_click(lambda _b, v=value: self.decide(v))
