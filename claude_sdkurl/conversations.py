@@ -25,9 +25,9 @@ too). A program restarted, or another worker process, finds each conversation by
 resumes it. Keys are kept per project folder (``options.cwd``).
 
 Never two CLIs on one conversation, anywhere: a CLI is started only under the key's lease, which
-its holder renews every ``lease_ttl / 4`` seconds while the CLI lives and gives up when it stops.
-A send for a key another process holds leaves a mark the holder reads within a quarter of a
-second: an idle holder hibernates its CLI at once, a busy one after its turn; the send waits
+its holder renews at every look of its keeper thread (``lease_ttl / 4`` seconds, at most a quarter
+of a second) and after each turn while the CLI lives, and gives up when it stops. A send for a key
+another process holds leaves a mark the holder reads at its next look: an idle holder hibernates its CLI at once, a busy one after its turn; the send waits
 (polling, at most ``lease_wait`` seconds, or its ``timeout``) and then raises
 :class:`ConversationBusyError`. A process killed outright loses its leases ``lease_ttl`` seconds
 later (its CLIs are gone long before: every CLI's orphan watcher stops it with its program); the
@@ -414,23 +414,26 @@ class Conversations:
                            exc_info=True)  # fmt: skip
 
     def _yield_if_wanted(self, conversation: _Conversation) -> None:
-        """After a turn: renew the lease, and hibernate at once if another holder wants it."""
+        """After a turn: renew the lease at once (not at the keeper's next look), and let go now
+        if another holder wants it or took it."""
         if not conversation.leased or self._closed:
             return
         try:
             held, wanted = self.store.renew(conversation.namespace, self._owner, [conversation.key], self.lease_ttl)
         except Exception:  # noqa: BLE001 - the keeper thread tries again, and stops the CLI in time if it cannot
             return
-        if conversation.key in wanted or conversation.key not in held:
-            if conversation.turn.acquire(blocking=False):
-                try:
-                    with self._cond:
-                        self.stats["yielded" if conversation.key in held else "lost"] += 1
-                    self._stop(conversation)
-                finally:
-                    conversation.turn.release()
-        else:
-            conversation.confirmed = time.monotonic()
+        why = self._verdict(conversation, held, wanted, time.monotonic())
+        if why is not None:
+            self._let_go(conversation, why)
+
+    @staticmethod
+    def _verdict(conversation: _Conversation, held: set[str], wanted: set[str], now: float) -> str | None:
+        """What a renewal says of a conversation: ``"lost"``, ``"yielded"`` (another holder
+        wants it), or ``None`` (still ours, confirmed ``now``)."""
+        if conversation.key not in held:
+            return "lost"
+        conversation.confirmed = now
+        return "yielded" if conversation.key in wanted else None
 
     def _keep(self) -> None:
         """The keeper thread: renew the leases of the live conversations, hibernate those another
@@ -456,13 +459,7 @@ class Conversations:
                     logger.warning("renewing conversation leases failed", exc_info=True)
                     stop += [(c, "unconfirmed") for c in group if now - c.confirmed > self.lease_ttl * 0.75]
                     continue
-                for conversation in group:
-                    if conversation.key not in held:
-                        stop.append((conversation, "lost"))
-                        continue
-                    conversation.confirmed = now
-                    if conversation.key in wanted:
-                        stop.append((conversation, "yielded"))
+                stop += [(c, why) for c in group if (why := self._verdict(c, held, wanted, now)) is not None]
             if self.idle_timeout is not None:
                 with self._cond:
                     idle = [c for c in self._slots if not c.busy and c.client is not None and now - c.last_used > self.idle_timeout]
@@ -471,11 +468,14 @@ class Conversations:
                 self._let_go(conversation, why)
 
     def _let_go(self, conversation: _Conversation, why: str) -> None:
+        """Stop a conversation's CLI for ``why``: ``"lost"`` or ``"unconfirmed"`` (at once, a
+        turn under way or not), ``"yielded"`` or ``"idle"`` (only when no turn is under way)."""
         if why in ("lost", "unconfirmed"):
             # not ours (or not surely ours) any more: its CLI stops now, a turn under way or not
             with self._cond:
+                if not conversation.lost:  # (a busy one is seen again at each look until its turn ends)
+                    self.stats["lost"] += 1
                 conversation.lost = True
-                self.stats["lost"] += 1
                 client = conversation.client
             session = getattr(client, "_session", None)
             if session is not None:
@@ -488,9 +488,9 @@ class Conversations:
             return
         if conversation.turn.acquire(blocking=False):  # busy: its turn ends first, and yields then
             try:
-                if conversation.busy or conversation.client is None and why == "idle":
+                if conversation.busy:
                     return
-                if why == "idle" and time.monotonic() - conversation.last_used <= (self.idle_timeout or 0):
+                if why == "idle" and (conversation.client is None or time.monotonic() - conversation.last_used <= (self.idle_timeout or 0)):
                     return
                 if why == "yielded":
                     with self._cond:
