@@ -1552,6 +1552,15 @@ def _whole_tool_allowed(entry: str) -> str | None:
     return tool if tool and rest in (")", "*)") else None
 
 
+def _shadowed_tools(options: "ClaudeAgentOptions") -> list[str]:
+    """The tools ``options`` allow whole (an ``allowed_tools`` entry naming the tool with no
+    rule, and ``Skill`` with ``skills="all"``): the CLI runs them without asking ``can_use_tool``."""
+    allowed = list(options.allowed_tools)
+    if options.skills == "all" and "Skill" not in allowed:
+        allowed.append("Skill")
+    return list(dict.fromkeys(t for e in allowed if (t := _whole_tool_allowed(e)) is not None))
+
+
 def shadowed_can_use_tool_message(options: "ClaudeAgentOptions") -> str | None:
     """Why ``can_use_tool`` will not be asked for some calls, or None (as the official SDK words it)."""
     if not options.can_use_tool:
@@ -1563,10 +1572,7 @@ def shadowed_can_use_tool_message(options: "ClaudeAgentOptions") -> str | None:
             "explicit deny rules) before the callback is consulted. To gate "
             "every tool call, use a PreToolUse hook instead."
         )
-    allowed = list(options.allowed_tools)
-    if options.skills == "all" and "Skill" not in allowed:
-        allowed.append("Skill")
-    shadowed = list(dict.fromkeys(t for e in allowed if (t := _whole_tool_allowed(e)) is not None))
+    shadowed = _shadowed_tools(options)
     if not shadowed:
         return None
     return (

@@ -73,9 +73,9 @@ def _unasked(options: ClaudeAgentOptions) -> str | None:
         return None
     if options.permission_mode == "bypassPermissions":
         return "ℹ Every tool runs without asking in this conversation (`--permission-mode bypassPermissions`): no approval buttons."
-    from ..types import _whole_tool_allowed
+    from ..types import _shadowed_tools
 
-    tools = list(dict.fromkeys(t for e in options.allowed_tools if (t := _whole_tool_allowed(e)) is not None))
+    tools = _shadowed_tools(options)  # (the SDK's own list: Skill with skills="all" too)
     one = len(tools) == 1
     return (f"ℹ {', '.join(f'`{t}`' for t in tools)} {'runs' if one else 'run'} without asking (your "
             f"`--allowed-tools`): no approval buttons for {'it' if one else 'them'}. Name a narrower rule, "
