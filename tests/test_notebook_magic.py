@@ -65,6 +65,15 @@ def script(api: MockMessagesAPI, answer: Callable[[RecordedRequest], Reply | str
     api.responder = answer
 
 
+def run_touch(request: RecordedRequest) -> Reply:
+    """The model: a prompt ``touch ...`` is run as that Bash command, then "did it"; any other
+    prompt is answered "answer to: <prompt>"."""
+    if request.tool_results():
+        return text("did it")
+    prompt = request.last_user_text()
+    return tool_use("Bash", {"command": prompt}) if prompt.startswith("touch ") else text(f"answer to: {prompt}")
+
+
 def requests_with(api: MockMessagesAPI, prompt: str) -> list[RecordedRequest]:
     """The model requests whose last user text is ``prompt`` (a turn's, not a side request's)."""
     return [r for r in api.message_requests() if r.last_user_text() == prompt]
@@ -430,15 +439,7 @@ def test_each_flag_reaches_the_cli(nb: Kernel, api: MockMessagesAPI, home: Path)
     other = home / "work" / "other"
     other.mkdir()
 
-    def answer(request: RecordedRequest) -> Reply:
-        if request.tool_results():
-            return text("did it")
-        prompt = request.last_user_text()
-        if prompt.startswith("touch "):
-            return tool_use("Bash", {"command": prompt})
-        return text(f"answer to: {prompt}")
-
-    script(api, answer)
+    script(api, run_touch)
     # --allowed-tools: no button
     nb.ok("%%claude --allowed-tools Bash\ntouch here.txt")
     assert (home / "work" / "here.txt").exists()
@@ -538,13 +539,7 @@ def test_the_guides_flags_as_written_and_variables_in_the_line(nb: Kernel, api: 
     other = home / "work" / "other"
     other.mkdir()
 
-    def answer(request: RecordedRequest) -> Reply:
-        if request.tool_results():
-            return text("did it")
-        prompt = request.last_user_text()
-        return tool_use("Bash", {"command": prompt}) if prompt.startswith("touch ") else text(f"answer to: {prompt}")
-
-    script(api, answer)
+    script(api, run_touch)
     cell = nb.ok("%%claude --allowed-tools Read,Bash(touch *)\ntouch unquoted.txt")
     assert (home / "work" / "unquoted.txt").exists() and "unrecognized" not in cell.text()
     assert VIEW not in str(cell.outputs)  # allowed by the rule: no approval card
@@ -595,13 +590,7 @@ def test_bypass_permissions_on_a_running_conversation(nb: Kernel, api: MockMessa
     nb.ok("import dataclasses\n_o = _nb.agent().options\n"
           "_nb.configure(dataclasses.replace(_o, env={**_o.env, 'IS_SANDBOX': '1'}))")  # fmt: skip
 
-    def answer(request: RecordedRequest) -> Reply:
-        if request.tool_results():
-            return text("did it")
-        prompt = request.last_user_text()
-        return tool_use("Bash", {"command": prompt}) if prompt.startswith("touch ") else text(f"answer to: {prompt}")
-
-    script(api, answer)
+    script(api, run_touch)
     nb.ok("%%claude\nremember the word kiwi")
     cell = nb.ok("%%claude --permission-mode bypassPermissions\ntouch bypassed.txt")
     assert (home / "work" / "bypassed.txt").exists() and "ControlRequestError" not in cell.text()
