@@ -68,7 +68,6 @@ def _port(source: str, path: str, ported_elsewhere: frozenset[str]) -> Ported:
     return Ported(path, source, text, todo, [(int(line[0]), t) for line, t in porter.unsure])
 
 
-
 # The nodes whose lines a port reports (a mark's place, a removed await), and their kinds in
 # Python's own tree.
 _KINDS: dict[type, tuple[type, ...]] = {cst.Call: (ast.Call,), cst.Await: (ast.Await,), cst.ImportFrom: (ast.ImportFrom,),
@@ -157,7 +156,7 @@ class Porter(cst.CSTTransformer):
         # them): bound to the call not yet made (functools.partial) instead
         self.deferred: set[str] = set()
         # Which functions the traversal is inside, innermost last: True for one that stays
-        # async (a framework hook: see _framework_hooks). Inside one, loop-library code is
+        # async (a framework hook: see _find.survey). Inside one, loop-library code is
         # left as it is, and the SDK's blocking calls go to a worker thread.
         self.inside: list[bool] = []
         self.kept_names = found.kept_names
