@@ -554,6 +554,10 @@ class _Package(_ModuleType):
 
 _sys.modules[__name__].__class__ = _Package
 
+if __import__("os").environ.get("CLAUDE_SDKURL_RELAY"):
+    # CLAUDE_SDKURL_RELAY=host:port: an unchanged program is watched (see claude_sdkurl.relay)
+    _import_module(".relay", __name__).from_environment()
+
 
 def load_ipython_extension(shell: object) -> None:
     """``%load_ext claude_sdkurl``: the ``%%claude`` magic (see :mod:`claude_sdkurl.notebook`)."""

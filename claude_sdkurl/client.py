@@ -7,6 +7,7 @@ from collections.abc import Iterable, Iterator
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal
 
+from . import ide as _ide
 from ._deadline import Deadline
 from ._errors import CLIConnectionError, ControlRequestError, ReceiveTimeoutError
 from ._log import get_logger
@@ -64,6 +65,7 @@ class ClaudeClient:
         self._connect_error: BaseException | None = None
         #: Cost and tokens of this client's runs (ours; see :mod:`claude_sdkurl.ledger`).
         self.ledger = CostLedger()
+        self._dynamic_servers: dict[str, Any] | None = None  # the MCP map last sent (bind_ide merges into it)
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -316,7 +318,33 @@ class ClaudeClient:
 
     def set_mcp_servers(self, servers: dict[str, Any]) -> dict[str, Any]:
         """Replace the session's dynamic MCP servers."""
-        return self._control("mcp_set_servers", servers=servers)
+        answer = self._control("mcp_set_servers", servers=servers)
+        self._dynamic_servers = _ide.dynamic_servers(servers)
+        return answer
+
+    def bind_ide(self, port: int | None = None) -> _ide.IdeLock:
+        """Connect the session to a running IDE's MCP server, as the CLI's ``/ide`` does.
+
+        The IDE is the one listening on ``port``, else the live one whose workspace holds
+        ``options.cwd`` (see :func:`claude_sdkurl.ide.ide_lockfiles`). Sends ``mcp_set_servers``
+        with the session's dynamic MCP servers (its ``mcp_servers`` option and what
+        :meth:`set_mcp_servers` set since) and an ``ide`` entry; the others are kept. Returns the
+        IDE bound; raises :class:`claude_sdkurl.ide.NoIdeError` when there is none.
+        :meth:`mcp_server_status` then lists ``ide`` with its connection status.
+        """
+        lock = _ide.choose(self.options.cwd, self.options.env, port)
+        self.set_mcp_servers(_ide.bound(self._current_servers(), lock))
+        return lock
+
+    def unbind_ide(self) -> None:
+        """Disconnect the IDE :meth:`bind_ide` bound: ``mcp_set_servers`` with every other
+        dynamic server as it was."""
+        self.set_mcp_servers(_ide.unbound(self._current_servers()))
+
+    def _current_servers(self) -> dict[str, Any]:
+        if self._dynamic_servers is None:
+            self._dynamic_servers = _ide.dynamic_servers(self.options.mcp_servers)
+        return dict(self._dynamic_servers)
 
     def stop_task(self, task_id: str) -> None:
         """Stop a background task."""

@@ -53,6 +53,18 @@ class Refusal(Exception):
         self.text = text
 
 
+class Reply(Refusal):
+    """Raised by a ``decide`` callback to answer a plain HTTP ``GET`` (no upgrade) with a
+    body of its own: a page served next to the WebSocket endpoints. The connection closes
+    after it, as after a refusal."""
+
+    def __init__(self, status: HTTPStatus, body: bytes, content_type: str, headers: dict[str, str] | None = None) -> None:
+        super().__init__(status, "")
+        self.body = body
+        self.content_type = content_type
+        self.headers = dict(headers or {})
+
+
 def _as_line(message: bytes) -> bytes:
     """A whole WebSocket message as one NDJSON line (newline-terminated)."""
     return message if message.endswith(b"\n") else message + b"\n"
@@ -204,6 +216,12 @@ class Connection:
             response.headers.pop("Server", None)
         except Refusal as r:
             response = self.protocol.reject(r.status, r.text)
+            if isinstance(r, Reply):
+                response.body = r.body
+                response.headers["Content-Length"] = str(len(r.body))
+                response.headers["Content-Type"] = r.content_type
+                for name, value in r.headers.items():
+                    response.headers[name] = value
         except Exception:
             logger.exception("deciding on a WebSocket upgrade failed")
             response = self.protocol.reject(HTTPStatus.INTERNAL_SERVER_ERROR, "Internal error\n")
@@ -273,13 +291,16 @@ class Connection:
 
 
 class Listener:
-    """Accepts on ``host``:0 and runs ``handle(connection)`` on a thread per connection."""
+    """Accepts on ``host``:``port`` (any free port by default) and runs ``handle(connection)`` on
+    a thread per connection."""
 
-    def __init__(self, host: str, handle: Callable[[Connection], None], max_size: int, close_timeout: float) -> None:
+    def __init__(
+        self, host: str, handle: Callable[[Connection], None], max_size: int, close_timeout: float, port: int = 0
+    ) -> None:
         self._handle = handle
         self._max_size = max_size
         self._close_timeout = close_timeout
-        self.socket = socket.create_server((host, 0))
+        self.socket = socket.create_server((host, port), family=socket.AF_INET6 if ":" in host else socket.AF_INET)
         self.socket.setblocking(False)
         self.port: int = self.socket.getsockname()[1]
         self._wake_r, self._wake_w = socket.socketpair()
@@ -360,4 +381,4 @@ class Listener:
             s.close()
 
 
-__all__ = ["Connection", "ConnectionClosedError", "Listener", "Refusal"]
+__all__ = ["Connection", "ConnectionClosedError", "Listener", "Refusal", "Reply"]

@@ -1,0 +1,180 @@
+"""Watch, and if the program allows, steer every session a process runs, from a browser or any
+frontend written for the protocol notes' relays.
+
+::
+
+    from claude_sdkurl import query, relay
+
+    with relay.serve(port=8765):          # prints the page's link (with its token) once
+        for message in query("Fix the failing test"):
+            ...
+
+or, with the program unchanged: ``CLAUDE_SDKURL_RELAY=127.0.0.1:8765 python program.py``.
+
+Every session started while the relay serves (``query()``, clients, batch items, conversations,
+spares once claimed, ``%%claude``), over stdio or WebSocket, is shown on one port:
+
+* ``/``: a page (no build step) listing the sessions with their state, cost and turns, the
+  transcript of the one chosen, and, when steering is on, the permission requests waiting for a
+  person (Allow / Deny), Interrupt and a message box;
+* ``/ws``: the raw NDJSON lines both ways and the ``status`` lines of the notes (``claude code
+  connected`` / ``is connected`` / ``disconnected``), for frontends such as agents-ui; ``/ws/<key>``
+  for one session.
+
+Read-only unless ``steer=True``. Loopback, a token, the ``Host`` and ``Origin`` checked,
+secrets scrubbed from every line, a slow frontend dropped from rather than waited for: see
+``docs/guide/relay.md``. Permission requests reach the page when the program's ``can_use_tool``
+is :func:`ask` (or falls back to it).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from typing import Any
+
+from .._transport import taps
+from ..types import PermissionResultAllow, PermissionResultDeny, ToolPermissionContext
+from ._hub import Hub
+from ._server import Relay, RelayError
+from ._tap import RelayTap
+
+logger = logging.getLogger("claude_sdkurl.relay")
+
+ENV = "CLAUDE_SDKURL_RELAY"
+ENV_STEER = "CLAUDE_SDKURL_RELAY_STEER"
+ENV_TOKEN = "CLAUDE_SDKURL_RELAY_TOKEN"
+ENV_TOKENLESS = "CLAUDE_SDKURL_RELAY_TOKENLESS"
+DISCOVERY_PORTS = range(8765, 8775)  # the ports agents-ui probes
+
+_lock = threading.Lock()
+_serving: tuple[Relay, RelayTap] | None = None
+
+
+class ServingRelay(Relay):
+    """A :class:`Relay` whose tap shows it the process's sessions; :meth:`close` removes the tap."""
+
+    def close(self) -> None:
+        global _serving
+        with _lock:
+            if _serving is not None and _serving[0] is self:
+                taps.remove(_serving[1])
+                _serving = None
+        super().close()
+
+
+def serve(host: str = "127.0.0.1", port: int = 0, *, steer: bool = False, token: str | None = None,
+          tokenless: bool = False, allowed_hosts: tuple[str, ...] = (), announce: bool = True) -> Relay:  # fmt: skip
+    """Start the process's relay and show it every session started from now on.
+
+    Args:
+        host: where to listen; loopback by default. Another address exposes the sessions to
+            whoever can reach it and has the token.
+        port: ``0`` for any free port (``relay.port`` says which).
+        steer: frontends may decide permission requests, interrupt and send messages.
+        token: the token to require (16 characters or more); a random one by default.
+        tokenless: ``/ws`` without the token, for the notes' frontends, which send none:
+            loopback only and read-only (``steer`` must be false). The page still needs it.
+        allowed_hosts: other names the ``Host`` header may carry (a reverse proxy's).
+        announce: print the page's link, with the token, once on standard error.
+
+    Raises :class:`RelayError` when a relay already serves in this process, or the port is taken.
+    """
+    global _serving
+    with _lock:
+        if _serving is not None:
+            raise RelayError(f"a relay already serves this process at {_serving[0].address}")
+        relay = ServingRelay(host, port, steer=steer, token=token, tokenless=tokenless,
+                             allowed_hosts=allowed_hosts, announce=announce)  # fmt: skip
+        tap = RelayTap(relay.hub)
+        taps.install(tap)
+        _serving = (relay, tap)
+    return relay
+
+
+def current() -> Relay | None:
+    """The relay serving this process, if any."""
+    with _lock:
+        return _serving[0] if _serving is not None else None
+
+
+def from_environment() -> Relay | None:
+    """Start the relay ``CLAUDE_SDKURL_RELAY`` asks for (``host:port``, or a port), if it is set
+    and none serves yet. When the port is taken (another worker of the same app), the next of
+    the ten ports agents-ui probes is tried; none free: a warning, and no relay."""
+    wanted = os.environ.get(ENV, "").strip()
+    if not wanted or current() is not None:
+        return current()
+    host, _, port_text = wanted.rpartition(":")
+    host = host.strip("[]") or "127.0.0.1"
+    try:
+        port = int(port_text)
+    except ValueError:
+        logger.warning("%s=%r is not host:port: no relay started", ENV, wanted)
+        return None
+    ports = [port] + [p for p in DISCOVERY_PORTS if p > port] if port in DISCOVERY_PORTS else [port]
+    steer = os.environ.get(ENV_STEER, "") not in ("", "0", "false", "no")
+    tokenless = os.environ.get(ENV_TOKENLESS, "") not in ("", "0", "false", "no")
+    last: Exception | None = None
+    for candidate in ports:
+        try:
+            return serve(host, candidate, steer=steer, token=os.environ.get(ENV_TOKEN) or None, tokenless=tokenless)
+        except RelayError as e:
+            last = e
+            if "cannot listen" not in str(e):
+                break
+    logger.warning("no relay started: %s", last)
+    return None
+
+
+def ask(timeout: float | None = None, otherwise: Any = None) -> Any:
+    """A ``can_use_tool`` callback that shows each request on the relay's page (and to ``/ws``
+    frontends) and waits for a person's Allow or Deny.
+
+    The first decision for a request is the one taken, for the tool name and input shown; a
+    request the CLI cancelled, the session ended or the program stopped waiting for can no longer
+    be decided. ``timeout``: seconds to wait, then ``otherwise`` decides (a ``can_use_tool``
+    callback; by default the call is denied). With no relay serving with ``steer=True``,
+    ``otherwise`` decides at once (denied by default): nobody could answer.
+    """
+
+    def denied(why: str) -> PermissionResultDeny:
+        return PermissionResultDeny(message=why)
+
+    def fallback(tool_name: str, tool_input: dict[str, Any], context: ToolPermissionContext, why: str) -> Any:
+        if otherwise is None:
+            return denied(why)
+        from .._usercode import call_user
+
+        return call_user(otherwise, tool_name, tool_input, context)
+
+    def can_use_tool(tool_name: str, tool_input: dict[str, Any], context: ToolPermissionContext) -> Any:
+        relay = current()
+        if relay is None or not relay.steer or relay.closed:
+            return fallback(tool_name, tool_input, context, "No relay with steering is serving: nobody could allow this call.")
+        tool_use_id = context.tool_use_id or f"untracked-{id(context)}"
+        hub: Hub = relay.hub
+        request = hub.open_ask(tool_use_id, tool_name, tool_input)
+        try:
+            deadline = None if timeout is None else time.monotonic() + timeout
+            while not request.decided.wait(0.5 if deadline is None else max(0.0, min(0.5, deadline - time.monotonic()))):
+                if deadline is not None and time.monotonic() >= deadline:
+                    break
+                if relay.closed:
+                    break
+        finally:
+            hub.close_ask(request)
+        if request.decision == "allow":
+            return PermissionResultAllow()
+        if request.decision == "deny":
+            return denied(request.reason or f"Denied by a person watching the session ({request.who}).")
+        if request.gone is not None and request.gone != "the program stopped waiting":
+            return denied(f"Not decided: {request.gone}.")
+        return fallback(tool_name, tool_input, context, f"Nobody decided within {timeout} s on the relay.")
+
+    return can_use_tool
+
+
+__all__ = ["Relay", "RelayError", "ask", "current", "from_environment", "serve"]

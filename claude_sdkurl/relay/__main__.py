@@ -1,0 +1,45 @@
+"""``python -m claude_sdkurl.relay``: the protocol notes' relay, for a CLI run by hand."""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import threading
+
+from ._server import RelayError
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m claude_sdkurl.relay",
+        description="A relay a Claude Code CLI (2.1.120 or older) dials with --sdk-url, and frontends "
+        "watch: a page at /, the raw NDJSON lines and status lines at /ws. Read-only and "
+        "token-protected unless told otherwise.",
+    )
+    parser.add_argument("--host", default="127.0.0.1", help="where to listen (default: 127.0.0.1, loopback)")
+    parser.add_argument("--port", type=int, default=8765, help="the port (default: 8765, the first agents-ui probes)")
+    parser.add_argument("--steer", action="store_true", help="frontends may send messages, decide permission requests and interrupt")
+    parser.add_argument("--auto-approve", action="store_true", help="allow every tool call the CLI asks about, at once")
+    parser.add_argument("--token", help="the token to require (default: a random one, printed)")
+    parser.add_argument("--tokenless", action="store_true",
+                        help="let /ws frontends in without the token (loopback only, read-only; the page still needs it)")
+    args = parser.parse_args(argv)
+    from ._standalone import StandaloneRelay
+
+    try:
+        relay = StandaloneRelay(args.host, args.port, steer=args.steer, auto_approve=args.auto_approve,
+                                token=args.token, tokenless=args.tokenless)  # fmt: skip
+    except RelayError as e:
+        parser.exit(2, f"error: {e}\n")
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    try:
+        stop.wait()
+    except KeyboardInterrupt:
+        pass
+    relay.close()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,707 @@
+"""The relay's state: the sessions it watches, the frontends watching, the permission requests
+waiting for a person; and the one thread that carries lines from the first to the second.
+
+A session's transport (see :mod:`._tap`) hands each chunk it reads or writes to :meth:`Hub.feed`,
+which only appends it to the hub's inbox: the session never waits for a frontend, a scrub or a
+lock held by a slow page. The hub's thread splits chunks into lines, scrubs secrets out of them,
+keeps the last ones of each session for pages that join late, keeps each session's summary
+(state, cost, turns) and offers the scrubbed line to every frontend. A frontend keeps a bounded
+queue drained by a writer thread of its own; what does not fit is dropped and counted, and the
+frontend is told how much it missed when it catches up.
+
+Decisions on waiting permission requests (:meth:`Hub.decide`) are taken under the hub's lock:
+the first decision for a request wins, only while the request is still waiting (the CLI has not
+cancelled it, the session has not answered it another way or ended), and only for the tool name
+and input that were shown.
+"""
+
+from __future__ import annotations
+
+import collections
+import itertools
+import json
+import logging
+import os
+import re
+import secrets
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..tapes._scrub import _SECRETS
+
+logger = logging.getLogger("claude_sdkurl.relay")
+
+HISTORY_LINES = 2000  # lines of each session kept for pages that join late
+KEEP_ENDED = 100  # ended sessions listed (older ones are forgotten)
+FRONTEND_LINES = 4000  # lines a frontend may fall behind before the relay drops lines for it
+FRONTEND_BYTES = 16 * 1024 * 1024  # ... or bytes
+STUCK_SECONDS = 30.0  # a frontend that took nothing for this long while full is disconnected
+INBOX_LIMIT = 200_000  # chunks the hub's thread may fall behind before it drops (counted)
+MAX_FRONTEND_LINE = 256 * 1024  # the longest line a frontend may send
+
+CONNECTED = {"type": "status", "text": "claude code connected"}
+IS_CONNECTED = {"type": "status", "text": "claude code is connected"}
+DISCONNECTED = {"type": "status", "text": "claude code disconnected"}
+
+_TYPE = re.compile(r'\s*\{\s*"type"\s*:\s*"([a-z_]+)"')
+_SECRET_NAME = re.compile(r"(?i)key|token|secret|password|passwd|credential|auth")
+
+
+def secret_values(*envs: dict[str, str] | os._Environ[str]) -> set[str]:
+    """The values of variables whose name says they are secret (8 characters or more)."""
+    found: set[str] = set()
+    for env in envs:
+        for name, value in env.items():
+            if _SECRET_NAME.search(name) and isinstance(value, str) and len(value) >= 8:
+                found.add(value)
+    return found
+
+
+def scrub(text: str, literals: Iterable[str]) -> str:
+    """``text`` without API keys, bearer tokens, ``"...token": "..."`` values and ``literals``
+    (written as ``<scrubbed>``, as tapes write them)."""
+    for literal in literals:
+        if literal in text:
+            text = text.replace(literal, "<scrubbed>")
+    for pattern, replacement in _SECRETS:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def line_type(text: str) -> str | None:
+    match = _TYPE.match(text)
+    if match is not None:
+        return match.group(1)
+    try:
+        frame = json.loads(text)
+    except ValueError:
+        return None
+    kind = frame.get("type") if isinstance(frame, dict) else None
+    return kind if isinstance(kind, str) else None
+
+
+@dataclass(eq=False)
+class Ask:
+    """A permission request waiting for a decision from a frontend (see :func:`relay.ask`)."""
+
+    tool_use_id: str
+    tool_name: str
+    input: dict[str, Any]
+    session: WatchedSession | None = None
+    request_id: str | None = None
+    decided: threading.Event = field(default_factory=threading.Event)
+    decision: str | None = None  # "allow" or "deny"
+    reason: str = ""
+    who: str = ""
+    gone: str | None = None  # why it can no longer be decided (cancelled, answered, ended)
+    asked_at: float = field(default_factory=time.time)
+
+    def public(self) -> dict[str, Any]:
+        return {
+            "id": self.request_id,
+            "session": self.session.key if self.session is not None else None,
+            "tool_use_id": self.tool_use_id,
+            "tool_name": self.tool_name,
+            "input": self.input,
+            "asked_at": self.asked_at,
+        }
+
+
+class WatchedSession:
+    """One session the relay watches: its summary, its last lines, and how to write to its CLI."""
+
+    def __init__(self, key: str, transport: str, inject: Callable[[str], None], hidden: bool,
+                 literals: set[str], cwd: str | None) -> None:  # fmt: skip
+        self.key = key
+        self.transport = transport
+        self.inject = inject
+        self.visible = not hidden
+        self.literals = literals
+        self.cwd = cwd
+        self.session_id: str | None = None
+        self.model: str | None = None
+        self.state = "starting"  # running, ended, failed
+        self.turns = 0
+        self.cost_usd: float | None = None
+        self.started_at = time.time()
+        self.ended_at: float | None = None
+        self.error: str | None = None
+        self.input_open = True
+        self.last_result_error = False
+        self.history: collections.deque[tuple[int, str, str]] = collections.deque(maxlen=HISTORY_LINES)
+        self.seq = 0  # lines seen so far (a page drops a live line its history already had)
+        self.partial = {"cli": "", "sdk": ""}
+        self.mcp_servers: dict[str, Any] | None = None  # the last map sent with mcp_set_servers
+        self.relay_requests: dict[str, Callable[[dict[str, Any]], None]] = {}  # our own control requests
+
+    @property
+    def running(self) -> bool:
+        return self.state in ("starting", "running")
+
+    def public(self) -> dict[str, Any]:
+        return {
+            "key": self.key,
+            "session_id": self.session_id,
+            "model": self.model,
+            "state": self.state,
+            "turns": self.turns,
+            "cost_usd": self.cost_usd,
+            "started_at": self.started_at,
+            "ended_at": self.ended_at,
+            "error": self.error,
+            "transport": self.transport,
+            "input_open": self.input_open,
+            "cwd": self.cwd,
+        }
+
+
+class Frontend:
+    """One watching connection: a bounded queue and the writer thread that drains it.
+
+    ``kind``: ``"notes"`` (raw lines and status lines, as the protocol notes' relays send them;
+    ``only`` limits it to one session) or ``"page"`` (the page's envelopes, every session).
+    """
+
+    def __init__(self, kind: str, send: Callable[[str], None], abort: Callable[[], None], only: str | None = None) -> None:
+        self.kind = kind
+        self.only = only
+        self._send = send
+        self._abort = abort
+        self._lock = threading.Lock()
+        self._ready = threading.Condition(self._lock)
+        self._queue: collections.deque[str] = collections.deque()
+        self._bytes = 0
+        self.dropped = 0
+        self.dropped_total = 0
+        self._closed = False
+        self._last_progress = time.monotonic()
+        self.thread = threading.Thread(target=self._write_loop, name="claude-sdkurl-relay-frontend", daemon=True)
+
+    def start(self) -> None:
+        self.thread.start()
+
+    def offer(self, text: str, vital: bool = False) -> None:
+        """Queue ``text`` for this frontend, or drop it (counted) when the queue is full.
+        ``vital`` lines (status lines, the page's listings) are small and rare: never dropped."""
+        abort = False
+        with self._lock:
+            if self._closed:
+                return
+            if not vital and (len(self._queue) >= FRONTEND_LINES or self._bytes + len(text) > FRONTEND_BYTES):
+                self.dropped += 1
+                self.dropped_total += 1
+                abort = time.monotonic() - self._last_progress > STUCK_SECONDS
+            else:
+                self._note_drops()
+                self._queue.append(text)
+                self._bytes += len(text)
+                self._ready.notify()
+        if abort:
+            logger.warning("a relay frontend took nothing for %.1f s while its queue was full: disconnected", STUCK_SECONDS)
+            self.close()
+
+    def _note_drops(self) -> None:
+        """Tell the frontend, where the gap is, how many lines it lost (the lock is held)."""
+        if self.dropped:
+            note = json.dumps({"type": "status", "text": f"relay dropped {self.dropped} lines: this frontend did not read them fast enough"})
+            self._queue.append(note if self.kind == "notes" else json.dumps({"k": "dropped", "count": self.dropped}))
+            self._bytes += len(note)
+            self.dropped = 0
+            self._ready.notify()
+
+    def _write_loop(self) -> None:
+        while True:
+            with self._lock:
+                while not self._queue and not self._closed:
+                    self._ready.wait()
+                if self._closed:
+                    return
+                text = self._queue.popleft()
+                self._bytes -= len(text)
+                if not self._queue:
+                    self._note_drops()  # caught up: say what was lost since
+            try:
+                self._send(text)
+            except Exception:
+                self.close()
+                return
+            with self._lock:
+                self._last_progress = time.monotonic()
+
+    def close(self) -> None:
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            self._queue.clear()
+            self._ready.notify_all()
+        try:
+            self._abort()
+        except Exception:  # pragma: no cover - best effort
+            pass
+
+    def join(self, timeout: float = 5.0) -> None:
+        if self.thread.is_alive() and self.thread is not threading.current_thread():
+            self.thread.join(timeout)
+
+
+class Hub:
+    """See the module doc. ``steer``: frontends may decide, interrupt and send messages."""
+
+    def __init__(self, steer: bool = False, literals: Iterable[str] = ()) -> None:
+        self.steer = steer
+        self.literals = set(literals) | secret_values(os.environ)
+        self._lock = threading.RLock()
+        self._keys = itertools.count(1)
+        self.sessions: dict[str, WatchedSession] = {}
+        self.frontends: set[Frontend] = set()
+        self._asks_by_tool: dict[str, Ask] = {}  # tool_use_id -> an ask opened by relay.ask
+        self._asks_by_request: dict[str, Ask] = {}  # the CLI's request_id -> the same ask, once linked
+        self._seen_requests: dict[str, tuple[WatchedSession, str]] = {}  # tool_use_id -> (session, request_id)
+        self._inbox: collections.deque[tuple[Any, ...]] = collections.deque()
+        self._inbox_ready = threading.Condition(threading.Lock())
+        self.inbox_dropped = 0
+        self._stopped = False
+        self._thread = threading.Thread(target=self._loop, name="claude-sdkurl-relay-hub", daemon=True)
+        self._thread.start()
+
+    # ------------------------------------------------------------------ from sessions (any thread)
+
+    def add_session(self, transport: str, inject: Callable[[str], None], hidden: bool = False,
+                    literals: Iterable[str] = (), cwd: str | None = None) -> WatchedSession:  # fmt: skip
+        session = WatchedSession(f"s{next(self._keys)}", transport, inject, hidden, set(literals) | self.literals, cwd)
+        self._post(("add", session))
+        return session
+
+    def feed(self, session: WatchedSession, direction: str, chunk: bytes | str) -> None:
+        """A chunk read from (``"cli"``) or written to (``"sdk"``) the session's CLI."""
+        self._post(("data", session, direction, chunk))
+
+    def ended(self, session: WatchedSession, code: int | None, error: str | None = None) -> None:
+        self._post(("end", session, code, error))
+
+    def input_ended(self, session: WatchedSession) -> None:
+        self._post(("input_ended", session))
+
+    def _post(self, item: tuple[Any, ...]) -> None:
+        with self._inbox_ready:
+            if len(self._inbox) >= INBOX_LIMIT and item[0] == "data":
+                self.inbox_dropped += 1
+                return
+            self._inbox.append(item)
+            if len(self._inbox) == 1:
+                self._inbox_ready.notify()
+
+    def drain(self, timeout: float = 10.0) -> bool:
+        """Wait until the hub's thread has handled what was posted so far (tests, close)."""
+        done = threading.Event()
+        self._post(("mark", done))
+        return done.wait(timeout)
+
+    # ------------------------------------------------------------------ the hub's thread
+
+    def _loop(self) -> None:
+        while True:
+            with self._inbox_ready:
+                while not self._inbox and not self._stopped:
+                    self._inbox_ready.wait()
+                if self._stopped and not self._inbox:
+                    return
+                items = list(self._inbox)
+                self._inbox.clear()
+            for item in items:
+                try:
+                    self._handle(item)
+                except Exception:  # one bad line must not stop the relay
+                    logger.exception("the relay could not handle %s", item[0])
+
+    def _handle(self, item: tuple[Any, ...]) -> None:
+        kind = item[0]
+        if kind == "data":
+            _, session, direction, chunk = item
+            text = chunk.decode("utf-8", errors="replace") if isinstance(chunk, bytes) else chunk
+            if session.transport == "websocket" and direction == "cli" and not text.endswith("\n"):
+                text += "\n"  # a WebSocket message is a whole line
+            text = session.partial[direction] + text
+            *lines, session.partial[direction] = text.split("\n")
+            for line in lines:
+                if line.strip():
+                    self._line(session, direction, line)
+        elif kind == "add":
+            session = item[1]
+            with self._lock:
+                self.sessions[session.key] = session
+                self._forget_old()
+            if session.visible:
+                self._became_visible(session)
+        elif kind == "end":
+            self._end(item[1], item[2], item[3])
+        elif kind == "input_ended":
+            item[1].input_open = False
+            self._publish_sessions()
+        elif kind == "mark":
+            item[1].set()
+
+    def _forget_old(self) -> None:
+        ended = [s for s in self.sessions.values() if not s.running]
+        for old in ended[: max(0, len(ended) - KEEP_ENDED)]:
+            del self.sessions[old.key]
+
+    def _line(self, session: WatchedSession, direction: str, raw: str) -> None:
+        clean = scrub(raw, session.literals)
+        kind = line_type(raw)
+        if kind in _WATCHED_TYPES:
+            self._summarize(session, direction, kind, raw)
+        session.seq += 1
+        session.history.append((session.seq, direction, clean))
+        if session.visible:
+            self._fan_out(session, session.seq, direction, clean)
+
+    def _summarize(self, session: WatchedSession, direction: str, kind: str, raw: str) -> None:
+        try:
+            frame = json.loads(raw)
+        except ValueError:
+            return
+        if not isinstance(frame, dict):
+            return
+        changed = False
+        if direction == "cli":
+            if kind == "system" and frame.get("subtype") == "init":
+                session.session_id = frame.get("session_id") or session.session_id
+                session.model = frame.get("model") or session.model
+                if session.state == "starting":
+                    session.state = "running"
+                changed = True
+            elif kind == "result":
+                session.turns += 1
+                cost = frame.get("total_cost_usd", frame.get("cost_usd"))
+                if isinstance(cost, (int, float)):
+                    session.cost_usd = float(cost)
+                session.last_result_error = bool(frame.get("is_error"))
+                session.session_id = frame.get("session_id") or session.session_id
+                changed = True
+            elif kind == "control_request":
+                request = frame.get("request") or {}
+                if isinstance(request, dict) and request.get("subtype") == "can_use_tool":
+                    self._seen_request(session, str(frame.get("request_id")), request)
+            elif kind == "control_cancel_request":
+                self._gone(str(frame.get("request_id")), "the CLI cancelled the request")
+            elif kind == "control_response":
+                response = frame.get("response") or {}
+                request_id = response.get("request_id") if isinstance(response, dict) else None
+                callback = session.relay_requests.pop(request_id, None) if isinstance(request_id, str) else None
+                if callback is not None:
+                    callback(response)
+        else:
+            if kind == "control_response":
+                response = frame.get("response") or {}
+                if isinstance(response, dict):
+                    self._gone(str(response.get("request_id")), "the session answered the request")
+            elif kind == "control_request":
+                request = frame.get("request") or {}
+                subtype = request.get("subtype") if isinstance(request, dict) else None
+                if subtype == "claim_session" and not session.visible:
+                    session.visible = True
+                    self._became_visible(session)
+                elif subtype == "mcp_set_servers" and isinstance(request.get("servers"), dict):
+                    session.mcp_servers = request["servers"]
+            elif kind == "user" and not session.visible:
+                session.visible = True
+                self._became_visible(session)
+        if changed:
+            self._publish_sessions()
+
+    def _became_visible(self, session: WatchedSession) -> None:
+        if session.state == "starting":
+            session.state = "running"
+        for seq, direction, clean in list(session.history):  # what it said before it was shown
+            self._fan_out(session, seq, direction, clean, page_only=True)
+        self._status(CONNECTED, session)
+        self._publish_sessions()
+
+    def _end(self, session: WatchedSession, code: int | None, error: str | None) -> None:
+        if not session.running:
+            return
+        for direction in ("cli", "sdk"):
+            rest, session.partial[direction] = session.partial[direction], ""
+            if rest.strip():
+                self._line(session, direction, rest)
+        session.ended_at = time.time()
+        session.input_open = False
+        failed = error is not None or code not in (0, None) or session.last_result_error
+        session.state = "failed" if failed else "ended"
+        session.error = error or (f"exit code {code}" if code not in (0, None) else None)
+        with self._lock:
+            for ask in list(self._asks_by_tool.values()):
+                if ask.session is session and ask.gone is None and ask.decision is None:
+                    ask.gone = "the session ended"
+                    ask.decided.set()
+            for tool_use_id, (owner, _) in list(self._seen_requests.items()):
+                if owner is session:
+                    del self._seen_requests[tool_use_id]
+            if not session.visible:
+                self.sessions.pop(session.key, None)  # a spare never claimed: nobody saw it
+                return
+        self._status(DISCONNECTED, session)
+        self._publish_sessions()
+        self._publish_asks()
+
+    # ------------------------------------------------------------------ fan-out
+
+    def _fan_out(self, session: WatchedSession, seq: int, direction: str, clean: str, page_only: bool = False) -> None:
+        with self._lock:
+            frontends = list(self.frontends)
+        envelope: str | None = None
+        for frontend in frontends:
+            if frontend.kind == "page":
+                if envelope is None:
+                    envelope = json.dumps({"k": "line", "s": session.key, "n": seq, "d": direction, "l": clean})
+                frontend.offer(envelope)
+            elif not page_only and frontend.only in (None, session.key):
+                frontend.offer(clean)
+
+    def _status(self, status: dict[str, str], session: WatchedSession) -> None:
+        """A status line of the notes: on ``/ws`` (every session) ``connected`` when a session
+        shows up and ``disconnected`` only when no session is left running (the notes' frontends
+        mark every tab of the connection disconnected on it); on ``/ws/<key>`` both for that
+        session."""
+        with self._lock:
+            frontends = list(self.frontends)
+            others_running = any(s.running and s.visible and s is not session for s in self.sessions.values())
+        text = json.dumps(status)
+        for frontend in frontends:
+            if frontend.kind == "page":
+                continue
+            if frontend.only == session.key or (frontend.only is None and (status is CONNECTED or not others_running)):
+                frontend.offer(text, vital=True)
+
+    def _publish_sessions(self) -> None:
+        with self._lock:
+            frontends = [f for f in self.frontends if f.kind == "page"]
+            listing = [s.public() for s in self.sessions.values() if s.visible]
+        if frontends:
+            text = json.dumps({"k": "sessions", "sessions": listing})
+            for frontend in frontends:
+                frontend.offer(text, vital=True)
+
+    def _publish_asks(self) -> None:
+        with self._lock:
+            frontends = [f for f in self.frontends if f.kind == "page"]
+            asks = self.waiting()
+        if frontends:
+            text = json.dumps({"k": "asks", "asks": asks})
+            for frontend in frontends:
+                frontend.offer(text, vital=True)
+
+    # ------------------------------------------------------------------ frontends
+
+    def join(self, frontend: Frontend) -> None:
+        """Add a frontend: a page gets the listing first; a notes frontend ``is connected``
+        when what it watches runs now (``disconnected`` for one ended session)."""
+        with self._lock:
+            self.frontends.add(frontend)
+            if frontend.kind == "page":
+                listing = [s.public() for s in self.sessions.values() if s.visible]
+                frontend.offer(json.dumps({"k": "hello", "steer": self.steer, "sessions": listing, "asks": self.waiting()}))
+            else:
+                watched = [s for s in self.sessions.values() if s.visible and frontend.only in (None, s.key)]
+                if any(s.running for s in watched):
+                    frontend.offer(json.dumps(IS_CONNECTED))
+                elif frontend.only is not None and watched:
+                    frontend.offer(json.dumps(DISCONNECTED))
+        frontend.start()
+
+    def leave(self, frontend: Frontend) -> None:
+        with self._lock:
+            self.frontends.discard(frontend)
+        frontend.close()
+
+    def history(self, key: str) -> list[tuple[int, str, str]] | None:
+        with self._lock:
+            session = self.sessions.get(key)
+        if session is None or not session.visible:
+            return None
+        while True:
+            try:
+                return list(session.history)  # (the hub's thread appends meanwhile)
+            except RuntimeError:
+                continue
+
+    def session(self, key: str) -> WatchedSession | None:
+        with self._lock:
+            session = self.sessions.get(key)
+        return session if session is not None and session.visible else None
+
+    def by_session_id(self, session_id: str) -> WatchedSession | None:
+        with self._lock:
+            found = [s for s in self.sessions.values() if s.visible and s.session_id == session_id]
+        running = [s for s in found if s.running]
+        chosen = running or found
+        return chosen[-1] if chosen else None
+
+    def running_sessions(self) -> list[WatchedSession]:
+        with self._lock:
+            return [s for s in self.sessions.values() if s.visible and s.running]
+
+    # ------------------------------------------------------------------ asks and decisions
+
+    def _seen_request(self, session: WatchedSession, request_id: str, request: dict[str, Any]) -> None:
+        tool_use_id = request.get("tool_use_id")
+        if not isinstance(tool_use_id, str):
+            return
+        with self._lock:
+            ask = self._asks_by_tool.get(tool_use_id)
+            if ask is None:
+                self._seen_requests[tool_use_id] = (session, request_id)
+                return
+            self._link(ask, session, request_id)
+        self._publish_asks()
+
+    def _link(self, ask: Ask, session: WatchedSession, request_id: str) -> None:
+        ask.session = session
+        ask.request_id = request_id
+        self._asks_by_request[request_id] = ask
+
+    def open_ask(self, tool_use_id: str, tool_name: str, tool_input: dict[str, Any]) -> Ask:
+        """A request the program asks the relay's frontends to decide (:func:`relay.ask`)."""
+        ask = Ask(tool_use_id, tool_name, tool_input)
+        with self._lock:
+            self._asks_by_tool[tool_use_id] = ask
+            seen = self._seen_requests.pop(tool_use_id, None)
+            if seen is not None:
+                self._link(ask, *seen)
+        if seen is not None:
+            self._publish_asks()
+        return ask
+
+    def close_ask(self, ask: Ask) -> None:
+        with self._lock:
+            if self._asks_by_tool.get(ask.tool_use_id) is ask:
+                del self._asks_by_tool[ask.tool_use_id]
+            if ask.request_id is not None and self._asks_by_request.get(ask.request_id) is ask:
+                del self._asks_by_request[ask.request_id]
+            if ask.gone is None and ask.decision is None:
+                ask.gone = "the program stopped waiting"
+        self._publish_asks()
+
+    def _gone(self, request_id: str, why: str) -> None:
+        with self._lock:
+            ask = self._asks_by_request.pop(request_id, None)
+            if ask is None:
+                return
+            self._asks_by_tool.pop(ask.tool_use_id, None)
+            if ask.gone is None and ask.decision is None:
+                ask.gone = why
+                ask.decided.set()
+        self._publish_asks()
+
+    def waiting(self) -> list[dict[str, Any]]:
+        """The requests a frontend may decide now (linked to their session, undecided)."""
+        with self._lock:
+            return [a.public() for a in self._asks_by_request.values()
+                    if a.decision is None and a.gone is None and a.session is not None and a.session.visible]  # fmt: skip
+
+    def decide(self, request_id: Any, allow: bool, *, shown: tuple[Any, Any] | None = None, reason: str = "",
+               who: str = "a relay frontend") -> str | None:  # fmt: skip
+        """Decide a waiting request; ``None`` when this decision is the one taken, else why not.
+        ``shown``: the tool name and input the person saw; a request that differs is refused."""
+        if not self.steer:
+            return "this relay is read-only: the program did not allow steering"
+        if not isinstance(request_id, str):
+            return "a decision names the request_id of a waiting request"
+        with self._lock:
+            ask = self._asks_by_request.get(request_id)
+            if ask is None or ask.session is None or not ask.session.visible:
+                return f"no request {request_id!r} is waiting (answered, cancelled, ended or never asked)"
+            if ask.decision is not None:
+                return f"request {request_id!r} was already decided ({ask.decision}, by {ask.who})"
+            if ask.gone is not None:
+                return f"request {request_id!r} can no longer be decided: {ask.gone}"
+            if shown is not None and (shown[0] != ask.tool_name or not _same(shown[1], ask.input)):
+                return f"request {request_id!r} is not the call that was shown (tool name or input differ)"
+            ask.decision = "allow" if allow else "deny"
+            ask.reason = reason
+            ask.who = who
+            ask.decided.set()
+        self._publish_asks()
+        return None
+
+    # ------------------------------------------------------------------ steering
+
+    def interrupt(self, session: WatchedSession) -> str | None:
+        if not self.steer:
+            return "this relay is read-only: the program did not allow steering"
+        if not session.running:
+            return f"session {session.key} has ended"
+        request_id = f"relay-{secrets.token_hex(8)}"
+        try:
+            session.inject(json.dumps({"type": "control_request", "request_id": request_id, "request": {"subtype": "interrupt"}}) + "\n")
+        except Exception as e:
+            return f"could not reach the session's CLI: {e}"
+        return None
+
+    def message(self, session: WatchedSession, content: Any) -> str | None:
+        if not self.steer:
+            return "this relay is read-only: the program did not allow steering"
+        if not session.running:
+            return f"session {session.key} has ended"
+        if not session.input_open:
+            return f"session {session.key} takes no more input (its program ended it)"
+        frame = {"type": "user", "message": {"role": "user", "content": content}, "parent_tool_use_id": None,
+                 "session_id": session.session_id or ""}  # fmt: skip
+        try:
+            session.inject(json.dumps(frame) + "\n")
+        except Exception as e:
+            return f"could not reach the session's CLI: {e}"
+        return None
+
+    def control(self, session: WatchedSession, request: dict[str, Any], on_answer: Callable[[dict[str, Any]], None]) -> str | None:
+        """Send a control request of the relay's own (``mcp_set_servers`` for an IDE binding);
+        ``on_answer`` gets the CLI's response object on the hub's thread."""
+        if not session.running:
+            return f"session {session.key} has ended"
+        request_id = f"relay-{secrets.token_hex(8)}"
+        session.relay_requests[request_id] = on_answer
+        try:
+            session.inject(json.dumps({"type": "control_request", "request_id": request_id, "request": request}) + "\n")
+        except Exception as e:
+            session.relay_requests.pop(request_id, None)
+            return f"could not reach the session's CLI: {e}"
+        return None
+
+    def notify_pages(self, envelope: dict[str, Any]) -> None:
+        with self._lock:
+            frontends = [f for f in self.frontends if f.kind == "page"]
+        text = json.dumps(envelope)
+        for frontend in frontends:
+            frontend.offer(text)
+
+    # ------------------------------------------------------------------ end
+
+    def close(self) -> None:
+        with self._lock:
+            frontends = list(self.frontends)
+            self.frontends.clear()
+            for ask in list(self._asks_by_tool.values()):
+                if ask.gone is None and ask.decision is None:
+                    ask.gone = "the relay closed"
+                    ask.decided.set()
+        for frontend in frontends:
+            frontend.close()
+        with self._inbox_ready:
+            self._stopped = True
+            self._inbox_ready.notify()
+        if self._thread is not threading.current_thread():
+            self._thread.join(5.0)
+        for frontend in frontends:
+            frontend.join()
+
+
+_WATCHED_TYPES = frozenset({"system", "result", "control_request", "control_cancel_request", "control_response", "user"})
+
+
+def _same(a: Any, b: Any) -> bool:
+    return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
