@@ -257,6 +257,7 @@ def test_a_stuck_frontend_is_disconnected_and_the_others_go_on(served: relay.Rel
         reading = threading.Thread(target=lambda: seen.extend(read_until(reader, lambda f: f.get("type") == "result", 120)))
         reading.start()
         inner, _ = watched()
+        inner.emit({"type": "system", "subtype": "init", "session_id": "s"})
         big = {"type": "stream_event", "session_id": "s", "event": {"delta": {"type": "text_delta", "text": "y" * 50_000}}}
         for _ in range(400):
             inner.emit(big)

@@ -136,6 +136,9 @@ class WatchedSession:
         self.partial = {"cli": "", "sdk": ""}
         self.mcp_servers: dict[str, Any] | None = None  # the last map sent with mcp_set_servers
         self.relay_requests: dict[str, Callable[[dict[str, Any]], None]] = {}  # our own control requests
+        # Lines for /ws (every session) said before the session_id was known: sent, tagged with
+        # it, once the CLI names it (a notes frontend routes a line to a tab by its session_id).
+        self.untagged: list[str] = []
 
     @property
     def running(self) -> bool:
@@ -353,8 +356,11 @@ class Hub:
     def _line(self, session: WatchedSession, direction: str, raw: str) -> None:
         clean = scrub(raw, session.literals)
         kind = line_type(raw)
+        known = session.session_id
         if kind in _WATCHED_TYPES:
             self._summarize(session, direction, kind, raw)
+        if session.session_id and not known and session.visible:
+            self._flush_untagged(session)
         session.seq += 1
         session.history.append((session.seq, direction, clean))
         if session.visible:
@@ -429,6 +435,8 @@ class Hub:
             rest, session.partial[direction] = session.partial[direction], ""
             if rest.strip():
                 self._line(session, direction, rest)
+        if session.untagged and session.visible:
+            self._flush_untagged(session)  # it never said its session_id: as they are
         session.ended_at = time.time()
         session.input_open = False
         failed = error is not None or code not in (0, None) or session.last_result_error
@@ -455,13 +463,37 @@ class Hub:
         with self._lock:
             frontends = list(self.frontends)
         envelope: str | None = None
+        tagged: str | None = None
         for frontend in frontends:
             if frontend.kind == "page":
                 if envelope is None:
                     envelope = json.dumps({"k": "line", "s": session.key, "n": seq, "d": direction, "l": clean})
                 frontend.offer(envelope)
-            elif not page_only and frontend.only in (None, session.key):
-                frontend.offer(clean)
+            elif page_only:
+                continue
+            elif frontend.only == session.key:
+                frontend.offer(clean)  # one session's /ws: the lines as they are
+            elif frontend.only is None:
+                if session.session_id is None:
+                    if tagged is None:
+                        tagged = clean
+                        session.untagged.append(clean)
+                    continue
+                if tagged is None:
+                    tagged = _tagged(clean, session.session_id)
+                frontend.offer(tagged)
+        if tagged is None and session.session_id is None and not page_only:
+            session.untagged.append(clean)  # (no /ws frontend now; one may join before the id is known)
+        del session.untagged[:-HISTORY_LINES]
+
+    def _flush_untagged(self, session: WatchedSession) -> None:
+        waiting, session.untagged = session.untagged, []
+        with self._lock:
+            frontends = [f for f in self.frontends if f.kind == "notes" and f.only is None]
+        for clean in waiting:
+            tagged = _tagged(clean, session.session_id) if session.session_id else clean
+            for frontend in frontends:
+                frontend.offer(tagged)
 
     def _status(self, status: dict[str, str], session: WatchedSession) -> None:
         """A status line of the notes: on ``/ws`` (every session) ``connected`` when a session
@@ -701,6 +733,21 @@ class Hub:
 
 
 _WATCHED_TYPES = frozenset({"system", "result", "control_request", "control_cancel_request", "control_response", "user"})
+
+
+def _tagged(line: str, session_id: str) -> str:
+    """``line`` with ``session_id`` set where it is missing or empty (lines the SDK writes, the
+    CLI's control requests); a line that names one is left as it is."""
+    if '"session_id"' in line and '"session_id": ""' not in line and '"session_id":""' not in line:
+        return line
+    try:
+        frame = json.loads(line)
+    except ValueError:
+        return line
+    if not isinstance(frame, dict) or frame.get("session_id"):
+        return line
+    frame["session_id"] = session_id
+    return json.dumps(frame)
 
 
 def _same(a: Any, b: Any) -> bool:

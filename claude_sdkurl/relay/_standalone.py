@@ -40,7 +40,7 @@ class StandaloneRelay(Relay):
     def _serve_cli(self, conn: Connection) -> None:
         def inject(line: str) -> None:
             try:
-                conn.send_text(line.rstrip("\n"))
+                conn.send_text(line)  # the CLI splits what it reads on newlines: the line keeps its own
             except ConnectionClosedError as e:
                 raise OSError("the CLI is gone") from e
             self.hub.feed(session, "sdk", line)
