@@ -329,11 +329,18 @@ class ClaudeClient:
         ``options.cwd`` (see :func:`claude_sdkurl.ide.ide_lockfiles`). Sends ``mcp_set_servers``
         with the session's dynamic MCP servers (its ``mcp_servers`` option and what
         :meth:`set_mcp_servers` set since) and an ``ide`` entry; the others are kept. Returns the
-        IDE bound; raises :class:`claude_sdkurl.ide.NoIdeError` when there is none.
-        :meth:`mcp_server_status` then lists ``ide`` with its connection status.
+        IDE bound; raises :class:`claude_sdkurl.ide.NoIdeError` when there is none, and
+        :class:`claude_sdkurl.ide.IdeBindingRefused` when the CLI does not take the entry (2.1.330
+        registers IDEs itself; 2.1.120 takes it). :meth:`mcp_server_status` then lists ``ide``
+        with its connection status.
         """
         lock = _ide.choose(self.options.cwd, self.options.env, port)
-        self.set_mcp_servers(_ide.bound(self._current_servers(), lock))
+        before = self._current_servers()
+        answer = self.set_mcp_servers(_ide.bound(before, lock))
+        refusal = (answer.get("errors") or {}).get(_ide.IDE_KEY) if isinstance(answer, dict) else None
+        if refusal:
+            self._dynamic_servers = _ide.unbound(before)
+            raise _ide.IdeBindingRefused(f"Claude Code did not bind {lock.ide_name} (port {lock.port}): {refusal}")
         return lock
 
     def unbind_ide(self) -> None:

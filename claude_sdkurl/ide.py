@@ -16,6 +16,10 @@ are the IDE's). Binding sends ``mcp_set_servers`` with the session's current dyn
 (its ``mcp_servers`` option and what was set since) plus an ``ide`` entry: ``ws-ide`` at
 ``ws://127.0.0.1:<port>`` when the IDE speaks WebSocket, else ``sse-ide`` at
 ``http://127.0.0.1:<port>``, ``scope: "dynamic"``. Unbinding sends the same map without ``ide``.
+
+Which CLIs take it (measured): 2.1.120 connects to the IDE (``X-Claude-Code-Ide-Authorization``
+carries the lockfile's token; the IDE is told ``ide_connected``); 2.1.330 refuses the entry
+("IDE transports are registered by the CLI itself"): :class:`IdeBindingRefused`.
 """
 
 from __future__ import annotations
@@ -25,6 +29,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from ._errors import ClaudeSDKError
 
 IDE_KEY = "ide"
 
@@ -155,6 +161,12 @@ class NoIdeError(LookupError):
     """No running IDE was found to bind to (none has a live lockfile, or none on that port)."""
 
 
+class IdeBindingRefused(ClaudeSDKError):
+    """The CLI did not take the ``ide`` entry. Measured: 2.1.120 takes it (as the notes say of
+    2.1.112); 2.1.330 answers ``Ignored: IDE transports are registered by the CLI itself, not
+    mcp_set_servers``. The CLI's words are in the message; the other servers stay as they were."""
+
+
 def choose(cwd: Any, env: dict[str, str] | None, port: int | None = None) -> IdeLock:
     """The IDE to bind: the one on ``port``, else the first of :func:`ide_lockfiles`."""
     locks = ide_lockfiles(cwd, env)
@@ -166,4 +178,4 @@ def choose(cwd: Any, env: dict[str, str] | None, port: int | None = None) -> Ide
     return locks[0]
 
 
-__all__ = ["IdeLock", "NoIdeError", "bound", "choose", "dynamic_servers", "ide_dir", "ide_lockfiles", "ide_server", "unbound"]
+__all__ = ["IdeBindingRefused", "IdeLock", "NoIdeError", "bound", "choose", "dynamic_servers", "ide_dir", "ide_lockfiles", "ide_server", "unbound"]

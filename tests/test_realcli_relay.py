@@ -310,3 +310,122 @@ def test_the_standalone_relay_refuses_a_cli_without_the_token(cli_paths: dict[st
         assert standalone.hub.drain()
         assert standalone.hub.sessions == {}  # it never got in
     assert "Unauthorized" in cli.stderr or "401" in cli.stderr or cli.stdout == ""
+
+
+# ---------------------------------------------------------------- IDE binding
+
+
+class StandInIde:
+    """An IDE's MCP server as the CLI's ``ws-ide`` client meets it: JSON-RPC over a WebSocket on
+    127.0.0.1, one tool; it records the upgrade's headers and the methods called."""
+
+    def __init__(self) -> None:
+        from websockets.sync.server import serve
+
+        self.headers: list[dict[str, str]] = []
+        self.methods: list[str] = []
+        self.server = serve(self._handle, "127.0.0.1", 0, subprotocols=["mcp"], process_request=self._look)
+        self.port = self.server.socket.getsockname()[1]
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def _look(self, connection: Any, request: Any) -> None:
+        self.headers.append({k.lower(): v for k, v in request.headers.raw_items()})
+
+    def _handle(self, connection: Any) -> None:
+        for raw in connection:
+            message = json.loads(raw)
+            self.methods.append(message.get("method", ""))
+            if "id" not in message:
+                continue
+            if message.get("method") == "initialize":
+                result: dict[str, Any] = {"protocolVersion": message["params"]["protocolVersion"], "capabilities": {"tools": {}},
+                                          "serverInfo": {"name": "stand-in-ide", "version": "1.0"}}  # fmt: skip
+            elif message.get("method") == "tools/list":
+                result = {"tools": [{"name": "getDiagnostics", "description": "Diagnostics of the open files",
+                                     "inputSchema": {"type": "object", "properties": {}}}]}  # fmt: skip
+            else:
+                result = {}
+            connection.send(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}))
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.thread.join(10)
+
+
+USER_SERVER = '''
+import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if "id" not in m:
+        continue
+    if m["method"] == "initialize":
+        r = {"protocolVersion": m["params"]["protocolVersion"], "capabilities": {"tools": {}}, "serverInfo": {"name": "mine", "version": "1"}}
+    elif m["method"] == "tools/list":
+        r = {"tools": []}
+    else:
+        r = {}
+    print(json.dumps({"jsonrpc": "2.0", "id": m["id"], "result": r}), flush=True)
+'''
+
+
+def statuses(client: ClaudeClient) -> dict[str, str]:
+    return {s["name"]: s["status"] for s in client.mcp_server_status()}
+
+
+def until(check: Any, seconds: float = 60.0) -> Any:
+    deadline = time.monotonic() + seconds
+    while True:
+        value = check()
+        if value:
+            return value
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.2)
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_an_ide_is_bound_and_unbound_and_the_users_own_server_stays(make_options: OptionsFactory, home: Path,
+                                                                     transport: str) -> None:  # fmt: skip
+    """2.1.120 binds (the notes' way); 2.1.330 refuses the entry in its own words: a typed error,
+    and the user's server untouched."""
+    from claude_sdkurl import ide
+
+    work = home / "work"
+    locks = home / ".claude" / "ide"
+    locks.mkdir(parents=True)
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    ide_server = StandInIde()
+    try:
+        (locks / f"{ide_server.port}.lock").write_text(json.dumps({
+            "pid": os.getpid(), "workspaceFolders": [str(work)], "ideName": "StandIn", "transport": "ws",
+            "runningInWindows": False, "authToken": "ide-auth-token-1234"}))  # fmt: skip
+        (locks / "39999.lock").write_text(json.dumps({"pid": gone.pid, "workspaceFolders": [str(work)], "ideName": "Dead",
+                                                      "transport": "ws", "authToken": "x"}))  # fmt: skip
+        (locks / "40000.lock").write_text("{torn")
+        script = home / "mine.py"
+        script.write_text(USER_SERVER)
+        options = make_options(mcp_servers={"mine": {"type": "stdio", "command": sys.executable, "args": [str(script)]}})
+        found = ide.ide_lockfiles(work, options.env)
+        assert [lock.ide_name for lock in found] == ["StandIn"]  # the dead IDE pruned, the torn file skipped
+        assert (locks / "39999.lock").exists()  # (pruned from the list, the IDE's file left alone)
+        with ClaudeClient(options) as client:
+            until(lambda: statuses(client).get("mine") == "connected")
+            if transport == "stdio":
+                with pytest.raises(ide.IdeBindingRefused, match="registered by the CLI itself"):
+                    client.bind_ide()
+                assert statuses(client) == {"mine": "connected"}
+                return
+            lock = client.bind_ide()
+            assert lock.port == ide_server.port
+            now = until(lambda: (s := statuses(client)).get("ide") == "connected" and s)
+            assert now.get("mine") == "connected"  # the user's server is kept
+            assert "ide_connected" in ide_server.methods and "tools/list" in ide_server.methods
+            assert [h.get("x-claude-code-ide-authorization") for h in ide_server.headers] == ["ide-auth-token-1234"]
+            client.unbind_ide()
+            after = until(lambda: "ide" not in (s := statuses(client)) and s)
+            assert after == {"mine": "connected"}
+        with pytest.raises(ide.NoIdeError, match="no running IDE on port 1"):
+            ide.choose(work, options.env, port=1)
+    finally:
+        ide_server.close()

@@ -146,6 +146,7 @@ def test_the_page_sets_a_cookie_for_its_own_port_and_the_cookie_opens_events(ser
     text = head.decode()
     assert f"Set-Cookie: claude_sdkurl_relay_{served.port}={TOKEN}; HttpOnly; SameSite=Strict" in text
     assert "frame-ancestors 'none'" in text and "<script>" in text
+    assert text.lower().count("content-length:") == 1 and text.lower().count("content-type:") == 1  # (a browser refuses two)
     cookie = {"Host": f"127.0.0.1:{served.port}", "Cookie": f"claude_sdkurl_relay_{served.port}={TOKEN}"}
     assert status_of(served.port, "/events", cookie) == 101
     other_port = {"Host": f"127.0.0.1:{served.port}", "Cookie": f"claude_sdkurl_relay_1={TOKEN}"}

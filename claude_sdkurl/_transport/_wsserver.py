@@ -218,9 +218,10 @@ class Connection:
             response = self.protocol.reject(r.status, r.text)
             if isinstance(r, Reply):
                 response.body = r.body
-                response.headers["Content-Length"] = str(len(r.body))
-                response.headers["Content-Type"] = r.content_type
-                for name, value in r.headers.items():
+                # (websockets' Headers add a value on assignment: the old ones go first)
+                for name, value in {"Content-Length": str(len(r.body)), "Content-Type": r.content_type, **r.headers}.items():
+                    if name in response.headers:
+                        del response.headers[name]
                     response.headers[name] = value
         except Exception:
             logger.exception("deciding on a WebSocket upgrade failed")

@@ -131,6 +131,7 @@ class WatchedSession:
         self.error: str | None = None
         self.input_open = True
         self.last_result_error = False
+        self.last_result_subtype = ""
         self.history: collections.deque[tuple[int, str, str]] = collections.deque(maxlen=HISTORY_LINES)
         self.seq = 0  # lines seen so far (a page drops a live line its history already had)
         self.partial = {"cli": "", "sdk": ""}
@@ -387,6 +388,7 @@ class Hub:
                 if isinstance(cost, (int, float)):
                     session.cost_usd = float(cost)
                 session.last_result_error = bool(frame.get("is_error"))
+                session.last_result_subtype = str(frame.get("subtype") or "")
                 session.session_id = frame.get("session_id") or session.session_id
                 changed = True
             elif kind == "control_request":
@@ -441,6 +443,8 @@ class Hub:
         session.input_open = False
         failed = error is not None or code not in (0, None) or session.last_result_error
         session.state = "failed" if failed else "ended"
+        if error is None and session.last_result_error:
+            error = session.last_result_subtype or "error result"
         session.error = error or (f"exit code {code}" if code not in (0, None) else None)
         with self._lock:
             for ask in list(self._asks_by_tool.values()):

@@ -29,9 +29,13 @@ def page_binding(hub: Hub, session: WatchedSession, bind: bool, port: Any,
         done = "IDE unbound"
 
     def on_answer(response: dict[str, Any]) -> None:
-        if response.get("subtype") == "success":
+        body = response.get("response") if isinstance(response.get("response"), dict) else {}
+        refusal = (body.get("errors") or {}).get(ide.IDE_KEY) if bind else None
+        if response.get("subtype") == "success" and not refusal:
             session.mcp_servers = servers
             answer({"k": "ide", "session": session.key, "text": done})
+        elif refusal:
+            answer({"k": "ide", "session": session.key, "text": f"the CLI did not bind the IDE: {refusal}"})
         else:
             answer({"k": "ide", "session": session.key, "text": f"the CLI refused: {response.get('error')}"})
 

@@ -7,7 +7,7 @@ PAGE = r"""<!doctype html>
 <title>claude_sdkurl relay</title>
 <style>
 :root { --fg:#1d1d1f; --muted:#6e6e73; --line:#d2d2d7; --bg:#fafafa; --ok:#1a7f37; --bad:#cf222e; --run:#0969da; }
-* { box-sizing: border-box; }
+* { box-sizing: border-box; } [hidden] { display:none !important; }
 body { margin:0; font:14px/1.45 system-ui, sans-serif; color:var(--fg); background:var(--bg); display:grid;
        grid-template-columns: 300px 1fr; grid-template-rows: auto 1fr; height:100vh; }
 header { grid-column: 1 / 3; padding:8px 14px; border-bottom:1px solid var(--line); display:flex; gap:12px; align-items:center; }
@@ -145,8 +145,8 @@ function showSessions() {
     const li = document.createElement("li"); li.dataset.key = s.key; li.dataset.state = s.state;
     if (s.key === state.chosen) li.className = "chosen";
     li.innerHTML = '<span class="state ' + esc(s.state) + '">' + esc(s.state) + "</span> <b>" + esc(s.key) + "</b> " +
-      '<span class="meta">' + esc((s.session_id || "").slice(0, 8)) + '</span><div class="meta">' + esc(s.model || "") +
-      " · " + s.turns + " turns · " + money(s.cost_usd) + (s.error ? ' · <span class="error">' + esc(s.error) + "</span>" : "") + "</div>";
+      '<span class="meta">' + esc((s.session_id || "").slice(0, 8)) + '</span><div class="meta">' +
+      [esc(s.model || ""), s.turns + (s.turns === 1 ? " turn" : " turns"), money(s.cost_usd)].filter(Boolean).join(" · ") + (s.error ? ' · <span class="error">' + esc(s.error) + "</span>" : "") + "</div>";
     li.onclick = () => choose(s.key); ul.appendChild(li);
   }
   showBar();
