@@ -94,8 +94,15 @@ def status_of(port: int, path: str, headers: dict[str, str], upgrade: bool = Tru
 
 
 def frontend(r: relay.Relay, path: str = "/ws", token: str | None = TOKEN, **kw: Any) -> ClientConnection:
+    """A connected frontend, once the relay counts it (it joins the hub just after the upgrade:
+    lines before that are not its own)."""
+    before = len(r.hub.frontends)
     suffix = f"?token={token}" if token is not None else ""
-    return connect(f"ws://127.0.0.1:{r.port}{path}{suffix}", open_timeout=10, **kw)
+    ws = connect(f"ws://127.0.0.1:{r.port}{path}{suffix}", open_timeout=10, **kw)
+    deadline = time.monotonic() + 10
+    while len(r.hub.frontends) <= before and time.monotonic() < deadline:
+        time.sleep(0.005)
+    return ws
 
 
 def read_until(ws: ClientConnection, want: Any, timeout: float = 20.0) -> list[dict[str, Any]]:
@@ -202,7 +209,9 @@ def test_no_secret_of_the_cli_env_reaches_a_frontend(served: relay.Relay, monkey
             {"type": "result", "subtype": "success", "is_error": False, "session_id": "sess-secret", "total_cost_usd": 0.5},
         )  # fmt: skip
         frames = read_until(ws, lambda f: f.get("type") == "result")
-    text = json.dumps(frames)
+    assert served.hub.drain()
+    (key,) = [k for k, v in served.hub.sessions.items() if v.session_id == "sess-secret"]
+    text = json.dumps(frames) + json.dumps(served.hub.history(key))  # live, and what a page joining later reads
     for secret in ("sk-ant-api03-abcdefghijklmnop", "plain-looking-value-42", "abcdefghijkl123", TOKEN):
         assert secret not in text, secret
     assert "visible-value-7" in text and "<scrubbed>" in text
@@ -456,3 +465,86 @@ def test_a_spare_is_shown_once_claimed_and_a_spare_never_claimed_never(served: r
     assert got[0] == {"type": "status", "text": "claude code connected"}
     assert served.hub.drain()
     assert [s.session_id for s in served.hub.sessions.values()] == ["claimed"]
+
+
+# ---------------------------------------------------------------- the notes' status lines and routing
+
+
+def test_one_sessions_ws_has_its_lines_as_they_are_and_its_own_status_lines(served: relay.Relay) -> None:
+    first, first_outer = watched()
+    second, _ = watched()
+    assert served.hub.drain()
+    key = next(s.key for s in served.hub.sessions.values() if s.inject.__self__.inner is first)  # type: ignore[attr-defined]
+    with frontend(served, f"/ws/{key}") as one, frontend(served) as every:
+        assert json.loads(one.recv(timeout=10)) == {"type": "status", "text": "claude code is connected"}
+        assert json.loads(every.recv(timeout=10)) == {"type": "status", "text": "claude code is connected"}
+        first_outer.send('{"type":"user","message":{"role":"user","content":"hi"},"parent_tool_use_id":null,"session_id":""}\n')
+        second.emit({"type": "system", "subtype": "init", "session_id": "other"})
+        first.emit({"type": "system", "subtype": "init", "session_id": "mine"})
+        first.exit(0)
+        got = read_until(one, lambda f: f.get("type") == "status" and f["text"] == "claude code disconnected")
+        # byte-exact there: the prompt keeps its empty session_id
+        assert [f.get("session_id") for f in got[:-1]] == ["", "mine"]
+        # on /ws the prompt waited for the session's id and carries it; the other session's line
+        # came first; no "disconnected" while the other session runs
+        seen = [json.loads(every.recv(timeout=10)) for _ in range(3)]
+        assert [(f["type"], f.get("session_id")) for f in seen] == [("system", "other"), ("user", "mine"), ("system", "mine")]
+        assert seen[1]["message"] == {"role": "user", "content": "hi"}
+        second.exit(0)
+        assert read_until(every, lambda f: f.get("type") == "status")[-1]["text"] == "claude code disconnected"
+    assert status_of(served.port, f"/ws/s999?token={TOKEN}", {"Host": f"127.0.0.1:{served.port}"}) == 404
+
+
+def test_the_environment_variable_starts_the_relay_on_the_next_free_discovery_port(monkeypatch: pytest.MonkeyPatch) -> None:
+    taken = []
+    for port in relay.DISCOVERY_PORTS:
+        try:
+            taken.append(socket.create_server(("127.0.0.1", port)))
+        except OSError:
+            continue
+        if len(taken) == 2:
+            break
+    busy = taken[0].getsockname()[1]
+    taken.pop().close()  # the next one is free again
+    monkeypatch.setenv("CLAUDE_SDKURL_RELAY", f"127.0.0.1:{busy}")
+    monkeypatch.setenv("CLAUDE_SDKURL_RELAY_TOKEN", TOKEN)
+    try:
+        started = relay.from_environment()
+        assert started is not None and started.port > busy and not started.steer
+        assert relay.from_environment() is started  # once per process
+        started.close()
+        monkeypatch.setenv("CLAUDE_SDKURL_RELAY", "nonsense")
+        assert relay.from_environment() is None
+    finally:
+        for s in taken:
+            s.close()
+
+
+@pytest.mark.relay(steer=True)
+def test_the_pages_operations_answer_with_what_was_done_or_why_not(served: relay.Relay, tmp_path: Any) -> None:
+    inner, outer = watched({"HOME": str(tmp_path)})
+    inner.emit({"type": "system", "subtype": "init", "session_id": "pg"},
+               {"type": "assistant", "session_id": "pg", "message": {"content": [{"type": "text", "text": "hi"}]}})  # fmt: skip
+    assert served.hub.drain()
+    (key,) = served.hub.sessions
+    with frontend(served, "/events") as page:
+        hello = json.loads(page.recv(timeout=10))
+        assert hello["k"] == "hello" and hello["steer"] is True and [s["key"] for s in hello["sessions"]] == [key]
+
+        def ask(op: dict[str, Any]) -> dict[str, Any]:
+            page.send(json.dumps(op))
+            return read_until(page, lambda f: f.get("k") in ("done", "history", "error"))[-1]
+
+        history = ask({"op": "history", "session": key})
+        assert [json.loads(line)["type"] for _, _, line in history["lines"]] == ["system", "assistant"]
+        assert "no request" in ask({"op": "decide", "id": "nope", "allow": True, "tool_name": "Bash", "input": {}})["error"]
+        assert "unknown operation" in ask({"op": "format_disk"})["error"]
+        assert "does not understand" in ask({"no": "op"})["error"]  # type: ignore[dict-item]
+        assert "no running IDE" in ask({"op": "bind_ide", "session": key})["error"]
+        assert ask({"op": "message", "session": key, "text": "more"})["error"] is None
+        outer.end_input()
+        assert "takes no more input" in ask({"op": "message", "session": key, "text": "more"})["error"]
+        inner.exit(0)
+        assert "has ended" in ask({"op": "interrupt", "session": key})["error"]
+        assert "no session" in ask({"op": "interrupt", "session": "s999"})["error"]
+    assert [json.loads(line)["message"]["content"] for line in inner.sent] == ["more"]

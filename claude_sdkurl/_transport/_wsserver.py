@@ -65,6 +65,20 @@ class Reply(Refusal):
         self.headers = dict(headers or {})
 
 
+def frame_text(text: str) -> bytes:
+    """``text`` as one final, unmasked WebSocket text frame (what a server sends; no extension
+    is ever negotiated here)."""
+    payload = text.encode("utf-8")
+    size = len(payload)
+    if size < 126:
+        head = bytes((0x81, size))
+    elif size < 1 << 16:
+        head = bytes((0x81, 126)) + size.to_bytes(2, "big")
+    else:
+        head = bytes((0x81, 127)) + size.to_bytes(8, "big")
+    return head + payload
+
+
 def _as_line(message: bytes) -> bytes:
     """A whole WebSocket message as one NDJSON line (newline-terminated)."""
     return message if message.endswith(b"\n") else message + b"\n"
@@ -128,6 +142,21 @@ class Connection:
         """Send one text message; raises :class:`ConnectionClosedError` once closing."""
         data = text.encode("utf-8")
         self._send(lambda: self.protocol.send_text(data))
+
+    def send_frames(self, data: bytes) -> None:
+        """Write whole frames made by :func:`frame_text` (one write for several messages). A
+        server's frames are not masked, so one line framed once goes to every watcher as it is."""
+        if not self._write_lock.acquire(timeout=-1):  # pragma: no cover - blocking acquire
+            raise ConnectionClosedError("the connection is stuck")
+        try:
+            with self._proto_lock:
+                if self.protocol.state is not OPEN:
+                    raise ConnectionClosedError("the WebSocket connection is closed")
+            self._sock.sendall(data)
+        except OSError as e:
+            raise ConnectionClosedError(str(e)) from e
+        finally:
+            self._write_lock.release()
 
     def ping(self, timeout: float) -> bool:
         """Whether the peer answers a ping within ``timeout`` seconds."""
@@ -382,4 +411,4 @@ class Listener:
             s.close()
 
 
-__all__ = ["Connection", "ConnectionClosedError", "Listener", "Refusal", "Reply"]
+__all__ = ["Connection", "ConnectionClosedError", "Listener", "Refusal", "Reply", "frame_text"]

@@ -29,6 +29,7 @@ is :func:`ask` (or falls back to it).
 
 from __future__ import annotations
 
+import atexit
 import logging
 import os
 import threading
@@ -58,6 +59,7 @@ class ServingRelay(Relay):
 
     def close(self) -> None:
         global _serving
+        atexit.unregister(self.close)
         with _lock:
             if _serving is not None and _serving[0] is self:
                 taps.remove(_serving[1])
@@ -91,6 +93,7 @@ def serve(host: str = "127.0.0.1", port: int = 0, *, steer: bool = False, token:
         tap = RelayTap(relay.hub)
         taps.install(tap)
         _serving = (relay, tap)
+    atexit.register(relay.close)  # a program that ends: its last lines reach the frontends first
     return relay
 
 

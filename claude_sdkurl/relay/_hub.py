@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._transport._wsserver import frame_text
 from ..tapes._scrub import _SECRETS
 
 logger = logging.getLogger("claude_sdkurl.relay")
@@ -41,6 +42,8 @@ FRONTEND_BYTES = 16 * 1024 * 1024  # ... or bytes
 STUCK_SECONDS = 30.0  # a frontend that took nothing for this long while full is disconnected
 INBOX_LIMIT = 200_000  # chunks the hub's thread may fall behind before it drops (counted)
 MAX_FRONTEND_LINE = 256 * 1024  # the longest line a frontend may send
+WRITE_BATCH = 256  # lines a frontend's writer sends with one write when it is behind
+COALESCE_SECONDS = 0.01  # how long a frontend's writer gathers lines before it writes them
 
 CONNECTED = {"type": "status", "text": "claude code connected"}
 IS_CONNECTED = {"type": "status", "text": "claude code is connected"}
@@ -60,14 +63,22 @@ def secret_values(*envs: dict[str, str] | os._Environ[str]) -> set[str]:
     return found
 
 
+# What any of the tapes' secret patterns needs somewhere in a line, lower-cased: most lines have
+# none of it, and seven substring tests cost less than one case-blind regular expression (19 us
+# a streamed delta).
+_SECRET_HINTS = ("sk-ant-", "bearer", "key", "token", "secret", "password", "authorization")
+
+
 def scrub(text: str, literals: Iterable[str]) -> str:
     """``text`` without API keys, bearer tokens, ``"...token": "..."`` values and ``literals``
     (written as ``<scrubbed>``, as tapes write them)."""
     for literal in literals:
         if literal in text:
             text = text.replace(literal, "<scrubbed>")
-    for pattern, replacement in _SECRETS:
-        text = pattern.sub(replacement, text)
+    lowered = text.lower()
+    if any(hint in lowered for hint in _SECRET_HINTS):
+        for pattern, replacement in _SECRETS:
+            text = pattern.sub(replacement, text)
     return text
 
 
@@ -130,6 +141,7 @@ class WatchedSession:
         self.ended_at: float | None = None
         self.error: str | None = None
         self.input_open = True
+        self.exited = False  # the transport ended (set on the session's thread, before the hub sees it)
         self.last_result_error = False
         self.last_result_subtype = ""
         self.history: collections.deque[tuple[int, str, str]] = collections.deque(maxlen=HISTORY_LINES)
@@ -169,27 +181,30 @@ class Frontend:
     ``only`` limits it to one session) or ``"page"`` (the page's envelopes, every session).
     """
 
-    def __init__(self, kind: str, send: Callable[[str], None], abort: Callable[[], None], only: str | None = None) -> None:
+    def __init__(self, kind: str, send: Callable[[bytes], None], abort: Callable[[], None], only: str | None = None) -> None:
         self.kind = kind
         self.only = only
-        self._send = send
+        self._send = send  # several messages, one write
         self._abort = abort
         self._lock = threading.Lock()
         self._ready = threading.Condition(self._lock)
-        self._queue: collections.deque[str] = collections.deque()
+        self._queue: collections.deque[bytes] = collections.deque()  # frames (see frame_text)
         self._bytes = 0
         self.dropped = 0
         self.dropped_total = 0
         self._closed = False
         self._last_progress = time.monotonic()
+        self._sending = False
         self.thread = threading.Thread(target=self._write_loop, name="claude-sdkurl-relay-frontend", daemon=True)
 
     def start(self) -> None:
         self.thread.start()
 
-    def offer(self, text: str, vital: bool = False) -> None:
-        """Queue ``text`` for this frontend, or drop it (counted) when the queue is full.
-        ``vital`` lines (status lines, the page's listings) are small and rare: never dropped."""
+    def offer(self, message: str | bytes, vital: bool = False) -> None:
+        """Queue ``message`` (text, or a frame made by :func:`frame_text`) for this frontend, or
+        drop it (counted) when the queue is full. ``vital`` lines (status lines, the page's
+        listings) are small and rare: never dropped."""
+        text = frame_text(message) if isinstance(message, str) else message
         abort = False
         with self._lock:
             if self._closed:
@@ -202,7 +217,8 @@ class Frontend:
                 self._note_drops()
                 self._queue.append(text)
                 self._bytes += len(text)
-                self._ready.notify()
+                if len(self._queue) == 1:
+                    self._ready.notify()  # (the writer waits only on an empty queue)
         if abort:
             logger.warning("a relay frontend took nothing for %.1f s while its queue was full: disconnected", STUCK_SECONDS)
             self.close()
@@ -210,8 +226,12 @@ class Frontend:
     def _note_drops(self) -> None:
         """Tell the frontend, where the gap is, how many lines it lost (the lock is held)."""
         if self.dropped:
-            note = json.dumps({"type": "status", "text": f"relay dropped {self.dropped} lines: this frontend did not read them fast enough"})
-            self._queue.append(note if self.kind == "notes" else json.dumps({"k": "dropped", "count": self.dropped}))
+            if self.kind == "notes":
+                text = f"relay dropped {self.dropped} lines: this frontend did not read them fast enough"
+                note = frame_text(json.dumps({"type": "status", "text": text}))
+            else:
+                note = frame_text(json.dumps({"k": "dropped", "count": self.dropped}))
+            self._queue.append(note)
             self._bytes += len(note)
             self.dropped = 0
             self._ready.notify()
@@ -223,17 +243,32 @@ class Frontend:
                     self._ready.wait()
                 if self._closed:
                     return
-                text = self._queue.popleft()
-                self._bytes -= len(text)
+            # A turn streams a delta every few hundred microseconds: gathering what comes in the
+            # next few milliseconds makes one write (and one wake-up of this thread, which competes
+            # with the session's own for the interpreter) out of many.
+            time.sleep(COALESCE_SECONDS)
+            with self._lock:
+                if self._closed:
+                    return
+                batch = [self._queue.popleft() for _ in range(min(len(self._queue), WRITE_BATCH))]
+                self._sending = True
+                self._bytes -= sum(len(text) for text in batch)
                 if not self._queue:
                     self._note_drops()  # caught up: say what was lost since
             try:
-                self._send(text)
+                self._send(b"".join(batch))
             except Exception:
                 self.close()
                 return
             with self._lock:
                 self._last_progress = time.monotonic()
+                self._sending = False
+
+    @property
+    def idle(self) -> bool:
+        """Nothing queued and nothing being written."""
+        with self._lock:
+            return (not self._queue and not self._sending) or self._closed
 
     def close(self) -> None:
         with self._lock:
@@ -285,9 +320,11 @@ class Hub:
         self._post(("data", session, direction, chunk))
 
     def ended(self, session: WatchedSession, code: int | None, error: str | None = None) -> None:
+        session.exited = True  # at once: nothing is sent to it, nothing of it decided, from now on
         self._post(("end", session, code, error))
 
     def input_ended(self, session: WatchedSession) -> None:
+        session.input_open = False  # at once: a message sent after this must be refused
         self._post(("input_ended", session))
 
     def _post(self, item: tuple[Any, ...]) -> None:
@@ -312,6 +349,12 @@ class Hub:
             with self._inbox_ready:
                 while not self._inbox and not self._stopped:
                     self._inbox_ready.wait()
+                stopping = self._stopped
+            if not stopping:
+                # what the next few milliseconds bring is handled with this: one wake-up of this
+                # thread (which competes with the sessions' own for the interpreter) for many chunks
+                time.sleep(COALESCE_SECONDS / 2)
+            with self._inbox_ready:
                 if self._stopped and not self._inbox:
                     return
                 items = list(self._inbox)
@@ -355,7 +398,8 @@ class Hub:
             del self.sessions[old.key]
 
     def _line(self, session: WatchedSession, direction: str, raw: str) -> None:
-        clean = scrub(raw, session.literals)
+        """Keep the line as it came (scrubbed when it leaves: a line nobody watches costs no
+        scrub) and hand it to the frontends."""
         kind = line_type(raw)
         known = session.session_id
         if kind in _WATCHED_TYPES:
@@ -363,9 +407,9 @@ class Hub:
         if session.session_id and not known and session.visible:
             self._flush_untagged(session)
         session.seq += 1
-        session.history.append((session.seq, direction, clean))
+        session.history.append((session.seq, direction, raw))
         if session.visible:
-            self._fan_out(session, session.seq, direction, clean)
+            self._fan_out(session, session.seq, direction, raw)
 
     def _summarize(self, session: WatchedSession, direction: str, kind: str, raw: str) -> None:
         try:
@@ -425,8 +469,8 @@ class Hub:
     def _became_visible(self, session: WatchedSession) -> None:
         if session.state == "starting":
             session.state = "running"
-        for seq, direction, clean in list(session.history):  # what it said before it was shown
-            self._fan_out(session, seq, direction, clean, page_only=True)
+        for seq, direction, raw in list(session.history):  # what it said before it was shown
+            self._fan_out(session, seq, direction, raw, page_only=True)
         self._status(CONNECTED, session)
         self._publish_sessions()
 
@@ -463,39 +507,46 @@ class Hub:
 
     # ------------------------------------------------------------------ fan-out
 
-    def _fan_out(self, session: WatchedSession, seq: int, direction: str, clean: str, page_only: bool = False) -> None:
+    def _fan_out(self, session: WatchedSession, seq: int, direction: str, raw: str, page_only: bool = False) -> None:
         with self._lock:
             frontends = list(self.frontends)
-        envelope: str | None = None
-        tagged: str | None = None
+        clean = scrub(raw, session.literals) if frontends else raw
+        # each variant of the line is framed once, for every frontend that gets it
+        envelope: bytes | None = None
+        exact: bytes | None = None
+        tagged: bytes | None = None
+        held = False
         for frontend in frontends:
             if frontend.kind == "page":
                 if envelope is None:
-                    envelope = json.dumps({"k": "line", "s": session.key, "n": seq, "d": direction, "l": clean})
+                    envelope = frame_text(json.dumps({"k": "line", "s": session.key, "n": seq, "d": direction, "l": clean}))
                 frontend.offer(envelope)
             elif page_only:
                 continue
             elif frontend.only == session.key:
-                frontend.offer(clean)  # one session's /ws: the lines as they are
+                if exact is None:
+                    exact = frame_text(clean)
+                frontend.offer(exact)  # one session's /ws: the lines as they are
             elif frontend.only is None:
                 if session.session_id is None:
-                    if tagged is None:
-                        tagged = clean
-                        session.untagged.append(clean)
+                    if not held:
+                        held = True
+                        session.untagged.append(raw)
                     continue
                 if tagged is None:
-                    tagged = _tagged(clean, session.session_id)
+                    tagged = frame_text(_tagged(clean, session.session_id))
                 frontend.offer(tagged)
-        if tagged is None and session.session_id is None and not page_only:
-            session.untagged.append(clean)  # (no /ws frontend now; one may join before the id is known)
+        if not held and session.session_id is None and not page_only:
+            session.untagged.append(raw)  # (no /ws frontend now; one may join before the id is known)
         del session.untagged[:-HISTORY_LINES]
 
     def _flush_untagged(self, session: WatchedSession) -> None:
         waiting, session.untagged = session.untagged, []
         with self._lock:
             frontends = [f for f in self.frontends if f.kind == "notes" and f.only is None]
-        for clean in waiting:
-            tagged = _tagged(clean, session.session_id) if session.session_id else clean
+        for raw in waiting if frontends else ():
+            clean = scrub(raw, session.literals)
+            tagged = frame_text(_tagged(clean, session.session_id) if session.session_id else clean)
             for frontend in frontends:
                 frontend.offer(tagged)
 
@@ -562,9 +613,11 @@ class Hub:
             return None
         while True:
             try:
-                return list(session.history)  # (the hub's thread appends meanwhile)
+                kept = list(session.history)  # (the hub's thread appends meanwhile)
+                break
             except RuntimeError:
                 continue
+        return [(seq, direction, scrub(raw, session.literals)) for seq, direction, raw in kept]
 
     def session(self, key: str) -> WatchedSession | None:
         with self._lock:
@@ -656,6 +709,8 @@ class Hub:
                 return f"request {request_id!r} was already decided ({ask.decision}, by {ask.who})"
             if ask.gone is not None:
                 return f"request {request_id!r} can no longer be decided: {ask.gone}"
+            if ask.session.exited:
+                return f"request {request_id!r} can no longer be decided: the session ended"
             if shown is not None and (shown[0] != ask.tool_name or not _same(shown[1], ask.input)):
                 return f"request {request_id!r} is not the call that was shown (tool name or input differ)"
             ask.decision = "allow" if allow else "deny"
@@ -670,7 +725,7 @@ class Hub:
     def interrupt(self, session: WatchedSession) -> str | None:
         if not self.steer:
             return "this relay is read-only: the program did not allow steering"
-        if not session.running:
+        if not session.running or session.exited:
             return f"session {session.key} has ended"
         request_id = f"relay-{secrets.token_hex(8)}"
         try:
@@ -682,7 +737,7 @@ class Hub:
     def message(self, session: WatchedSession, content: Any) -> str | None:
         if not self.steer:
             return "this relay is read-only: the program did not allow steering"
-        if not session.running:
+        if not session.running or session.exited:
             return f"session {session.key} has ended"
         if not session.input_open:
             return f"session {session.key} takes no more input (its program ended it)"
@@ -697,7 +752,7 @@ class Hub:
     def control(self, session: WatchedSession, request: dict[str, Any], on_answer: Callable[[dict[str, Any]], None]) -> str | None:
         """Send a control request of the relay's own (``mcp_set_servers`` for an IDE binding);
         ``on_answer`` gets the CLI's response object on the hub's thread."""
-        if not session.running:
+        if not session.running or session.exited:
             return f"session {session.key} has ended"
         request_id = f"relay-{secrets.token_hex(8)}"
         session.relay_requests[request_id] = on_answer
@@ -716,6 +771,16 @@ class Hub:
             frontend.offer(text)
 
     # ------------------------------------------------------------------ end
+
+    def flush(self, timeout: float = 2.0) -> None:
+        """Let what was posted reach the frontends (the last lines of a program that ends):
+        the hub's inbox handled, then each frontend's queue written, for ``timeout`` at most."""
+        deadline = time.monotonic() + timeout
+        self.drain(timeout)
+        with self._lock:
+            frontends = list(self.frontends)
+        while time.monotonic() < deadline and not all(f.idle for f in frontends):
+            time.sleep(0.01)
 
     def close(self) -> None:
         with self._lock:

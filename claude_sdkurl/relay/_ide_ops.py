@@ -29,7 +29,8 @@ def page_binding(hub: Hub, session: WatchedSession, bind: bool, port: Any,
         done = "IDE unbound"
 
     def on_answer(response: dict[str, Any]) -> None:
-        body = response.get("response") if isinstance(response.get("response"), dict) else {}
+        given = response.get("response")
+        body: dict[str, Any] = given if isinstance(given, dict) else {}
         refusal = (body.get("errors") or {}).get(ide.IDE_KEY) if bind else None
         if response.get("subtype") == "success" and not refusal:
             session.mcp_servers = servers

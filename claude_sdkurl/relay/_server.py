@@ -188,7 +188,7 @@ class Relay:
         def abort() -> None:
             conn.abort()
 
-        return Frontend(kind, conn.send_text, abort, only)
+        return Frontend(kind, conn.send_frames, abort, only)
 
     def _serve_notes(self, conn: Connection, only: str | None) -> None:
         frontend = self._frontend(conn, "notes", only)
@@ -337,6 +337,7 @@ class Relay:
         if self.closed:
             return
         self.closed = True
+        self.hub.flush()  # the last lines (a result, "disconnected") still go out
         self.hub.close()
         self._listener.close()
 
