@@ -24,6 +24,7 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -334,6 +335,36 @@ def chromium() -> tuple[str, str]:
 
 
 EMOJI_FONT = "/usr/share/fonts/truetype/noto/NotoColorEmoji.ttf"
+
+
+class BrowserSteps:
+    """A browser test's steps as a person would follow them: numbered screenshots in ``folder``
+    (a run's own: older ones removed) and bounded waits that leave a screenshot when they fail."""
+
+    def __init__(self, driver: Any, folder: Path) -> None:
+        self.d = driver
+        self.folder = folder
+        self.step = 0
+        folder.mkdir(parents=True, exist_ok=True)
+        for old in folder.glob("*.png"):
+            old.unlink()
+
+    def shot(self, name: str) -> None:
+        self.step += 1
+        self.d.save_screenshot(str(self.folder / f"{self.step:02d}-{name}.png"))
+
+    def wait(self, check: Callable[[], Any], timeout: float, what: str) -> Any:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                value = check()
+            except Exception:  # the page redrew under us: look again
+                value = None
+            if value:
+                return value
+            time.sleep(0.05)
+        self.shot("timeout")
+        raise AssertionError(f"{what}: not seen in the browser within {timeout} s (screenshot {self.step:02d}-timeout.png)")
 
 
 class JupyterLabServer:

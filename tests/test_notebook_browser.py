@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +17,7 @@ import pytest
 
 from claude_sdkurl.testing import MockMessagesAPI, Reply, offline_env
 from claude_sdkurl.testing.mock_api import RecordedRequest, text, tool_use
-from tests.servers import JupyterLabServer, ServerUnavailable, chromium
+from tests.servers import BrowserSteps, JupyterLabServer, ServerUnavailable, chromium
 from tests.test_notebook_magic import STORY, clis_with
 
 pytestmark = [pytest.mark.realcli]
@@ -95,34 +95,14 @@ def browser() -> Iterator[Any]:
         driver.quit()
 
 
-class Page:
+class Page(BrowserSteps):
     """The notebook as the person sees it."""
 
     def __init__(self, driver: Any) -> None:
         from selenium.webdriver.common.by import By
 
-        self.d, self.by = driver, By
-        self.step = 0
-        ARTIFACTS.mkdir(parents=True, exist_ok=True)
-        for old in ARTIFACTS.glob("*.png"):  # a run's screenshots only, numbered in order
-            old.unlink()
-
-    def shot(self, name: str) -> None:
-        self.step += 1
-        self.d.save_screenshot(str(ARTIFACTS / f"{self.step:02d}-{name}.png"))
-
-    def wait(self, check: Callable[[], Any], timeout: float, what: str) -> Any:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            try:
-                value = check()
-            except Exception:  # the DOM changed under us: look again
-                value = None
-            if value:
-                return value
-            time.sleep(0.05)
-        self.shot("timeout")
-        raise AssertionError(f"{what}: not seen in the browser within {timeout} s (screenshot {self.step:02d}-timeout.png)")
+        super().__init__(driver, ARTIFACTS)
+        self.by = By
 
     def cells(self) -> list[Any]:
         return list(self.d.find_elements(self.by.CSS_SELECTOR, ".jp-Notebook .jp-CodeCell"))

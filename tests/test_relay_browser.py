@@ -6,10 +6,7 @@ sees. Screenshots in ``test-artifacts/relay-browser/``.
 
 from __future__ import annotations
 
-import json
 import threading
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +17,7 @@ from claude_sdkurl.batch import run_batch
 from claude_sdkurl.testing import MockMessagesAPI, Reply
 from claude_sdkurl.testing.mock_api import RecordedRequest, text, tool_use
 from tests.conftest import OptionsFactory
+from tests.servers import BrowserSteps
 from tests.test_notebook_browser import browser  # noqa: F401 - the fixture
 
 pytestmark = [pytest.mark.realcli]
@@ -39,32 +37,6 @@ def model(request: RecordedRequest) -> Reply:
     return text(f"Here is **{prompt.split()[-1]}**, in Markdown:\n\n- one\n- two\n")
 
 
-class Shots:
-    def __init__(self, driver: Any) -> None:
-        self.d = driver
-        self.step = 0
-        ARTIFACTS.mkdir(parents=True, exist_ok=True)
-        for old in ARTIFACTS.glob("*.png"):
-            old.unlink()
-
-    def shot(self, name: str) -> None:
-        self.step += 1
-        self.d.save_screenshot(str(ARTIFACTS / f"{self.step:02d}-{name}.png"))
-
-    def wait(self, check: Callable[[], Any], what: str, timeout: float = 120.0) -> Any:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            try:
-                value = check()
-            except Exception:  # the page redrew under us: look again
-                value = None
-            if value:
-                return value
-            time.sleep(0.05)
-        self.shot("timeout")
-        raise AssertionError(f"{what}: not seen within {timeout} s")
-
-
 def test_a_person_watches_a_batch_allows_denies_and_interrupts_from_the_page(
     browser: Any, make_options: OptionsFactory, api: MockMessagesAPI, home: Path  # noqa: F811
 ) -> None:
@@ -74,15 +46,15 @@ def test_a_person_watches_a_batch_allows_denies_and_interrupts_from_the_page(
     options = make_options(can_use_tool=relay.ask(timeout=300), include_partial_messages=True)
     outcome: dict[str, Any] = {}
     with relay.serve(port=0, announce=False, steer=True) as served:
-        page = Shots(browser)
+        page = BrowserSteps(browser, ARTIFACTS)
         browser.get(served.url)
-        page.wait(lambda: browser.find_element(By.ID, "conn").text == "connected", "the page's connection")
+        page.wait(lambda: browser.find_element(By.ID, "conn").text == "connected", 120, "the page's connection")
         assert "token=" not in browser.current_url  # the token left the address bar (a cookie holds it)
         runner = threading.Thread(target=lambda: outcome.update(result=run_batch(PROMPTS, options, max_concurrency=5, retry=None)))
         runner.start()
         try:
-            page.wait(lambda: len(browser.find_elements(By.CSS_SELECTOR, "#sessions li")) == 5, "a row per item of the batch")
-            page.wait(lambda: len(browser.find_elements(By.CSS_SELECTOR, "#asks .ask")) == 2, "the two Bash calls waiting")
+            page.wait(lambda: len(browser.find_elements(By.CSS_SELECTOR, "#sessions li")) == 5, 120, "a row per item of the batch")
+            page.wait(lambda: len(browser.find_elements(By.CSS_SELECTOR, "#asks .ask")) == 2, 120, "the two Bash calls waiting")
             page.shot("two-calls-waiting")
 
             def click(shown: str, button: str) -> bool:  # (the list is redrawn as it changes: found afresh)
@@ -92,28 +64,28 @@ def test_a_person_watches_a_batch_allows_denies_and_interrupts_from_the_page(
                         return True
                 return False
 
-            page.wait(lambda: click("touch one.txt", "button.allow"), "Allow clicked")
-            page.wait(lambda: click("touch two.txt", "button.deny"), "Deny clicked")
-            page.wait(lambda: not browser.find_elements(By.CSS_SELECTOR, "#asks .ask"), "the decisions taken")
+            page.wait(lambda: click("touch one.txt", "button.allow"), 120, "Allow clicked")
+            page.wait(lambda: click("touch two.txt", "button.deny"), 120, "Deny clicked")
+            page.wait(lambda: not browser.find_elements(By.CSS_SELECTOR, "#asks .ask"), 120, "the decisions taken")
             page.shot("decided")
             long_key = page.wait(lambda: next((s.key for s in served.hub.sessions.values()
                                                if any("a long answer" in line for _, _, line in s.history)), None),
-                                 "the long item's session")  # fmt: skip
+                                 120, "the long item's session")  # fmt: skip
             page.wait(lambda: browser.find_element(By.CSS_SELECTOR, f'#sessions li[data-key="{long_key}"]').click() or True,
-                      "the long item chosen")
-            page.wait(lambda: "word word" in browser.find_element(By.ID, "live").text, "the long answer streaming")
+                      120, "the long item chosen")
+            page.wait(lambda: "word word" in browser.find_element(By.ID, "live").text, 120, "the long answer streaming")
             page.shot("long-answer-streaming")
-            page.wait(lambda: browser.find_element(By.ID, "interrupt").click() or True, "Interrupt clicked")
+            page.wait(lambda: browser.find_element(By.ID, "interrupt").click() or True, 120, "Interrupt clicked")
             page.wait(lambda: all(r.get_attribute("data-state") in ("ended", "failed")
-                                  for r in browser.find_elements(By.CSS_SELECTOR, "#sessions li")), "every item over")  # fmt: skip
+                                  for r in browser.find_elements(By.CSS_SELECTOR, "#sessions li")), 120, "every item over")  # fmt: skip
             transcript = browser.find_element(By.ID, "transcript").text
             assert "interrupt sent" in transcript and "END" not in transcript
             page.shot("all-over")
             # another item's transcript: Markdown rendered, the tool call folded
             first_key = next(s.key for s in served.hub.sessions.values() if any("touch one" in line for _, _, line in s.history))
             page.wait(lambda: browser.find_element(By.CSS_SELECTOR, f'#sessions li[data-key="{first_key}"]').click() or True,
-                      "the allowed item chosen")
-            page.wait(lambda: "touched" in browser.find_element(By.ID, "transcript").text, "the allowed item's transcript")
+                      120, "the allowed item chosen")
+            page.wait(lambda: "touched" in browser.find_element(By.ID, "transcript").text, 120, "the allowed item's transcript")
             folded = browser.find_element(By.CSS_SELECTOR, "#transcript details.tool")
             assert "Bash: touch one.txt" in folded.text and folded.get_attribute("open") is None
             page.shot("allowed-item")
