@@ -274,7 +274,8 @@ def test_the_standalone_relay_takes_a_hand_started_cli_and_its_frontends(cli_pat
                 cwd=home / "work", env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                 text=True,
             )  # fmt: skip
-            assert frames_until(ws, lambda got: True)[0] == {"type": "status", "text": "claude code connected"}
+            # (connected, or is connected when the CLI came in before this frontend had joined)
+            assert frames_until(ws, lambda got: True)[0]["text"] in ("claude code connected", "claude code is connected")
             # the CLI names its session at its first prompt: a frontend writes to the only one running
             ws.send(json.dumps({"type": "user", "message": {"role": "user", "content": "touch standalone"}}))
             first = frames_until(ws, lambda got: got[-1].get("type") == "system" and got[-1].get("subtype") == "init")
@@ -292,7 +293,12 @@ def test_the_standalone_relay_takes_a_hand_started_cli_and_its_frontends(cli_pat
             cli.kill()
             cli.wait(30)
         standalone.terminate()
-        out, _ = standalone.communicate(timeout=30)
+        try:
+            out, _ = standalone.communicate(timeout=30)
+        except subprocess.TimeoutExpired:  # never left behind for the tests after this one
+            standalone.kill()
+            out, _ = standalone.communicate(timeout=30)
+            raise
     assert f"CLAUDE_CODE_SESSION_ACCESS_TOKEN={TOKEN}" in out and "--sdk-url ws://127.0.0.1:" in out
     assert standalone.returncode == 0
 
