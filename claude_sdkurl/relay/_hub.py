@@ -3,11 +3,13 @@ waiting for a person; and the one thread that carries lines from the first to th
 
 A session's transport (see :mod:`._tap`) hands each chunk it reads or writes to :meth:`Hub.feed`,
 which only appends it to the hub's inbox: the session never waits for a frontend, a scrub or a
-lock held by a slow page. The hub's thread splits chunks into lines, scrubs secrets out of them,
-keeps the last ones of each session for pages that join late, keeps each session's summary
-(state, cost, turns) and offers the scrubbed line to every frontend. A frontend keeps a bounded
-queue drained by a writer thread of its own; what does not fit is dropped and counted, and the
-frontend is told how much it missed when it catches up.
+lock held by a slow page. The hub's thread (woken at most every few milliseconds) splits chunks
+into lines, keeps the last ones of each session as they came for pages that join late (scrubbed
+when a page reads them), keeps each session's summary (state, cost, turns), and, when anyone
+watches, scrubs secrets out of each line, frames it once and offers it to every frontend. A
+frontend keeps a bounded queue drained by a writer thread of its own, which gathers a few
+milliseconds of lines per write; what does not fit is dropped and counted, and the frontend is
+told how much it missed when it catches up.
 
 Decisions on waiting permission requests (:meth:`Hub.decide`) are taken under the hub's lock:
 the first decision for a request wins, only while the request is still waiting (the CLI has not
@@ -686,6 +688,12 @@ class Hub:
                 ask.gone = why
                 ask.decided.set()
         self._publish_asks()
+
+    def tool_name_of(self, request_id: Any) -> str | None:
+        """The tool name of the request waiting under ``request_id`` (``None``: none waits)."""
+        with self._lock:
+            ask = self._asks_by_request.get(request_id) if isinstance(request_id, str) else None
+            return ask.tool_name if ask is not None else None
 
     def waiting(self) -> list[dict[str, Any]]:
         """The requests a frontend may decide now (linked to their session, undecided)."""

@@ -271,10 +271,8 @@ class Relay:
         assert isinstance(body, dict)
         request_id = response.get("request_id")
         if "updatedInput" in body and behavior == "allow":
-            with self.hub._lock:
-                ask = self.hub._asks_by_request.get(request_id) if isinstance(request_id, str) else None
-                shown = (ask.tool_name, body["updatedInput"]) if ask is not None else None
-            return self.hub.decide(request_id, True, shown=shown)
+            tool_name = self.hub.tool_name_of(request_id)
+            return self.hub.decide(request_id, True, shown=(tool_name, body["updatedInput"]) if tool_name is not None else None)
         return self.hub.decide(request_id, behavior == "allow", reason=str(body.get("message") or ""))
 
     def _serve_page(self, conn: Connection) -> None:
