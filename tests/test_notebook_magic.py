@@ -601,3 +601,61 @@ def test_bypass_permissions_on_a_running_conversation(nb: Kernel, api: MockMessa
     cell = nb.submit("%%claude\ntouch asked.txt")
     nb.click(nb.button("Deny"))  # back to the base mode: asked
     assert cell.done.wait(60) and not (home / "work" / "asked.txt").exists()
+
+
+@pytest.mark.parametrize("transport", ["stdio"], indirect=True)
+def test_a_background_turns_buttons_act_while_another_cell_runs_plain_code(nb: Kernel, api: MockMessagesAPI, home: Path) -> None:
+    """A ``--background`` turn's Allow and Stop while another cell sleeps in plain code: acted on
+    at once, not when that cell ends (a click 0.7 s into a ``time.sleep(8)`` cell was acted on at
+    8.2 s). The clicks are handled on a kernel subshell of the package's own."""
+    steps = iter([tool_use("Bash", {"command": "touch early.txt"}), text("done early"), Reply([{"type": "text", "text": STORY * 8}], chunk=20, delay=0.05)])  # fmt: skip
+    script(api, lambda r: next(steps))
+    cell = nb.ok("%%claude --bg\nmake early.txt")
+    allow = nb.button("Allow")
+    sleeper = nb.submit("import time; time.sleep(8); print('slept')")
+    nb.wait_for(lambda: sleeper.outputs == [] and time.monotonic() - sleeper.started > 0.7, 5, "the sleeping cell under way")
+    nb.click(allow)
+    nb.wait_for(lambda: (home / "work" / "early.txt").exists() and "done early" in cell.text(), 5, "the allowed call run during the sleep")
+    assert not sleeper.done.is_set()  # acted on while the other cell still runs
+    assert sleeper.done.wait(30) and "slept" in sleeper.text()
+    # Stop, too
+    cell = nb.ok("%%claude --bg\nAn endless story")
+    nb.wait_for(lambda: "Paragraph 1:" in cell.text(), 30, "the story streaming")
+    stop = nb.button("Stop")
+    sleeper = nb.submit("import time; time.sleep(8); print('slept')")
+    time.sleep(0.7)
+    nb.click(stop)
+    nb.wait_for(lambda: "■ Stopped" in cell.text(), 5, "the background turn stopped during the sleep")
+    assert not sleeper.done.is_set()
+    assert sleeper.done.wait(30)
+
+
+@pytest.mark.parametrize("transport", ["stdio"], indirect=True)
+def test_with_top_level_await_off_the_approval_buttons_work(nb: Kernel, api: MockMessagesAPI, home: Path) -> None:
+    """``%autoawait off``: the cell waits in plain code, and its approval buttons work (they
+    looked live and did nothing; the cell hung until Stop)."""
+    nb.ok("%autoawait off")
+    script(api, run_touch)
+    cell = nb.submit("%%claude\ntouch plain.txt")
+    nb.click(nb.button("Allow"))
+    assert cell.done.wait(30), "the cell hung after Allow"
+    assert (home / "work" / "plain.txt").exists() and "✔ **Allowed:** `Bash touch plain.txt`" in cell.text()
+    cell = nb.submit("%%claude\ntouch refused.txt")
+    nb.click(nb.button("Deny"))
+    assert cell.done.wait(30) and not (home / "work" / "refused.txt").exists()
+    # a kernel without subshells (ipykernel 6, say) could never take the click: the call is
+    # denied at once with the reason in the cell, and the cell ends (it hung until Stop)
+    nb.ok("from claude_sdkurl.notebook import _clicks\n_clicks._subshell[id(get_ipython().kernel)] = None")
+    cell = nb.submit("%%claude\ntouch held.txt")
+    assert cell.done.wait(30), "the cell hung"
+    assert "**Denied, not asked:** `Bash touch held.txt`" in cell.text() and "`%autoawait on`" in cell.text()
+    assert not (home / "work" / "held.txt").exists() and not [o for o in cell.outputs if VIEW in o.get("data", {})]
+    (told,) = [r for r in api.message_requests() if r.tool_results()][-1:]
+    assert "cannot take clicks" in str(told.tool_results()[-1].get("content"))
+    # a background turn there says on its card that a click waits for a running cell
+    nb.ok("%autoawait on")
+    cell = nb.ok("%%claude --bg\ntouch later.txt")
+    nb.button("Allow")
+    assert "A click here is acted on when it ends" in str(nb.comms.values())
+    nb.click(nb.button("Deny"))
+    nb.wait_for(lambda: "this turn" in cell.text(), 30, "the background turn's end")

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..client import ClaudeClient
-from ..display import MARK_FAILED, MARK_STOPPED, without_ansi
+from ..display import MARK_FAILED, MARK_STOPPED, tool_summary, without_ansi
 from ..types import (
     AssistantMessage,
     CanUseToolShadowedWarning,
@@ -34,7 +34,7 @@ from ..types import (
     shadowed_can_use_tool_message,
 )
 from ._context import ContextError, attach, kernel_server, on_main_thread
-from ._view import Approval, CellOut, TurnView
+from ._view import Approval, CellOut, TurnView, code_span
 
 STOP_WAIT = 1.0  # seconds a stop gives the CLI to answer its interrupt before it is stopped
 
@@ -45,7 +45,11 @@ _REFUSED = {  # what the model is told when a tool call is not allowed, by the d
     "ended": "The turn ended before anyone decided.",
     "unseen": "No one can approve this here: install ipywidgets for approval buttons "
               "(pip install 'claude-sdkurl[notebook]'), or allow the tool with --allowed-tools.",
+    "held": "No one can approve this here: the notebook cell waits in plain code (%autoawait off) in a "
+            "kernel that cannot take clicks meanwhile; allow the tool with --allowed-tools.",
 }
+# said on a background turn's card where the kernel takes clicks only between cells
+_HELD = "Another cell running now? A click here is acted on when it ends (this kernel takes clicks only between cells)."
 
 
 class UsageError(ValueError):
@@ -143,8 +147,9 @@ class CellRun:
 class Turn:
     """A turn under way: its thread, its view, and how to stop it."""
 
-    def __init__(self, agent: NotebookAgent, run: CellRun, view: TurnView, background: bool) -> None:
+    def __init__(self, agent: NotebookAgent, run: CellRun, view: TurnView, background: bool, plain: bool = False) -> None:
         self.agent, self.run, self.view, self.background = agent, run, view, background
+        self.plain = plain  # the cell waits in plain code (``%autoawait off``): the kernel is busy meanwhile
         self.done = threading.Event()
         self.stopping = False
         self.approvals: list[Approval] = []
@@ -230,11 +235,13 @@ class NotebookAgent:
         turn = self.turn
         return turn if turn is not None and not turn.done.is_set() else None
 
-    def begin(self, asked: Asked) -> Turn:
-        """Show the cell's outputs and start the turn on its thread."""
+    def begin(self, asked: Asked, plain: bool = False) -> Turn:
+        """Show the cell's outputs and start the turn on its thread (``plain``: the cell will
+        wait for it in plain code, holding the kernel)."""
         if self.unfinished() is not None:
             raise _usage_error("%%claude: a turn is still running; wait for it or stop it first")
-        turn = Turn(self, CellRun(prompt=asked.prompt), TurnView(CellOut(self.shell)), asked.args.background)
+        turn = Turn(self, CellRun(prompt=asked.prompt), TurnView(CellOut(self.shell)), asked.args.background,
+                    plain and not asked.args.background)  # fmt: skip
         self.turn = turn
         # at once, before anything starts: a cold CLI takes seconds before the first word
         turn.view.waiting("waiting for Claude" if self.client is not None else "starting Claude Code")
@@ -250,8 +257,12 @@ class NotebookAgent:
             import ipywidgets as widgets  # type: ignore[import-untyped]
         except ImportError:
             return
+        from ._clicks import handle_apart
+
         button = widgets.Button(description="Stop", icon="stop", tooltip="stop this background turn")
         button.on_click(lambda _b: threading.Thread(target=turn.stop, daemon=True).start())
+        if not handle_apart(turn.view.out.kernel, button):
+            button.tooltip = "stop this background turn (while another cell runs, when it ends)"
         handle = turn.view.out.widget(button)
 
         def gone() -> None:  # a finished turn has nothing to stop: no button left in the notebook
@@ -406,11 +417,19 @@ class NotebookAgent:
         """Show the buttons in the running turn's cell and wait for a click: "allow",
         "always" (offered when ``always`` names the rules it adds), "deny", "stop" (the turn
         is stopping) or "unseen" (no ipywidgets)."""
+        from ._clicks import available
+
         turn = self.turn
         if turn is None or turn.stopping:
             return "stop"
+        apart = available(turn.view.out.kernel)
+        if turn.plain and not apart:  # no click could reach the kernel before the turn ends: said, not hung
+            turn.view.out.markdown(f"{MARK_FAILED} **Denied, not asked:** {code_span(tool_summary(tool_name, tool_input))}: approval "
+                                   "buttons cannot be clicked while this cell waits in plain code (`%autoawait off`) in this "
+                                   "kernel; `%autoawait on` to be asked.")  # fmt: skip
+            return "held"
         try:
-            approval = Approval(turn.view.out, tool_name, tool_input, reason, always=always)
+            approval = Approval(turn.view.out, tool_name, tool_input, reason, always=always, held=_HELD if turn.background else None)
         except ImportError:
             return "unseen"
         turn.approvals.append(approval)

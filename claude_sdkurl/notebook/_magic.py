@@ -11,7 +11,10 @@ after it are dropped), and "Run all" still runs the next cell only after this on
 runs on a thread of ours and writes into the cell's outputs. With ``--background`` the
 cell returns at once and other cells can run meanwhile (a Stop button stops it). Where
 top-level ``await`` is off (``%autoawait off``), the magic waits in plain code: the stop
-button works, approval buttons do not.
+button works, and so do the approval buttons where the kernel has subshells (ipykernel 7:
+the package's widgets are handled on one of its own, see :mod:`._clicks`, which is also what
+lets a background turn's buttons act while another cell runs plain code); in a kernel without
+them a call that would ask is denied at once, with the reason in the cell.
 """
 
 from __future__ import annotations
@@ -140,7 +143,7 @@ def claude(line: str, cell: str | None = None) -> None:
     previous = a.unfinished()
     if previous is not None and not _wait_plain(previous):
         return
-    turn = a.begin(asked)
+    turn = a.begin(asked, plain=True)
     if not turn.background:
         _wait_plain(turn)
 

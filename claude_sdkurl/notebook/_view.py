@@ -49,6 +49,7 @@ class CellOut:
 
         self._display: Any = IPython.display  # untyped library: kept out of the type checker
         self._pub: Any = getattr(shell, "display_pub", None)
+        self.kernel: Any = getattr(shell, "kernel", None)
         self._parent = getattr(self._pub, "parent_header", None)
 
     @contextlib.contextmanager
@@ -304,7 +305,7 @@ class TurnView:
                 self.out.markdown("\n\n".join(parts))
 
 
-def _code_span(s: str) -> str:
+def code_span(s: str) -> str:
     """``s`` as one Markdown code span, whatever backticks it holds."""
     ticks = "`"
     while ticks in s:
@@ -346,7 +347,9 @@ class Approval:
     """Allow / Deny (and, where ``always`` names the rules it would add, "Always allow" with
     them on its label) buttons for one tool call, on a card that shows what the model says the
     call is for and the whole command or code (:func:`card_html`). The click is handled on the
-    kernel's thread and wakes the waiting callback.
+    package's kernel subshell where the kernel has subshells (at once, whatever cell runs:
+    :mod:`claude_sdkurl.notebook._clicks`), else on the kernel's main thread, and wakes the
+    waiting callback. ``held``, where clicks wait for a running cell, is said on the card.
 
     Once decided (a click, a stop, or the turn's end), the card is replaced by one Markdown line
     saying what was decided (``✔ Allowed: `Bash touch notes.txt` ``) and its widgets are
@@ -357,14 +360,18 @@ class Approval:
               "stop": (MARK_STOPPED, "Stopped before a decision"), "ended": (MARK_STOPPED, "Not decided: the turn ended")}  # fmt: skip
 
     def __init__(self, out: CellOut, tool_name: str, tool_input: dict[str, Any], reason: str | None = None,
-                 always: str | None = None) -> None:
+                 always: str | None = None, held: str | None = None) -> None:
         import ipywidgets as widgets  # type: ignore[import-untyped]
+
+        from ._clicks import available, handle_apart
 
         self.decision: str | None = None
         self._done = threading.Event()
         self._lock = threading.Lock()
         self._summary = tool_summary(tool_name, tool_input)
-        self._card = widgets.HTML(card_html(tool_name, tool_input, reason))
+        apart = available(out.kernel)
+        note = f"<div><i>{html.escape(held)}</i></div>" if held and not apart else ""
+        self._card = widgets.HTML(card_html(tool_name, tool_input, reason) + note)
         buttons = []
         choices = [("Allow", "allow", "success"), ("Deny", "deny", "danger")] + ([(f"Always allow {always}", "always", "")] if always else [])
         for label, value, style in choices:
@@ -376,6 +383,8 @@ class Approval:
         self._buttons = buttons
         self._row = widgets.HBox(buttons)
         self.box = widgets.VBox([self._card, self._row])
+        if apart:
+            handle_apart(out.kernel, *buttons, self._row, self._card, self.box)
         self._handle = out.widget(self.box)
 
     def decide(self, value: str) -> None:
@@ -386,7 +395,7 @@ class Approval:
                 return
             self.decision = value
         mark, words = self._WORDS[value]
-        self._handle.update(f"{mark} **{words}:** {_code_span(self._summary)}")
+        self._handle.update(f"{mark} **{words}:** {code_span(self._summary)}")
         for widget in (*self._buttons, self._row, self._card, self.box):
             widget.close()
         self._done.set()
