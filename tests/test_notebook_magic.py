@@ -11,6 +11,7 @@ import hashlib
 import os
 import time
 from collections.abc import Callable, Iterator
+from typing import Any
 from pathlib import Path
 
 import pytest
@@ -659,3 +660,31 @@ def test_with_top_level_await_off_the_approval_buttons_work(nb: Kernel, api: Moc
     assert "A click here is acted on when it ends" in str(nb.comms.values())
     nb.click(nb.button("Deny"))
     nb.wait_for(lambda: "this turn" in cell.text(), 30, "the background turn's end")
+
+
+@pytest.mark.parametrize("transport", ["stdio"], indirect=True)
+def test_a_decision_line_stays_below_its_tool_call_and_no_output_is_left_empty(nb: Kernel, api: MockMessagesAPI, home: Path) -> None:
+    """The card (and the "Denied" line that replaces it) below the tool call it decides, even when
+    the cell's thread is slow to show the call (a loaded machine: here, held 1 s); and a turn
+    leaves no empty output behind (saved files kept two per turn: the emptied status lines)."""
+    nb.ok("from claude_sdkurl.notebook import _view\nimport time as _t\n_add = _view.TurnView.add\n"
+          "def _slow(self, m):\n    if type(m).__name__ == 'AssistantMessage': _t.sleep(1.0)\n    return _add(self, m)\n"
+          "_view.TurnView.add = _slow")  # fmt: skip
+    script(api, run_touch)
+    cell = nb.submit("%%claude\ntouch no.txt")
+    nb.click(nb.button("Deny"))
+    assert cell.done.wait(30)
+    shown = cell.text()
+    assert shown.index("Bash touch no.txt") < shown.index("**Denied:**"), shown
+    nb.ok("_view.TurnView.add = _add")
+
+    def empties(c: Any) -> list[dict[str, Any]]:
+        return [o for o in c.outputs if o.get("output_type") == "display_data" and not str(o["data"].get("text/markdown", "x")).strip()
+                and VIEW not in o["data"]]  # fmt: skip
+
+    assert empties(cell) == [], cell.outputs
+    cell = nb.ok("%%claude --allowed-tools Bash\ntouch yes.txt")  # a waiting line, then the call, then another
+    assert "did it" in cell.text() and empties(cell) == [], cell.outputs
+    cell = nb.ok("%%claude --bg\nhello in the background")
+    nb.wait_for(lambda: "this turn" in cell.text() and not [o for o in cell.outputs if VIEW in o.get("data", {})], 30, "the end")
+    assert empties(cell) == [], cell.outputs

@@ -243,13 +243,13 @@ class NotebookAgent:
         turn = Turn(self, CellRun(prompt=asked.prompt), TurnView(CellOut(self.shell)), asked.args.background,
                     plain and not asked.args.background)  # fmt: skip
         self.turn = turn
+        if asked.args.background:  # first: the status line below it stays the last output, for the answer to take
+            self._stop_button(turn)
         # at once, before anything starts: a cold CLI takes seconds before the first word
         turn.view.waiting("waiting for Claude" if self.client is not None else "starting Claude Code")
         thread = threading.Thread(target=self._run, args=(turn, asked.args, asked.prompt, asked.blocks), name="claude-sdkurl-cell",
                                   daemon=True)  # fmt: skip
         thread.start()
-        if asked.args.background:
-            self._stop_button(turn)
         return turn
 
     def _stop_button(self, turn: Turn) -> None:
@@ -265,8 +265,8 @@ class NotebookAgent:
             button.tooltip = "stop this background turn (while another cell runs, when it ends)"
         handle = turn.view.out.widget(button)
 
-        def gone() -> None:  # a finished turn has nothing to stop: no button left in the notebook
-            handle.update("")
+        def gone() -> None:  # a finished turn has nothing to stop: no button left in the notebook (nor an empty output)
+            handle.update("*background turn*")
             button.close()
 
         turn.on_done(gone)
@@ -383,7 +383,7 @@ class NotebookAgent:
             told = _unasked(dataclasses.replace(options, allowed_tools=mine))
             if told is not None and told not in self._told:
                 self._told.add(told)
-                turn.view.out.markdown(told)
+                turn.view.note(told)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", CanUseToolShadowedWarning)
                 client.connect()
@@ -398,6 +398,9 @@ class NotebookAgent:
         # no such suggestion there is no "Always allow": it would have to allow the whole tool.
         rules = [r for u in context.suggestions if u.type == "addRules" and u.behavior == "allow" for r in (u.rules or [])]
         scope = ", ".join(_rule_text(r) for r in rules)
+        turn = self.turn
+        if turn is not None:
+            turn.view.wait_for_tool(context.tool_use_id)
         decision = self._ask(tool_name, tool_input, context.decision_reason, always=scope or None)
         if decision == "allow":
             return PermissionResultAllow()
@@ -424,7 +427,7 @@ class NotebookAgent:
             return "stop"
         apart = available(turn.view.out.kernel)
         if turn.plain and not apart:  # no click could reach the kernel before the turn ends: said, not hung
-            turn.view.out.markdown(f"{MARK_FAILED} **Denied, not asked:** {code_span(tool_summary(tool_name, tool_input))}: approval "
+            turn.view.note(f"{MARK_FAILED} **Denied, not asked:** {code_span(tool_summary(tool_name, tool_input))}: approval "
                                    "buttons cannot be clicked while this cell waits in plain code (`%autoawait off`) in this "
                                    "kernel; `%autoawait on` to be asked.")  # fmt: skip
             return "held"

@@ -56,7 +56,7 @@ def available(kernel: Any) -> bool:
 def handle_apart(kernel: Any, *widgets: Any) -> bool:
     """Have ``widgets``' messages from the frontend (clicks) handled on the package's subshell
     of ``kernel``; ``False`` (nothing changed) where the kernel has none."""
-    comms = [getattr(w, "comm", None) for w in widgets]
+    comms: list[Any] = [getattr(w, "comm", None) for w in widgets]
     if any(c is None or not hasattr(c, "_reply_subshell_for") for c in comms) or not available(kernel):
         return False
     subshell = _ours(kernel)

@@ -51,6 +51,18 @@ class CellOut:
         self._pub: Any = getattr(shell, "display_pub", None)
         self.kernel: Any = getattr(shell, "kernel", None)
         self._parent = getattr(self._pub, "parent_header", None)
+        self._count = 0  # outputs put up so far (an output's place: a handle's ``index``)
+        self._count_lock = threading.Lock()
+
+    def _shown(self, handle: Any, metadata: dict[str, Any] | None = None) -> _Handle:
+        with self._count_lock:
+            self._count += 1
+            return _Handle(self, handle, metadata, self._count - 1)
+
+    def is_last(self, handle: _Handle) -> bool:
+        """Whether ``handle``'s output is the last one put up in this cell."""
+        with self._count_lock:
+            return handle.index == self._count - 1
 
     @contextlib.contextmanager
     def here(self) -> Iterator[None]:
@@ -69,24 +81,29 @@ class CellOut:
         extension puts "Copy" and "Insert as a new cell" under its code blocks."""
         metadata = {"claude_sdkurl": {"answer": True}} if answer else None
         with self.here():
-            return _Handle(self, self._display.display(_Markdown(text), display_id=True, metadata=metadata), metadata)
+            return self._shown(self._display.display(_Markdown(text), display_id=True, metadata=metadata), metadata)
 
     def show(self, obj: Any) -> None:
         with self.here():
             self._display.display(obj)
+            with self._count_lock:
+                self._count += 1
 
     def widget(self, obj: Any) -> Any:
         """Show a widget; the handle's ``update(text)`` puts Markdown in its place (in the
         saved notebook too: no widget is left for a reader without the kernel to restore)."""
         with self.here():
-            return _Handle(self, self._display.display(obj, display_id=True))
+            return self._shown(self._display.display(obj, display_id=True))
 
 
 class _Handle:
-    def __init__(self, out: CellOut, handle: Any, metadata: dict[str, Any] | None = None) -> None:
-        self._out, self._handle, self._metadata = out, handle, metadata
+    def __init__(self, out: CellOut, handle: Any, metadata: dict[str, Any] | None, index: int) -> None:
+        self._out, self._handle, self._metadata, self.index = out, handle, metadata, index
 
-    def update(self, text: str) -> None:
+    def update(self, text: str, answer: bool | None = None) -> None:
+        """Replace the output with ``text`` (``answer``: mark it, or no longer, as the model's)."""
+        if answer is not None:
+            self._metadata = {"claude_sdkurl": {"answer": True}} if answer else None
         with self._out.here():
             self._handle.update(_Markdown(text), metadata=self._metadata)
 
@@ -110,8 +127,10 @@ class _Status:
     """The one-line "what is happening" output of a turn (starting, waiting, thinking), with the
     seconds it has lasted, moved on once a second by a ticker thread until the turn ends.
 
-    It is shown at the end of the cell's outputs when it begins and emptied when the answer
-    (text or a tool call) arrives, so a wait after a tool call gets a new line below it.
+    It is shown at the end of the cell's outputs when it begins; what comes next (text, a tool
+    call, thinking, the footer) takes its place when it is still the cell's last output
+    (:meth:`take`: a saved notebook keeps no emptied line), else it is emptied. A wait after a
+    tool call gets a new line below it.
     Thread: ``claude-sdkurl-cell-status``, one per turn, stopped by :meth:`close` (its waits
     are one second at most)."""
 
@@ -135,6 +154,12 @@ class _Status:
                 self._ticker = threading.Thread(target=self._tick, name="claude-sdkurl-cell-status", daemon=True)
                 self._ticker.start()
 
+    @property
+    def what(self) -> str:
+        """What the line says is happening ("" when none is shown)."""
+        with self._lock:
+            return self._what
+
     def seconds(self) -> float:
         with self._lock:
             return time.monotonic() - self._since
@@ -144,13 +169,30 @@ class _Status:
         with self._lock:
             self._clear()
 
-    def close(self) -> None:
+    def take(self) -> Any:
+        """The line's output for what comes next to fill, if it is the cell's last output (the
+        line is gone then; the next :meth:`show` starts a new one below); else the line is
+        emptied and ``None`` is answered."""
+        with self._lock:
+            handle = self._handle
+            if handle is not None and self._out.is_last(handle):
+                self._handle, self._what = None, ""
+                return handle
+            self._clear()
+            return None
+
+    def close(self, take: bool = False) -> Any:
+        """Stop the line for good; with ``take``, answer its output as :meth:`take` does."""
         with self._lock:
             self._closed.set()
-            self._clear()
+            handle = self._handle if take and self._handle is not None and self._out.is_last(self._handle) else None
+            if handle is None:
+                self._clear()
+            self._handle = None
             ticker, self._ticker = self._ticker, None
         if ticker is not None and ticker is not threading.current_thread():
             ticker.join(2.0)
+        return handle
 
     def _clear(self) -> None:
         if self._handle is not None:
@@ -181,6 +223,7 @@ class TurnView:
         self.out = out
         self._interval = interval
         self._lock = threading.Lock()
+        self._tool_shown = threading.Condition(self._lock)  # notified as each tool call is shown
         self._text: LiveMarkdown | None = None  # the text block streaming now
         self._thought: list[str] | None = None  # the thinking block streaming now
         self._streamed: set[str] = set()  # message ids whose text came as deltas
@@ -188,12 +231,20 @@ class TurnView:
         self.status = _Status(out)
         self.text = ""  # the answer's text, all blocks
 
+    def _output(self, text: str, answer: bool = False) -> Any:
+        """A new Markdown output, in the status line's place when that is the last output."""
+        handle = self.status.take()
+        if handle is None:
+            return self.out.markdown(text, answer=answer)
+        handle.update(text, answer=answer)
+        return handle
+
     def _live(self) -> LiveMarkdown:
-        out = self.out
+        output = self._output
 
         class _Shown:  # the model's text, with its HTML shown as text
             def __init__(self, text: str) -> None:
-                self.handle = out.markdown(model_text(text), answer=True)
+                self.handle = output(model_text(text), answer=True)
 
             def update(self, text: str) -> None:
                 self.handle.update(model_text(text))
@@ -206,15 +257,24 @@ class TurnView:
             self.text += self._text.text + "\n\n"
             self._text = None
 
+    def note(self, text: str) -> None:
+        """A line of the notebook's own (not the model's) where the turn is now: the status line
+        (if any) goes on below it."""
+        what = self.status.what
+        self._output(text)
+        if what:
+            self.status.show(what)
+
     def waiting(self, what: str) -> None:
         """Show the status line (``"starting Claude Code"``, ``"waiting for Claude"``)."""
         self.status.show(what)
 
     def _thinking_shown(self, thought: str, seconds: float | None) -> None:
-        self.status.clear()
         took = f" for {seconds:.0f} s" if seconds is not None and seconds >= 1 else ""
         if thought.strip():
-            self.out.markdown(f"<details><summary>Thought{took}</summary>\n\n{model_text(thought)}\n\n</details>")
+            self._output(f"<details><summary>Thought{took}</summary>\n\n{model_text(thought)}\n\n</details>")
+        else:
+            self.status.clear()
 
     def add(self, message: Any) -> None:
         with self._lock:
@@ -227,7 +287,6 @@ class TurnView:
                     if message.message_id in self._streamed and not isinstance(block, ToolUseBlock):
                         continue  # shown as it streamed
                     if isinstance(block, TextBlock):
-                        self.status.clear()
                         self._end_text()
                         self._text = self._live()
                         self._text.write(block.text)
@@ -236,10 +295,10 @@ class TurnView:
                         self._end_text()
                         self._thinking_shown(block.thinking, None)
                     elif isinstance(block, ToolUseBlock):
-                        self.status.clear()
                         self._end_text()
-                        handle = self.out.markdown(tool_markdown(block.name, block.input))
+                        handle = self._output(tool_markdown(block.name, block.input))
                         self._tools[block.id] = (handle, block.name, block.input)
+                        self._tool_shown.notify_all()
             elif isinstance(message, UserMessage) and not isinstance(message.content, str):
                 for block in message.content:
                     if isinstance(block, ToolResultBlock) and block.tool_use_id in self._tools:
@@ -247,6 +306,15 @@ class TurnView:
                         handle.update(tool_markdown(name, tool_input, block.content if block.content is not None else "",
                                                     block.is_error))  # fmt: skip
                         self.status.show("waiting for Claude")  # the model is asked again, with the result
+
+    def wait_for_tool(self, tool_use_id: str | None, timeout: float = 2.0) -> None:
+        """Wait until the tool call ``tool_use_id`` is shown (at most ``timeout``): its approval
+        card goes below it. The CLI sends the call's message before asking, but the two are
+        handled on different threads, and a slow cell thread showed the card, then the line that
+        replaced it, above the call."""
+        if tool_use_id:
+            with self._tool_shown:
+                self._tool_shown.wait_for(lambda: tool_use_id in self._tools, timeout)
 
     def _event(self, event: dict[str, Any]) -> None:
         kind = event.get("type")
@@ -257,7 +325,6 @@ class TurnView:
             if message_id:
                 self._streamed.add(message_id)
         elif kind == "content_block_start" and block_type == "text":
-            self.status.clear()
             self._end_text()
             self._text = self._live()
         elif kind == "content_block_start" and block_type in ("thinking", "redacted_thinking"):
@@ -267,7 +334,6 @@ class TurnView:
         elif kind == "content_block_delta" and delta.get("type") == "thinking_delta" and self._thought is not None:
             self._thought.append(str(delta.get("thinking", "")))
         elif kind == "content_block_delta" and delta.get("type") == "text_delta":
-            self.status.clear()
             if self._text is None:
                 self._text = self._live()
             self._text.write(delta.get("text", ""))
@@ -281,9 +347,9 @@ class TurnView:
         """Close the text and show the footer: outcome (``note`` first, if any), this turn's cost
         and tokens, times. A stopped turn's error result is not marked as an error (the note
         says it stopped)."""
-        self.status.close()
         with self._lock:
             self._end_text()
+            line = self.status.close(take=True)
             parts = []
             if note:
                 parts.append(note)
@@ -301,8 +367,12 @@ class TurnView:
                 parts.append(" · ".join(p for p in (mark, models, f"{cost}{total}", tokens, f"{result.duration_ms / 1000:.1f} s") if p))
                 if result.is_error and result.errors and not note:  # a stop's own error text says nothing new
                     parts.append("; ".join(without_ansi(str(e)) for e in result.errors))
-            if parts:
+            if parts and line is not None:
+                line.update("\n\n".join(parts))
+            elif parts:
                 self.out.markdown("\n\n".join(parts))
+            elif line is not None:
+                line.update("")
 
 
 def code_span(s: str) -> str:
