@@ -37,7 +37,7 @@ from .types import (
     UserMessage,
 )
 
-__all__ = ["LiveMarkdown", "notebook", "show", "stream_text"]
+__all__ = ["LiveMarkdown", "StreamStopped", "notebook", "show", "stream_text"]
 
 # The marks shown beside outcomes: characters that ordinary text fonts have (DejaVu Sans,
 # Segoe UI Symbol), so a machine without an emoji font shows them, not empty boxes.
@@ -411,6 +411,17 @@ class _Live:
             self.markdown.flush()
 
 
+class StreamStopped(KeyboardInterrupt):
+    """:func:`stream_text` was stopped (Ctrl-C, a notebook's stop button): the text so far was
+    shown and the messages' source closed (a ``query()`` stops its CLI then). A
+    ``KeyboardInterrupt``, so a script still stops; a notebook shows its one line."""
+
+    def _render_traceback_(self) -> list[str]:
+        """What IPython shows for it: one line (a stop is no crash: the traceback went through
+        the SDK's frames and said nothing more)."""
+        return [f"{MARK_STOPPED} Stopped: {self}"]
+
+
 def stream_text(messages: Iterable[Any], file: IO[str] | None = None) -> ResultMessage | None:
     """Show assistant text live as it streams; return the last :class:`ResultMessage`.
 
@@ -419,6 +430,9 @@ def stream_text(messages: Iterable[Any], file: IO[str] | None = None) -> ResultM
     renders as Markdown in the cell, shown at most ten times a second in outputs of
     about 2,000 characters (see :class:`LiveMarkdown`), whole at the end; elsewhere it
     is written to ``file`` (default: standard output).
+
+    Stopped (Ctrl-C, a notebook's stop button), it closes ``messages`` if it can be closed (a
+    ``query()`` stops its CLI at once) and raises :class:`StreamStopped`.
     """
     live = _Live(file)
     streamed_any = False
@@ -441,6 +455,13 @@ def stream_text(messages: Iterable[Any], file: IO[str] | None = None) -> ResultM
             elif isinstance(message, ResultMessage):
                 result = message
                 streamed_any = False
+    except KeyboardInterrupt as e:
+        close = getattr(messages, "close", None)
+        if close is not None:
+            close()
+        if isinstance(e, StreamStopped):
+            raise
+        raise StreamStopped("stream_text stopped; its query's CLI is stopped, the text so far is above") from None
     finally:
         live.flush()
     return result

@@ -688,3 +688,21 @@ def test_a_decision_line_stays_below_its_tool_call_and_no_output_is_left_empty(n
     cell = nb.ok("%%claude --bg\nhello in the background")
     nb.wait_for(lambda: "this turn" in cell.text() and not [o for o in cell.outputs if VIEW in o.get("data", {})], 30, "the end")
     assert empties(cell) == [], cell.outputs
+
+
+@pytest.mark.parametrize("transport", ["stdio"], indirect=True)
+def test_stop_in_a_stream_text_cell_is_one_line_and_stops_the_cli(nb: Kernel, api: MockMessagesAPI, home: Path) -> None:
+    """The stop button in a ``stream_text(query(...))`` cell: the text so far stays, one line says
+    it stopped (a KeyboardInterrupt traceback through the SDK's frames before), and the query's
+    CLI is stopped then, not when the generator is collected."""
+    api.enqueue(Reply([{"type": "text", "text": STORY * 8}], chunk=20, delay=0.05))
+    nb.ok("import dataclasses\nfrom claude_sdkurl import query\nfrom claude_sdkurl.display import stream_text\n"
+          "opts = dataclasses.replace(_nb.agent().options, include_partial_messages=True)")  # fmt: skip
+    cell = nb.submit("stream_text(query('An endless story', opts))")
+    nb.wait_for(lambda: "Paragraph 1:" in cell.text(), 30, "the story streaming")
+    nb.interrupt()
+    assert cell.done.wait(10)
+    assert [e["traceback"] for e in cell.errors()] == [["■ Stopped: stream_text stopped; its query's CLI is stopped, the text so far is above"]]
+    assert "Paragraph 1:" in cell.text() and "Traceback" not in cell.text()
+    nb.wait_for(lambda: not clis_with(home), 3, "no CLI left after the stop")
+    assert nb.ok("import sys\nprint(isinstance(sys.last_value, KeyboardInterrupt))").text().strip() == "True"  # a script still stops
