@@ -706,3 +706,17 @@ def test_stop_in_a_stream_text_cell_is_one_line_and_stops_the_cli(nb: Kernel, ap
     assert "Paragraph 1:" in cell.text() and "Traceback" not in cell.text()
     nb.wait_for(lambda: not clis_with(home), 3, "no CLI left after the stop")
     assert nb.ok("import sys\nprint(isinstance(sys.last_value, KeyboardInterrupt))").text().strip() == "True"  # a script still stops
+
+
+@pytest.mark.parametrize("transport", ["stdio"], indirect=True)
+def test_a_kernel_restart_mid_turn_leaves_a_stopped_note(nb: Kernel, api: MockMessagesAPI, home: Path) -> None:
+    """Restarting the kernel mid-turn: the cut answer gets its "stopped" line (it ended with none,
+    as if the answer were whole), saying how to go on; the CLI is stopped."""
+    api.enqueue(Reply([{"type": "text", "text": STORY * 8}], chunk=20, delay=0.05))
+    cell = nb.submit("%%claude\nAn endless story")
+    nb.wait_for(lambda: "Paragraph 1:" in cell.text(), 30, "the story streaming")
+    nb.km.restart_kernel(now=False)
+    nb.wait_for(lambda: "■ Stopped: the kernel restarted" in cell.text(), 10, "the stopped line")
+    assert "`%%claude --continue`" in cell.text() and "Paragraph 1:" in cell.text()
+    nb.wait_for(lambda: not clis_with(home), 5, "no CLI left after the restart")
+    nb.kc.wait_for_ready(timeout=60)

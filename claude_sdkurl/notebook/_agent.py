@@ -152,6 +152,7 @@ class Turn:
         self.plain = plain  # the cell waits in plain code (``%autoawait off``): the kernel is busy meanwhile
         self.done = threading.Event()
         self.stopping = False
+        self.stop_note = f"{MARK_STOPPED} Stopped. The conversation goes on in the next cell."
         self.approvals: list[Approval] = []
         self._callbacks: list[Callable[[], None]] = []
         self._lock = threading.Lock()
@@ -307,7 +308,7 @@ class NotebookAgent:
                 approval.decide("ended")
             run.stopped = turn.stopping
             if turn.stopping:
-                note = f"{MARK_STOPPED} Stopped. The conversation goes on in the next cell."
+                note = turn.stop_note
             run.text = "\n\n".join(b.text for m in run.messages if isinstance(m, AssistantMessage) and not m.parent_tool_use_id
                                     for b in m.content if isinstance(b, TextBlock))  # fmt: skip
             view.finish(run.result, run.cost_usd, note, stopped=turn.stopping)
@@ -453,6 +454,18 @@ class NotebookAgent:
                 session.interrupt_turn(drain=False, timeout=STOP_WAIT)
             session.close(abort=True)
         client.disconnect()
+
+    def kernel_stopping(self, restart: bool) -> None:
+        """The kernel shuts down or restarts (its shutdown request, on the kernel's control
+        thread, while its outputs still reach the notebook): a turn under way is stopped and
+        says so, then the CLI is stopped."""
+        turn = self.unfinished()
+        if turn is not None:
+            turn.stop_note = (f"{MARK_STOPPED} Stopped: the kernel restarted. A new kernel starts a new conversation; "
+                              "`%%claude --continue` goes on with this one." if restart
+                              else f"{MARK_STOPPED} Stopped: the kernel shut down.")  # fmt: skip
+            turn.stop()
+        self.close()
 
     def close(self) -> None:
         """Stop the CLI (the kernel is shutting down or the extension unloads)."""

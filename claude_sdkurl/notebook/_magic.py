@@ -167,11 +167,33 @@ def _rewrite(lines: list[str]) -> list[str]:
     return [call]
 
 
+def _on_kernel_shutdown(kernel: Any) -> None:
+    """Have the kernel's shutdown (a restart too) stop a turn under way with a line saying so,
+    while its outputs still reach the notebook (at interpreter exit they no longer do)."""
+    original = getattr(kernel, "do_shutdown", None)
+    if original is None or getattr(original, "_claude_sdkurl", False):
+        return
+
+    def do_shutdown(restart: bool) -> Any:
+        if _agent is not None:
+            try:
+                _agent.kernel_stopping(bool(restart))
+            except Exception:  # the kernel's shutdown must go on whatever happens here
+                pass
+        return original(restart)
+
+    do_shutdown._claude_sdkurl = True  # type: ignore[attr-defined]
+    kernel.do_shutdown = do_shutdown
+
+
 def load_ipython_extension(shell: Any) -> None:
     """``%load_ext claude_sdkurl``: register ``%%claude``/``%claude`` and the rewrite."""
     shell.register_magic_function(claude, magic_kind="line_cell", magic_name="claude")
     if _rewrite not in shell.input_transformers_cleanup:
         shell.input_transformers_cleanup.append(_rewrite)
+    kernel = getattr(shell, "kernel", None)
+    if kernel is not None:
+        _on_kernel_shutdown(kernel)
 
 
 def unload_ipython_extension(shell: Any) -> None:
