@@ -55,6 +55,7 @@ class Kernel:
         self.displays: dict[str, list[tuple[Cell, int]]] = {}  # display id -> where it is shown
         self.comms: dict[str, dict[str, Any]] = {}  # comm id -> widget state
         self.update_count = 0
+        self.statuses: list[tuple[str, str | None]] = []  # (busy/idle, the message type it answers)
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._reader = threading.Thread(target=self._pump, args=(self.kc.get_iopub_msg, self._file), daemon=True)
@@ -108,6 +109,8 @@ class Kernel:
             for cell, at in self.displays.get(content.get("transient", {}).get("display_id", ""), []):
                 cell.outputs[at] = {"output_type": "display_data", "data": content["data"]}
             return
+        if kind == "status":
+            self.statuses.append((content["execution_state"], msg["parent_header"].get("msg_type")))
         cell = self.cells.get(msg["parent_header"].get("msg_id"))
         if cell is None:
             return

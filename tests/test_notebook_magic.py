@@ -618,6 +618,9 @@ def test_a_background_turns_buttons_act_while_another_cell_runs_plain_code(nb: K
     nb.click(allow)
     nb.wait_for(lambda: (home / "work" / "early.txt").exists() and "done early" in cell.text(), 5, "the allowed call run during the sleep")
     assert not sleeper.done.is_set()  # acted on while the other cell still runs
+    # and the kernel is not said to be idle meanwhile (a frontend shows the last status it got;
+    # the subshell's "idle" after the click made JupyterLab show Idle beside a running cell)
+    assert ("idle", "comm_msg") not in nb.statuses and nb.statuses[-1] == ("busy", "execute_request"), nb.statuses[-5:]
     assert sleeper.done.wait(30) and "slept" in sleeper.text()
     # Stop, too
     cell = nb.ok("%%claude --bg\nAn endless story")

@@ -7,7 +7,8 @@ shell messages beside the main one. JupyterLab 4.4+ sends comm messages to a sub
 kernel routes a comm's messages back to the subshell that opened it (the main one, for a
 widget made in a cell), so by default nothing changes. Here the package asks for one subshell
 of its own, once per kernel, and routes the messages of its own widgets (approval cards, a
-background turn's Stop) to it: their clicks are handled at once, whatever the cell.
+background turn's Stop) to it: their clicks are handled at once, whatever the cell. That
+subshell publishes no busy/idle status (:func:`_quiet`).
 
 Where the kernel has no subshells (ipykernel 6, another kernel), :func:`handle_apart`
 answers ``False`` and the caller says on the card that a click waits for the running cell.
@@ -45,7 +46,25 @@ def _ours(kernel: Any) -> str | None:
             loop.add_callback(make)
             done.wait(5.0)
         _subshell[id(kernel)] = made[0] if made else None
+        if made:
+            _quiet(kernel, getattr(getattr(manager, "_cache", {}).get(made[0]), "ident", None))
         return _subshell[id(kernel)]
+
+
+def _quiet(kernel: Any, ident: int | None) -> None:
+    """No busy/idle status from our subshell: a frontend shows the last status it got, and the
+    "idle" after a click handled beside a running cell made JupyterLab say Idle while the cell
+    still ran. (A click needs no status: nothing waits for a comm message's.)"""
+    publish = getattr(kernel, "_publish_status", None)
+    if ident is None or publish is None:
+        return
+
+    def publish_status(status: str, channel: str, parent: Any = None) -> Any:
+        if threading.get_ident() == ident:
+            return None
+        return publish(status, channel, parent)
+
+    kernel._publish_status = publish_status
 
 
 def available(kernel: Any) -> bool:
