@@ -5,6 +5,7 @@ import { INotebookTracker, NotebookActions } from '@jupyterlab/notebook';
 
 const MARK = 'claude_sdkurl';
 const BAR = 'claude-sdkurl-code-actions';
+const INSERTED = 'claudeSdkurlInserted'; // on an answer's cell: the cell its last insert made
 const SHELL = new Set(['bash', 'sh', 'shell', 'console', 'zsh']);
 
 function isAnswer(output) {
@@ -86,9 +87,13 @@ function decorate(panel, cell) {
         if (index < 0) {
           return;
         }
-        notebook.activeCellIndex = index;
+        // below the cells this answer inserted before, if they are still there: a second block
+        // lands after the first, in the answer's order (it landed above it)
+        const last = cell[INSERTED] ? notebook.widgets.indexOf(cell[INSERTED]) : -1;
+        notebook.activeCellIndex = last > index ? last : index;
         NotebookActions.insertBelow(notebook);
         notebook.activeCell.model.sharedModel.setSource(cellSource(pre));
+        cell[INSERTED] = notebook.activeCell;
         notebook.mode = 'edit';
       }));
       pre.insertAdjacentElement('afterend', bar);
