@@ -55,7 +55,8 @@ def answer(request: RecordedRequest) -> Reply | str:
 
 @pytest.fixture
 def lab(cli_paths: dict[str, Path], api: MockMessagesAPI, home: Path) -> Iterator[JupyterLabServer]:
-    options = {"cli_path": str(cli_paths["stdio"]), "env": offline_env(api.url, home), "cwd": str(home / "work")}
+    # (IS_SANDBOX: as root, the CLI takes bypassPermissions only in a sandbox; step 7a uses it)
+    options = {"cli_path": str(cli_paths["stdio"]), "env": {**offline_env(api.url, home), "IS_SANDBOX": "1"}, "cwd": str(home / "work")}
     setup = ("from claude_sdkurl import ClaudeAgentOptions\nimport claude_sdkurl.notebook as nb\n"
              f"nb.configure(ClaudeAgentOptions(**{options!r}))\n%load_ext claude_sdkurl\nprint('ready')")  # fmt: skip
     notebook = {"cells": [{"cell_type": "code", "execution_count": None, "id": "setup", "metadata": {}, "outputs": [],
@@ -131,10 +132,17 @@ class Page(BrowserSteps):
         ActionChains(self.d).key_down(Keys.SHIFT).send_keys(Keys.ENTER).key_up(Keys.SHIFT).perform()
         return index
 
-    def click_button(self, index: int, label: str) -> None:
+    def click_button(self, index: int, label: str, prefix: bool = False) -> None:
+        def fits(text: str) -> bool:
+            return text.startswith(label) if prefix else text == label
+
         button = self.wait(lambda: next((b for b in self.output(index).find_elements(self.by.CSS_SELECTOR, "button")
-                                         if b.text.strip() == label and b.is_enabled()), None), 30, f"a {label!r} button")  # fmt: skip
+                                         if fits(b.text.strip()) and b.is_enabled()), None), 30, f"a {label!r} button")  # fmt: skip
         button.click()
+
+    def running(self, index: int) -> bool:
+        """Whether the cell's prompt shows it running (``[*]``)."""
+        return "[*]" in str(self.cells()[index].find_element(self.by.CSS_SELECTOR, ".jp-InputPrompt").text)
 
 
 def test_a_person_in_jupyterlab(lab: JupyterLabServer, browser: Any, api: MockMessagesAPI, home: Path) -> None:
@@ -220,7 +228,9 @@ def test_a_person_in_jupyterlab(lab: JupyterLabServer, browser: Any, api: MockMe
     assert inserted.text == "total = 6 * 7\nprint(total)", inserted.text
     bars[1].find_element(page.by.XPATH, ".//button[.='Insert as a new cell']").click()
     page.wait(lambda: len(page.cells()) == count + 2, 5, "a second new cell")
-    assert page.cells()[cell + 1].find_element(page.by.CSS_SELECTOR, ".cm-content").text == "%%bash\necho $HOME"
+    # below the first, in the answer's order (it landed above it)
+    assert [page.cells()[cell + i].find_element(page.by.CSS_SELECTOR, ".cm-content").text for i in (1, 2)] == [
+        "total = 6 * 7\nprint(total)", "%%bash\necho $HOME"]
     page.shot("code-copied-and-inserted")
     page.cells()[-1].find_element(page.by.CSS_SELECTOR, ".cm-content").click()  # back to the empty cell at the end
 
@@ -291,6 +301,61 @@ def test_a_person_in_jupyterlab(lab: JupyterLabServer, browser: Any, api: MockMe
                                                               "are marked fault='stopped' in this exception's .result (pass it as resume= to go on)"]]  # fmt: skip
     page.wait(lambda: set(clis_with(home)) <= before, 5, "no CLI of the batch left after its stop")
     page.shot("batch-stopped")
+
+    # 7. What a newcomer following the guide runs into (issue 48's items 1-6), each as a person does it.
+    # 7a. bypassPermissions on the running conversation: a new CLI in that mode, nothing asked,
+    #     said once in the notebook's words (a raw ControlRequestError before).
+    cell = page.run_new_cell("%%claude --permission-mode bypassPermissions\nmake bypassed.txt")
+    page.wait(lambda: "this turn" in page.output_text(cell), 30, "the bypassed turn")
+    assert (home / "work" / "bypassed.txt").exists() and "ControlRequestError" not in page.output_text(cell)
+    assert "Every tool runs without asking" in page.output_text(cell) and not page.output(cell).find_elements(page.by.CSS_SELECTOR, "button")
+    page.shot("7a-bypass")
+    # 7b. The guide's rule as written, unquoted: one rule, no usage error.
+    cell = page.run_new_cell("%%claude --allowed-tools Read,Bash(touch *)\nmake ruled.txt")
+    page.wait(lambda: "this turn" in page.output_text(cell), 30, "the ruled turn")
+    assert (home / "work" / "ruled.txt").exists() and "unrecognized" not in page.output_text(cell)
+    page.shot("7b-rule-as-written")
+    # 7c. $var on the magic line, as every IPython magic expands it.
+    cell = page.run_new_cell("import os\nsub = os.path.abspath('sub')\nos.makedirs(sub, exist_ok=True)")
+    cell = page.run_new_cell("%%claude --allowed-tools Bash --cwd $sub\nmake dollar.txt")
+    page.wait(lambda: "this turn" in page.output_text(cell), 30, "the turn in $sub")
+    assert (home / "work" / "sub" / "dollar.txt").exists() and "does not exist" not in page.output_text(cell)
+    page.shot("7c-dollar-var")
+    # 7d. A background turn's Allow while another cell sleeps in plain code: acted on at once.
+    cell = page.run_new_cell("%%claude --bg\nmake bg.txt")
+    page.wait(lambda: "Claude asks to use Bash" in page.output_text(cell), 30, "the background turn's card")
+    sleeper = page.run_new_cell("import time\ntime.sleep(8)\nprint('slept')")
+    page.wait(lambda: page.running(sleeper), 5, "the sleeping cell running")
+    time.sleep(0.7)
+    clicked = time.monotonic()
+    page.click_button(cell, "Allow")
+    page.wait(lambda: (home / "work" / "bg.txt").exists(), 5, "the allowed call run during the sleep")
+    print(f"click during a sleeping cell -> call run: {time.monotonic() - clicked:.2f} s")
+    assert page.running(sleeper) and "slept" not in page.output_text(sleeper)
+    time.sleep(0.5)  # (the click's own status messages, had there been any, are in by now)
+    assert "Busy" in browser.find_element(page.by.CSS_SELECTOR, ".jp-StatusBar-Widget").text  # not "Idle" beside a running cell
+    page.shot("7d-background-click-during-sleep")
+    page.wait(lambda: "slept" in page.output_text(sleeper) and "this turn" in page.output_text(cell), 30, "both ended")
+    # 7e. "Always allow" holds for this conversation only: a --new one asks again.
+    cell = page.run_new_cell("%%claude\nmake always.txt")
+    page.click_button(cell, "Always allow", prefix=True)
+    page.wait(lambda: "this turn" in page.output_text(cell), 30, "the always-allowed turn")
+    assert "Always allowed" in page.output_text(cell) and (home / "work" / "always.txt").exists()
+    (home / "work" / "always.txt").unlink()
+    cell = page.run_new_cell("%%claude --new\nmake always.txt")
+    page.wait(lambda: "Claude asks to use Bash" in page.output_text(cell), 30, "asked again in a new conversation")
+    page.shot("7e-asked-again-after-new")
+    page.click_button(cell, "Deny")
+    page.wait(lambda: "this turn" in page.output_text(cell), 30, "the denied turn")
+    assert not (home / "work" / "always.txt").exists()
+    # 7f. %autoawait off: the card's buttons work (they looked live and did nothing).
+    page.run_new_cell("%autoawait off")
+    cell = page.run_new_cell("%%claude\nmake plain.txt")
+    page.click_button(cell, "Allow")
+    page.wait(lambda: "this turn" in page.output_text(cell), 30, "the plain-waiting cell's end after Allow")
+    assert (home / "work" / "plain.txt").exists() and "Allowed" in page.output_text(cell)
+    page.shot("7f-autoawait-off")
+    page.run_new_cell("%autoawait on")
 
     # 6. Saved, then opened again in a new JupyterLab page: the decisions read as plain lines,
     #    no widget is left to restore ("Error displaying widget: model not found" before).
