@@ -25,7 +25,7 @@ import time
 from _remote import remote_mock_api
 
 from claude_sdkurl import ClaudeAgentOptions
-from claude_sdkurl._launch import plan_launch
+from claude_sdkurl._engine.launch import plan_launch
 from claude_sdkurl.testing import STDIO_CLI_VERSION, install_cli, offline_env
 
 OURS = """

@@ -88,7 +88,8 @@ def page_latency(r: relay.Relay, samples: int) -> list[float]:
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
-    from claude_sdkurl._transport import TransportCallbacks, taps
+    from claude_sdkurl._engine.transport import TransportCallbacks
+    from claude_sdkurl._engine.transport import taps
 
     from tests.test_relay import StandIn, plan
 

@@ -26,7 +26,7 @@ from typing import Any
 import claude_agent_sdk as official
 
 import claude_sdkurl as ours
-from claude_sdkurl._protocol import Protocol
+from claude_sdkurl._engine.protocol import Protocol
 from claude_sdkurl.testing import (
     STDIO_CLI_VERSION,
     WEBSOCKET_CLI_VERSION,

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
         TransportNotSupportedError,
         UnsupportedOptionError,
     )
-    from ._transport import StdioTransport, Transport, TransportCallbacks
+    from ._engine.transport import StdioTransport, Transport, TransportCallbacks
     from .constants import (
         BUILTIN_TOOL_NAMES,
         EXIT_REASONS,
@@ -239,7 +239,7 @@ if TYPE_CHECKING:
     )
 
     from .prewarm import WarmPool, prewarm
-    from ._transport.websocket import WebSocketTransport
+    from ._engine.transport.websocket import WebSocketTransport
     from . import client, mcp
 
 __all__ = [
@@ -487,8 +487,8 @@ _HOME: dict[str, str] = {
         ).split(),
         "._errors",
     ),
-    **dict.fromkeys("StdioTransport Transport TransportCallbacks".split(), "._transport"),
-    "WebSocketTransport": "._transport.websocket",
+    **dict.fromkeys("StdioTransport Transport TransportCallbacks".split(), "._engine.transport"),
+    "WebSocketTransport": "._engine.transport.websocket",
     **dict.fromkeys(
         (
             "BUILTIN_TOOL_NAMES EXIT_REASONS HOOK_EVENTS LEGACY_TOOL_NAME_ALIASES ORG_POLICY_LIMIT_PREFIXES "

@@ -57,11 +57,11 @@ from pathlib import Path
 from typing import Any
 
 from ._errors import ClaudeSDKError
-from ._usercode import call_user
+from ._engine.usercode import call_user
 from .query import query
 from .sessions._chain import entries_of_text
-from .sessions._paths import cli_projects_dir, config_dir, is_session_id, project_dir_name, project_key_for_directory, real_path
-from .sessions._storecall import call
+from ._engine.paths import cli_projects_dir, config_dir, is_session_id, project_dir_name, project_key_for_directory, real_path
+from ._engine.storecall import call
 from .types import ClaudeAgentOptions, HookMatcher, Message, ResultMessage, ToolResultBlock, UserMessage
 
 __all__ = ["AlreadyDecidedError", "NotParkedError", "Parked", "approve", "deny", "parked", "parking"]

@@ -8,11 +8,11 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal
 
 from . import ide as _ide
-from ._deadline import Deadline
+from ._engine.deadline import Deadline
 from ._errors import CLIConnectionError, ControlRequestError, ReceiveTimeoutError
-from ._log import get_logger
-from ._start import start_cold, take_ready
-from ._transport import Transport
+from ._engine.log import get_logger
+from ._engine.start import start_cold, take_ready
+from ._engine.transport import Transport
 from .ledger import CostLedger
 from .tracing import RunTrace
 from .types import (
@@ -27,10 +27,10 @@ from .types import (
 )
 
 if TYPE_CHECKING:
-    from ._session import Session
+    from ._engine.session import Session
 
 # As query(): the session's own modules are imported when the client connects, after its CLI's
-# process has started, so that they load while the CLI boots (``_start``).
+# process has started, so that they load while the CLI boots (``_engine.start``).
 
 logger = get_logger("claude_sdkurl.client")
 
@@ -180,7 +180,7 @@ class ClaudeClient:
             session, self._session = self._session, None
         if session is not None:
             session.close()
-            if session.trace is not None:
+            if isinstance(session.trace, RunTrace):
                 session.trace.close()
         for feeder in self._feeders:
             feeder.join(1.0)
@@ -218,7 +218,7 @@ class ClaudeClient:
         and an exception the iterable raises reaches the caller (what was sent before it
         stays sent)."""
         session = self._live()
-        if session.trace is not None:
+        if isinstance(session.trace, RunTrace):
             session.trace.turn_started(prompt if isinstance(prompt, str) else None)
         if isinstance(prompt, str):
             session.send_user(prompt, session_id=session_id)
@@ -243,7 +243,7 @@ class ClaudeClient:
         deadline = Deadline(_checked_timeout(timeout))
         import queue
 
-        from ._session import Ended  # (both loaded with the session)
+        from ._engine.session import Ended  # (both loaded with the session)
 
         while True:
             try:

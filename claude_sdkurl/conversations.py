@@ -59,10 +59,10 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ._errors import ClaudeSDKError, CLIConnectionError
-from ._launch import unattended
-from ._log import get_logger
+from ._engine.launch import unattended
+from ._engine.log import get_logger
 from .client import ClaudeClient
-from .sessions._paths import cli_config_dir, project_key_for_directory
+from ._engine.paths import cli_config_dir, project_key_for_directory
 from .stores.conversations import ConversationStore, SQLiteConversationStore
 from .types import ClaudeAgentOptions, Message, ResultMessage, SystemMessage
 

@@ -16,7 +16,7 @@ and ``model_usage`` (tokens and ``costUSD`` per model) are totals of the CLI pro
 (measured on 2.1.330: they grow turn by turn in one client), and of a resumed, forked or
 continued session they start from what that session had cost before (2.1.330 carries it over).
 So a run's cost is its latest result's total less what was carried in (read from the session's
-transcript when the run starts: :mod:`claude_sdkurl.sessions._carried`), and the ledger's total
+transcript when the run starts: :mod:`claude_sdkurl._engine.carried`), and the ledger's total
 is the sum over runs of that: what the runs spent, to the cent, each API call counted once
 however often its session is resumed. Per model likewise, from ``model_usage``. Per turn, the
 difference from the run's previous result.
@@ -37,15 +37,17 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any
 
-from .sessions._carried import NOTHING, Carried
+from ._engine import observe
+from ._engine.carried import NOTHING, Carried
 from .types import AssistantMessage, ResultMessage, StreamEvent, SystemMessage, ToolUseBlock
 
 __all__ = ["CostLedger", "RunCost"]
 
 MAIN = "main"  # the subagent key of the main conversation
 
-_active: list[CostLedger] = []  # ledgers open with ``with``: every run in the process feeds them
-_active_lock = threading.Lock()
+# ledgers open with ``with``: every run in the process feeds them (the engine's registry)
+_active = observe.EVERY_RUN
+_active_lock = observe.EVERY_RUN_LOCK
 
 
 @dataclass
@@ -223,8 +225,4 @@ def _count(run: RunCost, message: Any) -> None:
 
 def feed(ledgers: list[CostLedger], run: int, message: Any, carried: Carried | None = None) -> None:
     """Give ``message`` to each ledger in ``ledgers`` and to every ledger open with ``with``."""
-    for ledger in [*ledgers, *_active]:
-        try:
-            ledger.record(run, message, carried)
-        except Exception:  # a ledger never breaks a run
-            pass
+    observe.count(list(ledgers), run, message, carried)

@@ -1,7 +1,7 @@
 """In-process MCP servers: ``@tool`` and ``create_sdk_mcp_server``.
 
 The CLI talks to these servers through ``mcp_message`` control requests
-(see :mod:`claude_sdkurl._control`); :meth:`SdkMcpServer.handle` answers one
+(see :mod:`claude_sdkurl._engine.control`); :meth:`SdkMcpServer.handle` answers one
 JSON-RPC message. No ``mcp`` package is needed, but ``mcp.types.ToolAnnotations``
 (or any pydantic model of that shape) is accepted as annotations.
 
@@ -30,7 +30,7 @@ from typing import Annotated, Any, Generic, TypeVar, Union, get_args, get_origin
 # typing_extensions.TypedDict, which programs written for 3.10 use) and strip the key markers.
 from typing_extensions import get_type_hints, is_typeddict
 
-from ._usercode import call_user
+from ._engine.usercode import call_user
 from .types import McpSdkServerConfig
 
 logger = logging.getLogger("claude_sdkurl.mcp")

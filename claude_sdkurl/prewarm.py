@@ -41,11 +41,12 @@ import queue
 import threading
 from typing import Any
 
-from . import _cli
-from ._deadline import Deadline
+from ._engine import cli as _cli
+from ._engine.deadline import Deadline
 from ._errors import CLIConnectionError
-from ._session import Ended, Session
-from ._stock import Stock
+from ._engine.session import Ended, Session
+from ._engine.start import register_ready
+from ._engine.stock import Stock
 from .tracing import RunTrace
 from .types import AssistantMessage, ClaudeAgentOptions, ResultMessage, StreamEvent
 
@@ -270,6 +271,8 @@ def close_all() -> None:
     for pool in pools:
         pool.close()
 
+
+register_ready(take_warm, warm=True)
 
 import atexit  # noqa: E402
 

@@ -6,21 +6,21 @@ import threading
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from ._cancel import CancelledError
-from ._deadline import Deadline
+from ._engine.cancel import CancelledError
+from ._engine.deadline import Deadline
 from ._errors import CLIConnectionError, ReceiveTimeoutError
-from ._start import start_cold, take_ready
-from ._transport import Transport
+from ._engine.start import start_cold, take_ready
+from ._engine.transport import Transport
 from .tracing import RunTrace
 from .types import ClaudeAgentOptions, Message, ResultMessage, warn_if_can_use_tool_shadowed
 
 if TYPE_CHECKING:
-    from ._session import Session
+    from ._engine.session import Session
     from .ledger import CostLedger
 
-# The session's own modules (``_session`` and what it loads: the protocol, the control
+# The session's own modules (``_engine.session`` and what it loads: the protocol, the control
 # handlers, the workers) are imported by the first query after its CLI's process has
-# started, so that they load while the CLI boots (``_start``; bench/bench_program.py).
+# started, so that they load while the CLI boots (``_engine.start``; bench/bench_program.py).
 
 EXIT_GRACE = 5.0  # seconds a CLI may stay, silent, after its input is closed and every turn is done
 
@@ -119,7 +119,7 @@ def _run(
                 session.ledgers = [*session.ledgers, *ledgers]
         import queue
 
-        from ._session import Ended  # (both loaded with the session by now)
+        from ._engine.session import Ended  # (both loaded with the session by now)
 
         prompts: Iterator[Any] = iter([prompt]) if isinstance(prompt, str) else prompt
         feeder = threading.Thread(

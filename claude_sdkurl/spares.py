@@ -38,8 +38,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from . import _spares
-from ._spares import CLAIMABLE, RUNS_ANYWAY, ClaimRefused, Spare, fits, resident_mb
+from ._engine import spares as _spares
+from ._engine.spares import CLAIMABLE, RUNS_ANYWAY, ClaimRefused, Spare, fits, resident_mb
 from .client import ClaudeClient
 from .query import query as _query
 from .types import ClaudeAgentOptions, Message

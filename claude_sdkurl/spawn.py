@@ -28,6 +28,6 @@ CLI running on to the end of its turn. (``docker exec``'s process outlives its
 client, so there the CLI ends when it notices its closed input.)
 """
 
-from ._transport.spawn import SpawnedProcess, Spawner, SpawnOptions, command_prefix_spawner
+from ._engine.transport.spawn import SpawnedProcess, Spawner, SpawnOptions, command_prefix_spawner
 
 __all__ = ["SpawnOptions", "SpawnedProcess", "Spawner", "command_prefix_spawner"]

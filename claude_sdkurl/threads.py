@@ -39,8 +39,8 @@ from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from types import TracebackType
 from typing import Any, Generic, TypeVar
 
-from ._cancel import CancelledError, Scope, current, enter
-from ._cancel import wait as _wait
+from ._engine.cancel import CancelledError, Scope, current, enter
+from ._engine.cancel import wait as _wait
 
 __all__ = ["CancelledError", "Task", "TaskGroup", "ThreadHandle", "create_task", "current_task", "entered", "gather", "iterate", "sleep",
            "wait_for"]

@@ -1,7 +1,7 @@
 """Spans of a run, with no patching: what ``query()`` and ``ClaudeClient`` do, as OpenTelemetry
 traces (the ``[otel]`` extra: ``opentelemetry-api``; the program brings the SDK and exporter).
 
-On when the program has set a tracer provider (see :mod:`claude_sdkurl._trace`); otherwise no
+On when the program has set a tracer provider (see :mod:`claude_sdkurl._engine.trace`); otherwise no
 span is made and nothing of OpenTelemetry is imported. The tree of one run::
 
     invoke_agent Claude Code              a query(), or a client turn (AGENT)
@@ -35,8 +35,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from . import _trace
-from ._trace import capture_content, flush
+from ._engine import trace as _trace
+from ._engine.trace import capture_content, flush
 from .types import AssistantMessage, ResultMessage, SystemMessage, TextBlock, ToolResultBlock, ToolUseBlock, UserMessage
 
 __all__ = ["RunTrace", "capture_content", "cli_telemetry_env", "flush"]
@@ -143,7 +143,7 @@ class RunTrace:
     # ------------------------------------------------------------------ reader thread
 
     def carry(self, carried: Any) -> None:
-        """What the session had cost before this run (a :class:`~claude_sdkurl.sessions._carried.Carried`,
+        """What the session had cost before this run (a :class:`~claude_sdkurl._engine.carried.Carried`,
         read at its first ``init``): the CLI's running totals start from it, so the run's cost
         and metrics count from there."""
         self._carried = self._cost_before = carried.cost_usd

@@ -125,7 +125,7 @@ def ctrl_c() -> Iterator[None]:
 def control_calls(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
     """The control requests the SDK sends, in order, each with how it ended: ``"answered"``
     or the name of the exception it raised."""
-    from claude_sdkurl._session import Session
+    from claude_sdkurl._engine.session import Session
 
     calls: list[tuple[str, str]] = []
     original = Session.control

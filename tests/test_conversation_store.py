@@ -142,7 +142,7 @@ def test_a_held_conversation_makes_a_send_wait_then_fail_typed_and_start_nothing
     options = ClaudeAgentOptions(cli_path=str(tmp_path / "no-cli"), env={"HOME": str(tmp_path)}, cwd=str(tmp_path))
     path = tmp_path / "c.sqlite3"
     with SQLiteConversationStore(path) as other:
-        from claude_sdkurl.sessions._paths import project_key_for_directory
+        from claude_sdkurl._engine.paths import project_key_for_directory
 
         assert other.acquire(project_key_for_directory(tmp_path), "alice", "someone-else", 60)[0]
         with Conversations(options, store=path, lease_wait=0.5) as chats:

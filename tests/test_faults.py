@@ -307,7 +307,7 @@ def test_a_websocket_cli_that_goes_away_alive_is_a_typed_error(tmp_path: Path, m
     """The CLI closes its WebSocket normally mid-turn, stays alive and never reconnects: after
     the reconnect wait a CLIConnectionError, and the CLI stopped (it waited forever)."""
     from claude_sdkurl import CLIConnectionError
-    from claude_sdkurl._transport import websocket
+    from claude_sdkurl._engine.transport import websocket
 
     monkeypatch.setattr(websocket, "RECONNECT_WAIT", 2.0)  # the real 10 s, shortened for the test
     script = tmp_path / "claude"

@@ -98,7 +98,7 @@ def test_the_launch_environment_does_not_import_opentelemetry_for_a_program_with
     asked (35 ms of import), and an inherited trace context stays as it is, as the official SDK
     leaves it when no span is active."""
     code = (
-        "import sys\nfrom claude_sdkurl import ClaudeAgentOptions\nfrom claude_sdkurl._cli import build_env\n"
+        "import sys\nfrom claude_sdkurl import ClaudeAgentOptions\nfrom claude_sdkurl._engine.cli import build_env\n"
         "env = build_env(ClaudeAgentOptions())\n"
         "print(env.get('TRACEPARENT'), env.get('TRACESTATE'), sorted(m for m in sys.modules if m.startswith('opentelemetry')))\n"
     )
@@ -168,12 +168,12 @@ def test_a_one_query_program_starts_the_cli_before_it_loads_the_session(program:
         "    return real(self, args, *rest, **kw)\n"
         "subprocess.Popen._execute_child = spy\n"
     )
-    after = "print(at_spawn[0])\nprint('claude_sdkurl._session' in sys.modules)\n"
+    after = "print(at_spawn[0])\nprint('claude_sdkurl._engine.session' in sys.modules)\n"
     loaded, later = one_query_program(tmp_path, before=spy, after=after, program=program)
     at_spawn = set(eval(loaded))
-    assert {"claude_sdkurl.types", "claude_sdkurl._launch", "claude_sdkurl._transport.stdio"} <= at_spawn
-    late = {"claude_sdkurl._session", "claude_sdkurl._protocol", "claude_sdkurl._control", "claude_sdkurl._workers",
-            "claude_sdkurl.prewarm", "claude_sdkurl._spares", "claude_sdkurl.ledger", "logging"}  # fmt: skip
+    assert {"claude_sdkurl.types", "claude_sdkurl._engine.launch", "claude_sdkurl._engine.transport.stdio"} <= at_spawn
+    late = {"claude_sdkurl._engine.session", "claude_sdkurl._engine.protocol", "claude_sdkurl._engine.control", "claude_sdkurl._engine.workers",
+            "claude_sdkurl.prewarm", "claude_sdkurl._engine.spares", "claude_sdkurl.ledger", "logging"}  # fmt: skip
     if program == "client":
         late.discard("claude_sdkurl.ledger")  # a client has its ledger (client.ledger) from the start
     assert not at_spawn & late, at_spawn & late
@@ -199,9 +199,9 @@ def test_a_deferred_logger_logs_as_the_logger_of_its_name(caplog: pytest.LogCapt
     handlers, the exception of ``exception()``."""
     import logging
 
-    from claude_sdkurl._log import get_logger
+    from claude_sdkurl._engine.log import get_logger
 
-    assert "logging" not in fresh("import sys\nfrom claude_sdkurl._log import get_logger\nget_logger('x')\nprint(sorted(sys.modules))\n")
+    assert "logging" not in fresh("import sys\nfrom claude_sdkurl._engine.log import get_logger\nget_logger('x')\nprint(sorted(sys.modules))\n")
     deferred = get_logger("claude_sdkurl.test-deferred")
     caplog.set_level(logging.INFO, logger="claude_sdkurl.test-deferred")
     deferred.debug("not at this level")

@@ -157,7 +157,7 @@ def test_a_launch_no_session_takes_over_is_stopped(
     """The session fails to be made (an error, Ctrl-C) with the CLI already started, by
     ``query()`` or a client's connect: the error comes out and the CLI is stopped, its pipes and
     stderr reader gone (the autouse ``no_leaks`` fixture checks processes, threads and descriptors)."""
-    from claude_sdkurl import _session
+    from claude_sdkurl._engine import session as _session
 
     from .conftest import child_pids
 
@@ -178,7 +178,7 @@ def test_a_launch_no_session_takes_over_is_stopped(
 def test_a_failing_session_start_stops_the_launch_it_took_over(program: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The session took the launch over and then failed (its transport refused to start): the
     session's own close stops the CLI."""
-    from claude_sdkurl._transport import StdioTransport
+    from claude_sdkurl._engine.transport import StdioTransport
 
     def refuse(self: Any, callbacks: Any) -> None:
         raise OSError("no threads left")
@@ -195,7 +195,7 @@ def test_a_spawned_stdio_transport_closed_before_it_starts_releases_everything(h
     second process."""
     import time
 
-    from claude_sdkurl._transport import StdioTransport
+    from claude_sdkurl._engine.transport import StdioTransport
 
     transport = StdioTransport([sys.executable, "-c", "import time; time.sleep(60)"], dict(os.environ))
     transport.spawn()

@@ -1,19 +1,24 @@
 """The package's layering, read from its imports (stdlib ``ast``, nothing is imported).
 
-Rules (docs/design.md):
+Two things (docs/design.md): the areas a user meets, at the top of the package, and the engine
+under them, ``_engine/``. Rules:
 
-* the ground floor (``_version``, ``_errors``, ``_usercode``, ``_deadline``, ``_cancel``, ``_trace``,
-  ``_log``, ``_limits``, ``types``) imports nothing of ours above it, except the one back door:
-  ``types`` -> ``display`` (inside the ``_repr_*_`` methods) and ``types`` ->
-  ``mcp`` (for type checkers);
-* the sans-I/O core (``_protocol``, ``_parse``, ``_run``) imports only the
-  ground and itself;
-* ``_transport/`` imports only the ground and itself;
-* ``sessions/`` (the transcripts wing) imports only the ground and itself:
-  never the engine (``_session``, ``_launch``, ``_control``, ...);
-* ``stores/`` imports only the ground, ``sessions`` and itself;
-* no import cycle, counting every import (module level, inside functions and
-  under ``TYPE_CHECKING``), but the back door's.
+* the ground floor (``_version``, ``_errors``, ``types``: the public vocabulary) imports nothing of
+  ours but itself, except the one back door: ``types`` -> ``display`` (inside the ``_repr_*_``
+  methods) and ``types`` -> ``mcp`` (for type checkers);
+* the engine (``_engine/``) imports only the ground floor and itself: never an area (what an area
+  adds to a run, it registers: ``_engine.observe``, ``_engine.start.register_ready``); inside it,
+* the engine's own ground (``usercode``, ``cancel``, ``deadline``, ``trace``, ``log``, ``limits``)
+  imports only the ground floor and itself;
+* the sans-I/O core (``protocol``, ``parse``, ``run``) only those and itself;
+* ``transport/`` only those and itself;
+* the store mechanics a run needs (``paths``, ``resume``, ``storecall``, ``mirror``, ``carried``)
+  only those and themselves;
+* ``sessions/`` (the transcripts wing) imports only the ground floor, the engine's ground and store
+  mechanics, and itself: never the session, the launch or the control handlers;
+* ``stores/`` the same, and ``sessions``;
+* no import cycle, counting every import (module level, inside functions and under
+  ``TYPE_CHECKING``), but the back door's.
 """
 
 from __future__ import annotations
@@ -28,26 +33,38 @@ import claude_sdkurl
 
 PACKAGE = Path(claude_sdkurl.__file__).parent
 
-GROUND = {"_version", "_errors", "_usercode", "_deadline", "_cancel", "_trace", "_log", "_limits", "types"}
+GROUND = {"_version", "_errors", "types"}
 BACK_DOOR = {("types", "display"), ("types", "mcp")}
-CORE = {"_protocol", "_parse", "_run"}
+ENGINE_GROUND = {f"_engine.{m}" for m in ("usercode", "cancel", "deadline", "trace", "log", "limits")}
+CORE = {"_engine.protocol", "_engine.parse", "_engine.run"}
+STORE_MECHANICS = {f"_engine.{m}" for m in ("paths", "resume", "storecall", "mirror", "carried")}
 
 
 def _area(module: str) -> str:
-    return module.split(".")[0]
+    """A module's room: its top-level name, or ``_engine.<name>`` inside the engine."""
+    parts = module.split(".")
+    return ".".join(parts[:2]) if parts[0] == "_engine" and len(parts) > 1 else parts[0]
 
 
 def _allowed(module: str) -> set[str] | None:
-    """The areas ``module`` may import, ``None`` for the engine and the public face (free)."""
+    """The rooms ``module`` may import, ``None`` for the public areas (free)."""
     area = _area(module)
     if area in GROUND:
         return set(GROUND)
+    if area in ENGINE_GROUND:
+        return GROUND | ENGINE_GROUND
     if area in CORE:
-        return GROUND | CORE
-    if area in ("_transport", "sessions"):
-        return GROUND | {area}
+        return GROUND | ENGINE_GROUND | CORE
+    if area == "_engine.transport":
+        return GROUND | ENGINE_GROUND | {area}
+    if area in STORE_MECHANICS:
+        return GROUND | ENGINE_GROUND | STORE_MECHANICS
+    if area.startswith("_engine"):
+        return GROUND | {"_engine*"}  # any room of the engine
+    if area == "sessions":
+        return GROUND | ENGINE_GROUND | STORE_MECHANICS | {"sessions"}
     if area == "stores":
-        return GROUND | {"sessions", "stores"}
+        return GROUND | ENGINE_GROUND | STORE_MECHANICS | {"sessions", "stores"}
     return None
 
 
@@ -87,7 +104,9 @@ def layer_breaks(root: Path) -> list[str]:
     breaks = []
     for importer, imported in sorted(set(imports(root))):
         allowed = _allowed(importer)
-        if allowed is None or _area(imported) in allowed or (_area(importer), _area(imported)) in BACK_DOOR:
+        room = _area(imported)
+        if allowed is None or room in allowed or ("_engine*" in allowed and room.startswith("_engine")) \
+                or (_area(importer), room) in BACK_DOOR:  # fmt: skip
             continue
         breaks.append(f"{importer} imports {imported}")
     return breaks
@@ -137,26 +156,32 @@ def test_no_import_cycles() -> None:
     assert cycles(PACKAGE) == []
 
 
-def test_sessions_never_import_the_engine() -> None:
-    engine = {"_session", "_launch", "_control", "_cli", "_workers", "client", "query", "prewarm"}
+def test_sessions_never_import_the_session_or_the_launch() -> None:
+    engine = {"_engine.session", "_engine.launch", "_engine.control", "_engine.cli", "_engine.workers", "client", "query", "prewarm"}
     assert [(a, b) for a, b in imports(PACKAGE) if _area(a) == "sessions" and _area(b) in engine] == []
 
 
 def test_the_checks_catch_a_climb_and_a_cycle(tmp_path: Path) -> None:
     pkg = tmp_path / "pkg"
     (pkg / "sessions").mkdir(parents=True)
-    (pkg / "__init__.py").write_text("")
-    (pkg / "types.py").write_text("")
-    (pkg / "_session.py").write_text("from .sessions import _paths\n")
-    (pkg / "sessions" / "__init__.py").write_text("from ._paths import x\n")
-    (pkg / "sessions" / "_paths.py").write_text("from .. import types\n\ndef f():\n    from .._session import y\n")
-    assert layer_breaks(pkg) == ["sessions._paths imports _session"]
-    assert cycles(pkg) == [{"_session", "sessions._paths"}]
+    (pkg / "_engine").mkdir()
+    for name in ("__init__.py", "types.py", "ledger.py", "_engine/__init__.py", "sessions/__init__.py"):
+        (pkg / name).write_text("")
+    (pkg / "_engine" / "session.py").write_text("from . import paths\n\ndef f():\n    from .. import ledger\n")
+    (pkg / "_engine" / "paths.py").write_text("from .. import types\n\ndef f():\n    from . import session\n")
+    (pkg / "sessions" / "_stored.py").write_text("from .._engine import session\n")
+    assert layer_breaks(pkg) == ["_engine.paths imports _engine.session", "_engine.session imports ledger",
+                                 "sessions._stored imports _engine.session"]  # fmt: skip
+    assert cycles(pkg) == [{"_engine.session", "_engine.paths"}]
 
 
-@pytest.mark.parametrize("name", ["sessions._mirror", "sessions._resume", "sessions._storecall", "_usercode"])
-def test_the_layout_the_readme_draws(name: str) -> None:
-    assert name in modules(PACKAGE)
+def test_the_engine_is_one_package_and_the_top_holds_the_areas() -> None:
+    """The machine room in one folder: the only private modules left at the top are the ground
+    floor's (the official SDK's names: ``_errors``, ``_version``)."""
+    top = {p.stem for p in PACKAGE.iterdir() if p.name.startswith("_") and p.name not in ("__init__.py", "__main__.py", "__pycache__")}
+    assert top == {"_errors", "_version", "_engine"}, sorted(top)
+    for name in ("_engine.session", "_engine.protocol", "_engine.run", "_engine.transport", "_engine.launch", "_engine.mirror"):
+        assert name in modules(PACKAGE)
 
 
 def test_importing_the_package_imports_no_optional_or_heavy_library() -> None:

@@ -19,8 +19,8 @@ from claude_sdkurl import (
     UnsupportedOptionError,
     query,
 )
-from claude_sdkurl._cli import build_args, build_env, find_cli, parse_version, supports_websocket
-from claude_sdkurl._launch import check_options
+from claude_sdkurl._engine.cli import build_args, build_env, find_cli, parse_version, supports_websocket
+from claude_sdkurl._engine.launch import check_options
 from claude_sdkurl.mcp import create_sdk_mcp_server
 
 
@@ -151,8 +151,8 @@ class _AppendLoadOnly:
 
 
 def test_a_session_store_takes_stdio_on_any_cli(tmp_path: Path) -> None:
-    from claude_sdkurl._launch import select_transport
-    from claude_sdkurl.sessions._paths import cli_projects_dir as projects_dir
+    from claude_sdkurl._engine.launch import select_transport
+    from claude_sdkurl._engine.paths import cli_projects_dir as projects_dir
 
     fake = executable(tmp_path / "claude", "#!/bin/sh\necho '2.1.120 (Claude Code)'\n")
     assert select_transport(ClaudeAgentOptions(), str(fake))[0] == "websocket"
@@ -208,7 +208,7 @@ def test_a_missing_cwd_is_refused_only_where_the_cli_runs_here(tmp_path: Path) -
     """As the official SDK, which checks the directory when it spawns the CLI: a custom
     transport or a spawner may run the CLI where that directory exists."""
     from claude_sdkurl import CLIConnectionError, query
-    from claude_sdkurl._launch import plan_launch
+    from claude_sdkurl._engine.launch import plan_launch
     from claude_sdkurl.testing import MockTransport
 
     missing = tmp_path / "missing"
@@ -353,7 +353,7 @@ def test_skills_must_be_a_list_or_all() -> None:
 def test_find_cli_order_and_its_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """cli_path, then $CLAUDE_SDKURL_CLI, then PATH, then the usual install places (in order),
     then the official package's bundled binary; each miss says what was looked for."""
-    from claude_sdkurl import _cli
+    from claude_sdkurl._engine import cli as _cli
 
     monkeypatch.delenv("CLAUDE_SDKURL_CLI", raising=False)
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
@@ -396,7 +396,7 @@ def test_find_cli_order_and_its_errors(tmp_path: Path, monkeypatch: pytest.Monke
 def test_the_official_packages_bundled_cli_is_found() -> None:
     import claude_agent_sdk
 
-    from claude_sdkurl._cli import _official_bundled_cli
+    from claude_sdkurl._engine.cli import _official_bundled_cli
 
     bundled = Path(claude_agent_sdk.__file__).parent / "_bundled" / "claude"
     assert _official_bundled_cli() == (str(bundled) if bundled.is_file() else None)
@@ -407,7 +407,7 @@ def test_no_bundled_cli_without_the_official_package_or_its_binary(tmp_path: Pat
     import importlib.machinery
     import importlib.util
 
-    from claude_sdkurl._cli import _official_bundled_cli
+    from claude_sdkurl._engine.cli import _official_bundled_cli
 
     monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
     assert _official_bundled_cli() is None
@@ -422,7 +422,7 @@ def test_no_bundled_cli_without_the_official_package_or_its_binary(tmp_path: Pat
 
 def test_cli_version_runs_the_binary_once_per_file(tmp_path: Path) -> None:
     from claude_sdkurl import CLIConnectionError
-    from claude_sdkurl._cli import cli_version, format_version
+    from claude_sdkurl._engine.cli import cli_version, format_version
 
     runs = tmp_path / "runs"
     cli = executable(tmp_path / "claude", f"#!/bin/sh\necho x >> {runs}\necho '2.1.120 (Claude Code)'\n")
@@ -443,7 +443,7 @@ def test_cli_version_runs_the_binary_once_per_file(tmp_path: Path) -> None:
 
 
 def test_cli_version_warns_with_what_it_read_and_never_shares_our_stdin(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
-    from claude_sdkurl._cli import cli_version
+    from claude_sdkurl._engine.cli import cli_version
 
     chatty = executable(tmp_path / "chatty", "#!/bin/sh\nprintf 'v%.0s' $(seq 300)\nexit 1\n")  # 300 "v"s, no version
     assert cli_version(str(chatty)) is None
@@ -464,7 +464,7 @@ def test_cli_version_warns_with_what_it_read_and_never_shares_our_stdin(tmp_path
 
 
 def test_unknown_flag_is_read_from_the_cli_stderr() -> None:
-    from claude_sdkurl._cli import unknown_flag
+    from claude_sdkurl._engine.cli import unknown_flag
 
     assert unknown_flag("boot\nerror: unknown option '--session-mirror'\nbye") == "--session-mirror"
     assert unknown_flag("error: unknown option '--x_y-2' (did you mean...)") == "--x_y-2"
@@ -472,7 +472,7 @@ def test_unknown_flag_is_read_from_the_cli_stderr() -> None:
 
 
 def test_sdk_env_is_what_the_cli_needs_on_top_of_ours(monkeypatch: pytest.MonkeyPatch) -> None:
-    from claude_sdkurl._launch import sdk_env
+    from claude_sdkurl._engine.launch import sdk_env
 
     monkeypatch.setenv("SAME", "1")
     monkeypatch.setenv("CHANGED", "old")
@@ -481,7 +481,7 @@ def test_sdk_env_is_what_the_cli_needs_on_top_of_ours(monkeypatch: pytest.Monkey
 
 
 def test_hooks_become_callback_ids_in_order() -> None:
-    from claude_sdkurl._launch import hooks_config
+    from claude_sdkurl._engine.launch import hooks_config
 
     def a(*args: Any) -> dict[str, Any]:
         return {}
@@ -516,7 +516,7 @@ def test_hooks_become_callback_ids_in_order() -> None:
 
 def test_initialize_request_fields() -> None:
     from claude_sdkurl import AgentDefinition
-    from claude_sdkurl._launch import initialize_request
+    from claude_sdkurl._engine.launch import initialize_request
 
     assert initialize_request(ClaudeAgentOptions(), None) == {"subtype": "initialize", "hooks": None}
     options = ClaudeAgentOptions(
@@ -544,8 +544,8 @@ def test_initialize_request_fields() -> None:
 
 
 def test_the_launch_plan(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from claude_sdkurl._launch import plan_launch
-    from claude_sdkurl._protocol import DEFAULT_MAX_LINE
+    from claude_sdkurl._engine.launch import plan_launch
+    from claude_sdkurl._engine.protocol import DEFAULT_MAX_LINE
 
     monkeypatch.setenv("CLAUDE_CODE_STREAM_CLOSE_TIMEOUT", "90000")
     monkeypatch.delenv("CLAUDE_CODE_PRINT_BG_WAIT_CEILING_MS", raising=False)
@@ -597,7 +597,7 @@ def test_the_launch_plan(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
     store = InMemorySessionStore()
     sid = "11111111-1111-4111-8111-111111111111"
     entry = {"type": "user", "uuid": "22222222-2222-4222-8222-222222222222", "sessionId": sid, "message": {"role": "user", "content": "hi"}}
-    from claude_sdkurl.sessions._paths import project_key_for_directory
+    from claude_sdkurl._engine.paths import project_key_for_directory
 
     store.append({"project_key": project_key_for_directory(str(tmp_path)), "session_id": sid}, [entry])
     # the written-out session goes under tmp_path: a mutant that forgets to remove it (mutation
@@ -618,7 +618,7 @@ def test_the_launch_plan(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
 
 
 def test_sdk_servers_need_their_instance() -> None:
-    from claude_sdkurl._launch import sdk_servers
+    from claude_sdkurl._engine.launch import sdk_servers
 
     server = create_sdk_mcp_server("s", tools=[])
     external = {"type": "stdio", "command": "x"}
@@ -630,7 +630,7 @@ def test_sdk_servers_need_their_instance() -> None:
 
 
 def test_a_forced_transport_is_kept(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
-    from claude_sdkurl._launch import select_transport
+    from claude_sdkurl._engine.launch import select_transport
 
     fake = executable(tmp_path / "claude", "#!/bin/sh\necho '2.1.330 (Claude Code)'\n")
     assert select_transport(ClaudeAgentOptions(), str(fake)) == ("stdio", (2, 1, 330))

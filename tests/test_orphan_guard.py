@@ -15,12 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from claude_sdkurl._transport.process import guard_orphan, release_guard
+from claude_sdkurl._engine.transport.process import guard_orphan, release_guard
 
 PROGRAM = textwrap.dedent(
     """
     import os, subprocess, sys, time
-    from claude_sdkurl._transport.process import guard_orphan
+    from claude_sdkurl._engine.transport.process import guard_orphan
     cli = subprocess.Popen(["sleep", "300"], start_new_session=True)
     guard_orphan(cli.pid)
     if sys.argv[1] == "fork" and os.fork() == 0:

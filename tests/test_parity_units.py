@@ -29,10 +29,10 @@ from claude_sdkurl import (
     query,
     tool,
 )
-from claude_sdkurl._cli import build_env
-from claude_sdkurl._parse import parse_message
-from claude_sdkurl._protocol import MessageReceived, Protocol, RunChanged
-from claude_sdkurl._run import RunTracker, ceiling_ms
+from claude_sdkurl._engine.cli import build_env
+from claude_sdkurl._engine.parse import parse_message
+from claude_sdkurl._engine.protocol import MessageReceived, Protocol, RunChanged
+from claude_sdkurl._engine.run import RunTracker, ceiling_ms
 from claude_sdkurl.testing import FakeCLI, MockTransport
 
 # ---------------------------------------------------------------------- parsing
@@ -238,7 +238,7 @@ def test_initialize_fields_and_verbatim_string_prompt() -> None:
 
 
 def test_initialize_timeout_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    from claude_sdkurl._launch import initialize_timeout
+    from claude_sdkurl._engine.launch import initialize_timeout
 
     monkeypatch.setenv("CLAUDE_CODE_STREAM_CLOSE_TIMEOUT", "120000")
     assert initialize_timeout() == 120.0
@@ -285,7 +285,7 @@ def test_can_use_tool_shadowed_warning() -> None:
 def test_system_prompt_fields_of_initialize_follow_the_prompt_type() -> None:
     """``excludeDynamicSections`` only for a preset, ``systemPromptSnapshot`` for a preset or
     a custom prompt, never for a file prompt (as the official initialize)."""
-    from claude_sdkurl._launch import initialize_request
+    from claude_sdkurl._engine.launch import initialize_request
 
     def fields(sp: Any) -> dict[str, Any]:
         request = initialize_request(ClaudeAgentOptions(system_prompt=sp), None)

@@ -19,7 +19,7 @@ from claude_agent_sdk._internal.message_parser import parse_message as official_
 
 from claude_sdkurl import UnknownBlock
 from claude_sdkurl._errors import MessageParseError
-from claude_sdkurl._parse import parse_message
+from claude_sdkurl._engine.parse import parse_message
 
 BLOCKS = [
     {"type": "text", "text": "T"},

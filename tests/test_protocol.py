@@ -9,7 +9,7 @@ import re
 import pytest
 
 from claude_sdkurl import CLIJSONDecodeError, ResultMessage, TextBlock, UnknownBlock, UnknownMessage
-from claude_sdkurl._protocol import (
+from claude_sdkurl._engine.protocol import (
     ControlCancelReceived,
     ControlRequestReceived,
     ControlResponseReceived,
@@ -145,7 +145,7 @@ def test_lines_with_spaces_around_and_broken_lines() -> None:
 
 
 def test_a_frame_the_run_tracker_cannot_read_is_an_unknown_message(caplog: pytest.LogCaptureFixture) -> None:
-    from claude_sdkurl._run import RunTracker
+    from claude_sdkurl._engine.run import RunTracker
 
     frame = {"type": "system", "subtype": "task_started", "task_id": "t", "task_type": {"not": "hashable"}}
     [ev] = Protocol(run=RunTracker()).receive_data(line(frame))
@@ -188,7 +188,7 @@ def test_an_unusable_frame_is_an_unknown_message_with_a_warning(caplog: pytest.L
 
 def test_a_broken_known_message_says_what_is_wrong() -> None:
     from claude_sdkurl._errors import MessageParseError
-    from claude_sdkurl._parse import parse_message
+    from claude_sdkurl._engine.parse import parse_message
 
     frame = {"type": "assistant", "message": {"model": "m", "content": "not a list"}}
     with pytest.raises(MessageParseError) as raised:
@@ -304,8 +304,8 @@ def test_broken_stream_events_and_answers_are_unknown_messages_with_a_warning(ca
 
 def test_streamed_words_tell_the_run_tracker() -> None:
     from claude_sdkurl import StreamEvent
-    from claude_sdkurl._protocol import RunChanged
-    from claude_sdkurl._run import RunTracker
+    from claude_sdkurl._engine.protocol import RunChanged
+    from claude_sdkurl._engine.run import RunTracker
 
     run = RunTracker()
     p = Protocol(run=run)

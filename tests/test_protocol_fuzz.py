@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from claude_sdkurl import ClaudeAgentOptions, ResultMessage, query
-from claude_sdkurl._protocol import Event, MessageReceived, Protocol, ProtocolErrorReceived
-from claude_sdkurl._run import RunTracker
+from claude_sdkurl._engine.protocol import Event, MessageReceived, Protocol, ProtocolErrorReceived
+from claude_sdkurl._engine.run import RunTracker
 from claude_sdkurl.testing import FakeCLI, MockTransport
 
 FRAMES: list[dict[str, Any]] = [

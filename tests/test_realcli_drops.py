@@ -28,8 +28,8 @@ from claude_sdkurl import (
     TextBlock,
     query,
 )
-from claude_sdkurl._cli import build_args, build_env
-from claude_sdkurl._transport.websocket import WebSocketTransport
+from claude_sdkurl._engine.cli import build_args, build_env
+from claude_sdkurl._engine.transport.websocket import WebSocketTransport
 from claude_sdkurl.testing import MockMessagesAPI, Reply, text, tool_use
 
 from .conftest import OptionsFactory

@@ -20,7 +20,7 @@ from claude_sdkurl import (
     prewarm,
     query,
 )
-from claude_sdkurl._session import Session
+from claude_sdkurl._engine.session import Session
 from claude_sdkurl.testing import MockMessagesAPI, text
 
 _prewarm = sys.modules["claude_sdkurl.prewarm"]  # the module; the package exports the function

@@ -34,7 +34,7 @@ from claude_sdkurl import (
     query,
     tool,
 )
-from claude_sdkurl._transport.websocket import WebSocketTransport
+from claude_sdkurl._engine.transport.websocket import WebSocketTransport
 from claude_sdkurl.testing import MockMessagesAPI, Reply, text, tool_use
 
 from .conftest import OptionsFactory, child_pids, local_entries

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-import claude_sdkurl.sessions._mirror as mirror_module
+import claude_sdkurl._engine.mirror as mirror_module
 from claude_sdkurl import (
     AssistantMessage,
     ClaudeAgentOptions,

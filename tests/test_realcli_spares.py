@@ -347,7 +347,7 @@ def test_a_spare_dying_as_it_is_claimed_ends_cold_and_leaves_nothing(host: Claud
 
 def record_spare_starts(monkeypatch: pytest.MonkeyPatch, api: MockMessagesAPI) -> list[tuple[float, int]]:
     """(when, model calls the mock had received) for each spare start from now on."""
-    from claude_sdkurl import _spares
+    from claude_sdkurl._engine import spares as _spares
 
     starts: list[tuple[float, int]] = []
     real = _spares.Spare.start
@@ -366,7 +366,7 @@ def test_the_replacement_starts_after_the_claimed_session_first_answers(
     """A CLI's start-up is a burst of CPU; begun at the claim it slowed the claimed session's own
     set-up (first message 193 ms instead of 150 on two cores). The replacement starts once the
     claimed session's model has answered: the model call was made before it began."""
-    monkeypatch.setattr("claude_sdkurl._spares.REFILL_AT_LATEST", 60.0)  # only the answer may trigger it
+    monkeypatch.setattr("claude_sdkurl._engine.spares.REFILL_AT_LATEST", 60.0)  # only the answer may trigger it
     with SparePool(1, host) as pool:
         parked(pool, 1)
         starts = record_spare_starts(monkeypatch, api)
@@ -381,7 +381,7 @@ def test_a_slow_model_does_not_hold_the_replacement_back(
 ) -> None:
     """With a model that takes its time, the replacement starts REFILL_AT_LATEST after the claim,
     before the answer: the pool is not left empty for as long as the model thinks."""
-    from claude_sdkurl import _spares
+    from claude_sdkurl._engine import spares as _spares
 
     api.enqueue(text("slow", delay=1.0, chunk=2))  # two deltas: at least 2 s
     with SparePool(1, host) as pool:
@@ -399,7 +399,7 @@ def test_a_slow_model_does_not_hold_the_replacement_back(
 def test_a_claimed_session_closed_before_any_answer_is_replaced_at_its_close(
     host: ClaudeAgentOptions, api: MockMessagesAPI, home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("claude_sdkurl._spares.REFILL_AT_LATEST", 60.0)
+    monkeypatch.setattr("claude_sdkurl._engine.spares.REFILL_AT_LATEST", 60.0)
     with SparePool(1, host) as pool:
         parked(pool, 1)
         starts = record_spare_starts(monkeypatch, api)
@@ -413,7 +413,7 @@ def test_a_claimed_session_closed_before_any_answer_is_replaced_at_its_close(
 def test_a_pool_closed_with_a_replacement_pending_starts_none_and_leaves_no_thread(
     host: ClaudeAgentOptions, api: MockMessagesAPI, home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("claude_sdkurl._spares.REFILL_AT_LATEST", 60.0)
+    monkeypatch.setattr("claude_sdkurl._engine.spares.REFILL_AT_LATEST", 60.0)
     api.enqueue(text("slow", delay=2.0, chunk=2))
     pool = SparePool(1, host)
     try:
@@ -538,7 +538,7 @@ def test_a_settings_file_changed_after_the_check_is_claimed_as_it_was_read(
     """The overlay is read once per take: a settings file removed between the fit check and the
     claim (say, another process rewriting it) does not leave the claimed session without the
     permissions it was checked with; it runs with what was read."""
-    from claude_sdkurl import _spares
+    from claude_sdkurl._engine import spares as _spares
 
     project = folder(home, "rewritten")
     settings = project / "claim-settings.json"

@@ -36,7 +36,7 @@ from claude_sdkurl import (
     tool,
     tracing,
 )
-from claude_sdkurl import _trace
+from claude_sdkurl._engine import trace as _trace
 from claude_sdkurl.batch import run_batch
 from claude_sdkurl.stores import SQLiteSessionStore
 from claude_sdkurl.testing import MockMessagesAPI, install_cli, text, tool_use

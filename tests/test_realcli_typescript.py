@@ -370,7 +370,7 @@ def test_a_batch_with_no_callback_denies_prompts_at_once(make: Any, api: MockMes
 
 
 def test_unattended_sets_permission_prompts_none_only_when_nothing_answers(cli: tuple[str, Path]) -> None:
-    from claude_sdkurl._launch import unattended
+    from claude_sdkurl._engine.launch import unattended
 
     plain = ClaudeAgentOptions(cli_path=str(cli[1]))
     assert unattended(plain).permission_prompts == "none"

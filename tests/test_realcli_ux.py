@@ -100,7 +100,7 @@ def test_stream_text_to_a_file(make_options: OptionsFactory, api: MockMessagesAP
 
 
 def test_reprs() -> None:
-    from claude_sdkurl._parse import parse_message
+    from claude_sdkurl._engine.parse import parse_message
 
     result = parse_message(
         {

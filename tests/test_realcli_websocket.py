@@ -9,7 +9,7 @@ from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
 
 from claude_sdkurl import ClaudeClient, ResultMessage, TransportNotSupportedError, query
-from claude_sdkurl._transport.websocket import WebSocketTransport
+from claude_sdkurl._engine.transport.websocket import WebSocketTransport
 from claude_sdkurl.testing import MockMessagesAPI
 
 from .conftest import OptionsFactory, cli_pid

@@ -20,7 +20,8 @@ import pytest
 from websockets.sync.client import ClientConnection, connect
 
 from claude_sdkurl import relay
-from claude_sdkurl._transport import Transport, TransportCallbacks, taps
+from claude_sdkurl._engine.transport import Transport, TransportCallbacks
+from claude_sdkurl._engine.transport import taps
 from claude_sdkurl.relay import _hub
 from claude_sdkurl.types import PermissionResultAllow, PermissionResultDeny, ToolPermissionContext
 

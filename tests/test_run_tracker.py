@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from claude_sdkurl._run import CEILING_ENV, DEFAULT_CEILING_MS, RunTracker, ceiling_ms
+from claude_sdkurl._engine.run import CEILING_ENV, DEFAULT_CEILING_MS, RunTracker, ceiling_ms
 
 
 def result(is_error: bool = False) -> dict[str, Any]:

@@ -434,7 +434,7 @@ def test_when_answering_runs_once_at_the_first_model_output_on_the_reader() -> N
     """The spare pool's trigger for a replacement (see ``_spares._refill_later``): once, at the
     first assistant message, before the consumer sees it; not at the init message; a failing
     callback is logged and the session goes on."""
-    from claude_sdkurl._session import Session
+    from claude_sdkurl._engine.session import Session
 
     seen: list[str] = []
     session = Session(ClaudeAgentOptions(), MockTransport(pong))
@@ -454,7 +454,7 @@ def test_when_answering_runs_once_at_the_first_model_output_on_the_reader() -> N
 
 
 def test_when_answering_runs_at_the_close_without_an_answer_and_at_once_after_it() -> None:
-    from claude_sdkurl._session import Session
+    from claude_sdkurl._engine.session import Session
 
     seen: list[str] = []
     session = Session(ClaudeAgentOptions(), MockTransport(pong))

@@ -28,7 +28,7 @@ import pytest
 import claude_sdkurl as ours
 
 from .compare import both, plain
-from claude_sdkurl.sessions._paths import project_dir_name
+from claude_sdkurl._engine.paths import project_dir_name
 
 
 def _now_masked(row: Any) -> Any:

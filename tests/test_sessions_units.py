@@ -15,7 +15,7 @@ import pytest
 import claude_sdkurl as ours
 
 from .compare import plain
-from claude_sdkurl.sessions._paths import project_dir_name as _sanitize_path
+from claude_sdkurl._engine.paths import project_dir_name as _sanitize_path
 
 SID = "3f2a9c1e-0000-4000-8000-00000000000a"
 

@@ -297,7 +297,7 @@ def test_gather_of_calls_raises_the_first_error_while_the_slow_ones_still_run() 
 
 
 def test_current_task_is_the_running_task_or_a_cancellable_handle_of_the_thread() -> None:
-    from claude_sdkurl._cancel import enter
+    from claude_sdkurl._engine.cancel import enter
     from claude_sdkurl.threads import ThreadHandle, current_task
 
     seen: list[Any] = []

@@ -89,7 +89,7 @@ def test_every_typescript_message_kind_is_delivered(dts: str) -> None:
 
 
 def test_the_typed_kinds_parse_to_their_classes() -> None:
-    from claude_sdkurl._parse import parse_message
+    from claude_sdkurl._engine.parse import parse_message
 
     base = {"uuid": "u", "session_id": "s"}
     cases = [

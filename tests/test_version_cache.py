@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from claude_sdkurl import _cli
+from claude_sdkurl._engine import cli as _cli
 
 from .test_options import executable
 
@@ -38,7 +38,7 @@ def runs_of(runs: Path) -> int:
 
 def another_process(cli: Path) -> str:
     """``cli_version`` in a fresh interpreter (the in-memory cache empty), as another program."""
-    code = f"from claude_sdkurl._cli import cli_version, format_version; print(format_version(cli_version({str(cli)!r})))"
+    code = f"from claude_sdkurl._engine.cli import cli_version, format_version; print(format_version(cli_version({str(cli)!r})))"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=os.environ.copy())
     assert done.returncode == 0, done.stderr
     return done.stdout.strip()
@@ -133,7 +133,7 @@ def test_a_write_cut_short_leaves_the_old_cache_whole(tmp_path: Path, cache: Pat
     (tmp_path / "b").mkdir()
     second, runs = counting_cli(tmp_path / "b", "2.1.120")
     code = ("import resource; resource.setrlimit(resource.RLIMIT_FSIZE, (40, 40)); "
-            f"from claude_sdkurl._cli import cli_version, format_version; print(format_version(cli_version({str(second)!r})))")  # fmt: skip
+            f"from claude_sdkurl._engine.cli import cli_version, format_version; print(format_version(cli_version({str(second)!r})))")  # fmt: skip
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0 and done.stdout.strip() == "2.1.120", done.stderr
     assert cache.read_bytes() == before
@@ -145,7 +145,7 @@ def test_programs_writing_at_once_leave_a_whole_file(tmp_path: Path, cache: Path
     for i in range(8):
         (tmp_path / f"c{i}").mkdir()
         clis.append(counting_cli(tmp_path / f"c{i}", f"2.1.{300 + i}")[0])
-    code = "import sys\nfrom claude_sdkurl._cli import cli_version\nfor c in sys.argv[1:]: cli_version(c)\n"
+    code = "import sys\nfrom claude_sdkurl._engine.cli import cli_version\nfor c in sys.argv[1:]: cli_version(c)\n"
     procs = [subprocess.Popen([sys.executable, "-c", code, *map(str, clis[i:] + clis[:i])]) for i in range(4)]
     assert [p.wait(60) for p in procs] == [0] * 4
     kept = json.loads(cache.read_text())["versions"]

@@ -13,7 +13,7 @@ from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.http11 import Request
 from websockets.sync.client import ClientConnection, connect
 
-from claude_sdkurl._transport._wsserver import Connection, ConnectionClosedError, Listener, Refusal
+from claude_sdkurl._engine.transport._wsserver import Connection, ConnectionClosedError, Listener, Refusal
 
 
 class Server:
@@ -146,7 +146,7 @@ def test_accept_survives_running_out_of_descriptors(server: Server) -> None:
 
 def test_pending_handshakes_are_bounded(server: Server) -> None:
     """Regression: a thread and a descriptor per silent socket, without limit (300 = ~400 threads)."""
-    from claude_sdkurl._transport._wsserver import MAX_PENDING_HANDSHAKES
+    from claude_sdkurl._engine.transport._wsserver import MAX_PENDING_HANDSHAKES
 
     before = threading.active_count()
     silent = [socket.create_connection(("127.0.0.1", server.listener.port)) for _ in range(100)]
@@ -186,7 +186,7 @@ def test_a_real_peer_gets_through_a_flood_of_silent_sockets(server: Server) -> N
 
 
 def test_silent_handshake_times_out(monkeypatch: pytest.MonkeyPatch, server: Server) -> None:
-    import claude_sdkurl._transport._wsserver as wsserver
+    import claude_sdkurl._engine.transport._wsserver as wsserver
 
     monkeypatch.setattr(wsserver, "HANDSHAKE_TIMEOUT", 0.3)
     silent = socket.create_connection(("127.0.0.1", server.listener.port))

@@ -12,9 +12,9 @@ examples, the pytest plugin) and every text file of ``docs/``, ``tools/`` and ``
   recomputed from the file's new place; a module imported by name under a new name keeps its
   old name with ``as``, so the code using it is unchanged;
 * ``import claude_sdkurl._x`` statements;
-* dotted names in text (strings, docstrings, docs): ``claude_sdkurl._session.Session``, a
+* dotted names in text (strings, docstrings, docs): ``claude_sdkurl._engine.session.Session``, a
   ``monkeypatch`` target, a ``sys.modules`` key, a mutmut name;
-* file paths: ``claude_sdkurl/_session.py``.
+* file paths: ``claude_sdkurl/_engine/session.py``.
 
 Statements are found with :mod:`ast` and only their ``from ... import`` head is replaced, so
 parenthesized name lists and their comments stay as they were.

@@ -78,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
 
     per_file: dict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)
     for name, status in found.items():
-        module = name.rsplit(".", 1)[0]  # claude_sdkurl._protocol.xǁProtocolǁ_line__mutmut_3
+        module = name.rsplit(".", 1)[0]  # claude_sdkurl._engine.protocol.xǁProtocolǁ_line__mutmut_3
         per_file[module]["detected" if status in DETECTED else status] += 1
     for module in sorted(per_file):
         counts = per_file[module]

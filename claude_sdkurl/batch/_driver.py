@@ -14,7 +14,8 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from .. import _cancel, _trace
+from .._engine import cancel as _cancel
+from .._engine import trace as _trace
 from ..types import ClaudeAgentOptions
 from ._checkpoint import Checkpoint
 from ._decisions import Decisions

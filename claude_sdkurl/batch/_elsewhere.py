@@ -11,7 +11,8 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from .. import _cancel, _trace
+from .._engine import cancel as _cancel
+from .._engine import trace as _trace
 from .._errors import ClaudeSDKError
 from ..types import ClaudeAgentOptions
 from ._item import BatchItem

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import time
 
-from .._launch import unattended
+from .._engine.launch import unattended
 from ..ledger import CostLedger
 from ..query import counted
 from ..types import AssistantMessage, ClaudeAgentOptions, RateLimitEvent, ResultMessage, SystemMessage, TextBlock, ToolUseBlock

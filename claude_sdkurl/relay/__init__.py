@@ -36,7 +36,7 @@ import threading
 import time
 from typing import Any
 
-from .._transport import taps
+from .._engine.transport import taps
 from ..types import PermissionResultAllow, PermissionResultDeny, ToolPermissionContext
 from ._hub import Hub
 from ._server import Relay, RelayError
@@ -149,7 +149,7 @@ def ask(timeout: float | None = None, otherwise: Any = None) -> Any:
     def fallback(tool_name: str, tool_input: dict[str, Any], context: ToolPermissionContext, why: str) -> Any:
         if otherwise is None:
             return denied(why)
-        from .._usercode import call_user
+        from .._engine.usercode import call_user
 
         return call_user(otherwise, tool_name, tool_input, context)
 

@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._transport._wsserver import frame_text
+from .._engine.transport._wsserver import frame_text
 from ..tapes._scrub import _SECRETS
 
 logger = logging.getLogger("claude_sdkurl.relay")

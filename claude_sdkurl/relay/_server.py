@@ -27,7 +27,7 @@ from typing import Any
 
 from websockets.http11 import Request
 
-from .._transport._wsserver import Connection, ConnectionClosedError, Listener, Refusal, Reply
+from .._engine.transport._wsserver import Connection, ConnectionClosedError, Listener, Refusal, Reply
 from ._hub import MAX_FRONTEND_LINE, Frontend, Hub, WatchedSession
 
 logger = logging.getLogger("claude_sdkurl.relay")

@@ -10,7 +10,7 @@ import secrets
 import threading
 from typing import Any
 
-from .._transport._wsserver import Connection, ConnectionClosedError
+from .._engine.transport._wsserver import Connection, ConnectionClosedError
 from ._hub import Hub, WatchedSession, line_type
 from ._server import Relay
 

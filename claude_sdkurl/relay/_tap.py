@@ -1,4 +1,4 @@
-"""How the relay sees every session: a tap (:mod:`claude_sdkurl._transport.taps`) that wraps
+"""How the relay sees every session: a tap (:mod:`claude_sdkurl._engine.transport.taps`) that wraps
 each new session's transport, over stdio or WebSocket alike, and hands the hub a copy of each
 chunk both ways. The copy is an append to the hub's inbox; the session's own path is unchanged.
 """
@@ -9,7 +9,7 @@ import threading
 from typing import Any
 
 from .. import ide
-from .._transport import Transport, TransportCallbacks
+from .._engine.transport import Transport, TransportCallbacks
 from ._hub import Hub, secret_values
 
 

@@ -2,27 +2,25 @@
 this machine's disk or in any :class:`~claude_sdkurl.types.SessionStore`; and, for a
 live session, resume from a store and mirror into one.
 
-The wing, from the ground up (each module imports only those above it in this list,
-plus ``types``, ``_errors`` and ``_usercode``; nothing here imports the session engine):
+The wing, from the ground up (each module imports only those above it in this list, plus the
+ground floor and the engine's store mechanics: ``_engine.paths`` where transcripts are and the
+store keys that name them, ``_engine.storecall`` how a store is called; never the session, the
+launch or the control handlers):
 
 ==================  ==========================================================
-``_paths``          where transcripts are, the store keys that name them
-``_storecall``      how a store is called: plain or ``async``, bounded, checked
 ``_text``           a listing row from a transcript's head and tail
 ``_chain``          entries -> the conversation (branches, parallel tool calls)
 ``_edits``          titles, tags and forks as entries
 ``_summary``        the per-session record a store folds on append
 ``_local``          the functions on disk
 ``_stored``         the functions on a store, and importing into one
-``_resume``         a stored session written out for the CLI to resume
-``_mirror``         the CLI's transcript_mirror frames appended to a store
 ==================  ==========================================================
 
-The disk functions are synchronous, as in the official SDK; the store ones are
-plain functions here (``async`` there), and the store's own methods may be either.
-Every public name is also importable from ``claude_sdkurl``. Each is imported when first asked
-for, so that the engine, which needs only a few of these modules (``_paths``, ``_carried``,
-``_mirror``, and ``_resume`` for a run with a store), loads none of the listing and store functions.
+Resuming a live session from a store and mirroring it into one are the engine's
+(``_engine.resume``, ``_engine.mirror``). The disk functions are synchronous, as in the official
+SDK; the store ones are plain functions here (``async`` there), and the store's own methods may be
+either. Every public name is also importable from ``claude_sdkurl``. Each is imported when first
+asked for, so that a run loads none of the listing and store functions.
 """
 
 from importlib import import_module as _import_module
@@ -43,7 +41,7 @@ if TYPE_CHECKING:
         tag_session,
         unarchive_session,
     )
-    from ._paths import project_key_for_directory
+    from .._engine.paths import project_key_for_directory
     from ._stored import (
         delete_session_via_store,
         fork_session_via_store,
@@ -95,7 +93,7 @@ _HOME: dict[str, str] = {
         ).split(),
         "._local",
     ),
-    "project_key_for_directory": "._paths",
+    "project_key_for_directory": ".._engine.paths",
     "fold_session_summary": "._summary",
     **dict.fromkeys("ForkSessionResult SDKSessionInfo SessionMessage".split(), "..types"),
 }

@@ -27,7 +27,7 @@ from collections.abc import Callable
 from datetime import datetime, timezone
 from typing import Any
 
-from ._paths import is_session_id
+from .._engine.paths import is_session_id
 
 # Zero-width and bidi marks, isolates, the BOM, and the private-use area: removed from tags
 # even where the category test would let them through.

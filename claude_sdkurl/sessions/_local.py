@@ -23,7 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from ..types import ForkSessionResult, SDKSessionInfo, SessionMessage
-from . import _chain, _edits, _paths, _text
+from . import _chain, _edits, _text
+from .._engine import paths as _paths
 
 # ---------------------------------------------------------------- listing
 

@@ -2,7 +2,7 @@
 and the import of a local session into a store.
 
 Plain functions (the official SDK's are ``async``); the store's methods are
-called through :mod:`._storecall`, so they may be plain or ``async def``. Each
+called through :mod:`claude_sdkurl._engine.storecall`, so they may be plain or ``async def``. Each
 answers as its disk twin does for the same transcript: entries are put into the
 shape of a file (:func:`._text.as_jsonl`) for a listing row, and fed to
 :mod:`._chain` as they are for messages. The store key's ``project_key`` is
@@ -26,7 +26,9 @@ from pathlib import Path
 from typing import Any, cast
 
 from ..types import ForkSessionResult, SDKSessionInfo, SessionKey, SessionMessage, SessionStore, SessionStoreEntry
-from . import _chain, _edits, _paths, _storecall, _text
+from . import _chain, _edits, _text
+from .._engine import paths as _paths
+from .._engine import storecall as _storecall
 from ._local import newest_first
 from ._summary import summary_to_info
 

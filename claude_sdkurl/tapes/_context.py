@@ -11,7 +11,8 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from .._transport import Transport, taps
+from .._engine.transport import Transport
+from .._engine.transport import taps
 from ._format import Tape, TapeError, load, save
 from ._scrub import Scrubber
 from ._wire import RecordingTransport, ReplayTransport

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import _errors
-from .._transport import Transport, TransportCallbacks
+from .._engine.transport import Transport, TransportCallbacks
 from .._version import OFFICIAL_SDK_VERSION, __version__
 from ._format import Entry, Tape, now_iso, save
 from ._scrub import Scrubber

@@ -15,7 +15,7 @@ import tempfile
 import threading
 from pathlib import Path
 
-from .._cli import parse_version
+from .._engine.cli import parse_version
 
 WEBSOCKET_CLI_VERSION = "2.1.120"
 """The newest CLI that accepts ``--sdk-url ws://127.0.0.1`` (WebSocket transport)."""

@@ -25,7 +25,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from .._transport.base import Transport, TransportCallbacks
+from .._engine.transport.base import Transport, TransportCallbacks
 
 
 class FakeCLI:

@@ -22,9 +22,9 @@ import math
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from .._usercode import call_user
+from .._engine.usercode import call_user
 from ..sessions import fold_session_summary
-from ..sessions._storecall import implements
+from .._engine.storecall import implements
 from ..types import SessionKey, SessionStore
 
 OPTIONAL = frozenset({"list_sessions", "list_session_summaries", "delete", "list_subkeys"})

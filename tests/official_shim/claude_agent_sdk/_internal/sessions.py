@@ -12,7 +12,8 @@ from claude_sdkurl import (  # noqa: F401
     list_sessions,
     list_subagents,
 )
-from claude_sdkurl.sessions import _chain, _paths, _text
+from claude_sdkurl.sessions import _chain, _text
+from claude_sdkurl._engine import paths as _paths
 
 from .. import list_sessions_from_store  # noqa: F401
 

@@ -1,8 +1,8 @@
 """The one place that knows how to call user code: a callback, a hook, a tool handler,
 a session store's method. Each may be a plain function or an ``async def``.
 
-Who calls in: the control handlers (``_control``), the in-process MCP tools
-(``mcp``), the session-store calls (``sessions._storecall``) and the store
+Who calls in: the control handlers (``control``), the in-process MCP tools
+(``mcp``), the session-store calls (``_engine.storecall``) and the store
 conformance suite. This module imports nothing of ours.
 
 Rules:

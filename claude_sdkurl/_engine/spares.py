@@ -15,12 +15,13 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from ._errors import ControlRequestError
-from ._launch import agents_wire, cwd_problem
-from ._session import Session
-from ._stock import Stock
-from .sessions._paths import cli_config_dir
-from .types import ClaudeAgentOptions
+from .._errors import ControlRequestError
+from .launch import agents_wire, cwd_problem
+from .session import Session
+from .start import register_ready
+from .stock import Stock
+from .paths import cli_config_dir
+from ..types import ClaudeAgentOptions
 
 logger = logging.getLogger("claude_sdkurl.spares")
 
@@ -588,6 +589,8 @@ def close_all() -> None:
     for pool in pools:
         pool.close()
 
+
+register_ready(take_spare, warm=False)
 
 import atexit  # noqa: E402
 

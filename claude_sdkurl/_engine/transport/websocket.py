@@ -26,7 +26,7 @@ from http import HTTPStatus
 
 from websockets.http11 import Request
 
-from .._errors import CLIConnectionError, CLIJSONDecodeError, ExitedBeforeConnectingError, TransportNotSupportedError
+from ..._errors import CLIConnectionError, CLIJSONDecodeError, ExitedBeforeConnectingError, TransportNotSupportedError
 from ._wsserver import Connection, ConnectionClosedError, Listener, Refusal
 from .base import Transport, TransportCallbacks
 from .process import ABORT_TERM_GRACE, CLIProcess

@@ -32,7 +32,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from ._log import get_logger
+from .log import get_logger
 
 logger = get_logger("claude_sdkurl.trace")
 
@@ -70,7 +70,7 @@ def tracer() -> Any | None:
         provider = trace.get_tracer_provider()
         if type(provider).__name__ in ("ProxyTracerProvider", "NoOpTracerProvider"):
             return None
-        from ._version import __version__
+        from .._version import __version__
 
         return provider.get_tracer(SCOPE, __version__)
     except Exception as error:
@@ -90,7 +90,7 @@ def instruments() -> tuple[Any, Any] | None:
         provider = metrics.get_meter_provider()
         if type(provider).__name__ in ("_ProxyMeterProvider", "NoOpMeterProvider"):
             return None
-        from ._version import __version__
+        from .._version import __version__
 
         meter = provider.get_meter(SCOPE, __version__)
         cost = meter.create_counter("claude_sdkurl.cost", unit="USD", description="What runs cost, as the CLI reports it")

@@ -3,7 +3,7 @@
 With ``session_store`` set the CLI runs with ``--session-mirror`` and, beside
 its messages, writes ``{"type": "transcript_mirror", "filePath": ..., "entries":
 [...]}`` frames: what it just appended to its local transcript. The protocol
-core turns them into :class:`~claude_sdkurl._protocol.MirrorFrame` events (never
+core turns them into :class:`~claude_sdkurl._engine.protocol.MirrorFrame` events (never
 shown to the user) and the session hands them to a :class:`MirrorBatcher`,
 which appends them to the store as the official SDK's
 ``TranscriptMirrorBatcher`` does:
@@ -38,9 +38,9 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any
 
-from .. import _trace
-from ._paths import key_for_file
-from ._storecall import StoreTimeout, call_bounded
+from . import trace as _trace
+from .paths import key_for_file
+from .storecall import StoreTimeout, call_bounded
 from ..types import SessionKey, SessionStore
 
 logger = logging.getLogger("claude_sdkurl.mirror")

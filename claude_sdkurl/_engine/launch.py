@@ -2,17 +2,17 @@
 
 The options' launch fields are read here on the way down: checked
 (:func:`check_options`, every rule in one place), then turned into the CLI's
-argv and environment (``_cli``), the transport to use, the ``initialize``
+argv and environment (``cli``), the transport to use, the ``initialize``
 request, the hook-callback table (:func:`hooks_config`), the in-process MCP
 servers, and, with a session store, the resumed session written out from the
-store (``sessions._resume``) and where the CLI's transcripts are for the mirror.
+store (``_engine.resume``) and where the CLI's transcripts are for the mirror.
 The session gets a :class:`LaunchPlan` and does not look at those fields again;
 the control handlers get the plan too (the callbacks are read from
 ``plan.options``). What the session itself still reads from its options: the
 per-call knobs ``control_timeout``, ``callback_timeout`` and ``verbatim_prompts``
 (once, when it is made), and ``session_store_flush`` for the mirror.
 :func:`make_transport` builds the transport from the plan; :func:`launch` does both (and
-asks the tapes), for :meth:`Session.start <claude_sdkurl._session.Session.start>` and for a
+asks the tapes), for :meth:`Session.start <claude_sdkurl._engine.session.Session.start>` and for a
 one-shot query, which has the CLI's process started before it loads the session's modules.
 """
 
@@ -25,18 +25,19 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import _cli
-from ._errors import CLIConnectionError, UnsupportedOptionError
-from ._limits import DEFAULT_MAX_LINE
-from ._log import get_logger
-from ._run import ceiling_ms
-from ._transport import StdioTransport, Transport, taps
-from ._transport.spawn import Spawner, as_spawner
-from .sessions._paths import cli_projects_dir
-from .types import ClaudeAgentOptions
+from . import cli as _cli
+from .._errors import CLIConnectionError, UnsupportedOptionError
+from .limits import DEFAULT_MAX_LINE
+from .log import get_logger
+from .run import ceiling_ms
+from .transport import StdioTransport, Transport
+from .transport import taps
+from .transport.spawn import Spawner, as_spawner
+from .paths import cli_projects_dir
+from ..types import ClaudeAgentOptions
 
 if TYPE_CHECKING:
-    from .sessions._resume import Materialized
+    from .resume import Materialized
 
 logger = get_logger("claude_sdkurl.launch")
 
@@ -99,7 +100,7 @@ def launch(
     """Plan the launch (:func:`plan_launch`) and make its transport (:func:`make_transport`).
 
     ``transport``: one given by the caller, used as it is. Otherwise a tape may stand
-    in for the CLI (``_transport.taps``: then no CLI is looked for), or record the one
+    in for the CLI (``transport.taps``: then no CLI is looked for), or record the one
     made. ``spawn`` starts a local CLI's process at once (stdio), so that what the caller
     still has to do before it talks to the CLI (a one-shot query loads the session's own
     modules) runs while the CLI boots; :meth:`Launch.discard` stops it if nothing takes
@@ -145,7 +146,7 @@ def plan_launch(
     check_options(options)
     materialized = None
     if options.session_store is not None and not custom_transport:  # the official skips it for a custom one
-        from .sessions._resume import materialize, repoint  # a store's area: loaded by a run that has one
+        from .resume import materialize, repoint  # a store's area: loaded by a run that has one
 
         materialized = materialize(options)  # SessionStoreError within load_timeout_ms
         if materialized is not None:
@@ -261,7 +262,7 @@ def _check_store_options(options: ClaudeAgentOptions) -> None:
     store = options.session_store
     if store is None:
         return
-    from .sessions._storecall import implements  # (a store's area: loaded by a run that has one)
+    from .storecall import implements  # (a store's area: loaded by a run that has one)
 
     if options.continue_conversation and options.resume is None and not implements(store, "list_sessions"):
         raise ValueError(
@@ -420,7 +421,7 @@ def make_transport(plan: LaunchPlan) -> Transport:
     opts = plan.options
     assert plan.cli is not None
     if plan.transport == "websocket":
-        from ._transport.websocket import WebSocketTransport  # imported for the CLIs that need it
+        from .transport.websocket import WebSocketTransport  # imported for the CLIs that need it
 
         return WebSocketTransport(
             plan.cli, plan.args, plan.env, plan.cwd, on_stderr=opts.stderr, user=opts.user, max_size=plan.max_line

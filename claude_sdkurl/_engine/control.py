@@ -4,9 +4,9 @@ Each handler takes the launch plan (the checked options, the hook-callback
 registry, the in-process MCP servers) and the request body, and returns the
 ``response`` dict for a success answer, or raises to send an error answer
 carrying the exception's message. Handlers run on the session's callback
-workers (``_workers``), never on the reader thread; user code is called through
-:func:`claude_sdkurl._usercode.call_user`. The session's machinery (first
-answer wins, cancels, time-outs) stays in ``_session``: handlers only decide.
+workers (``workers``), never on the reader thread; user code is called through
+:func:`claude_sdkurl._engine.usercode.call_user`. The session's machinery (first
+answer wins, cancels, time-outs) stays in ``session``: handlers only decide.
 
 =================  ===========================================
 subtype            handler
@@ -28,8 +28,8 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ._usercode import call_user
-from .types import (
+from .usercode import call_user
+from ..types import (
     PermissionResultAllow,
     PermissionResultDeny,
     PermissionUpdate,
@@ -37,7 +37,7 @@ from .types import (
 )
 
 if TYPE_CHECKING:
-    from ._launch import LaunchPlan
+    from .launch import LaunchPlan
 
 logger = logging.getLogger("claude_sdkurl.control")
 

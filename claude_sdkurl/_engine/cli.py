@@ -4,7 +4,7 @@ The argv and environment builders are pure functions of (already checked)
 options; discovery looks at the file system, and :func:`cli_version` runs the
 binary once per path and caches the answer. Which flag each option needs is
 known here too (:data:`FLAG_OPTIONS`), to name the option when an old CLI
-refuses its flag. Option checks live with the launch plan (``_launch``).
+refuses its flag. Option checks live with the launch plan (``launch``).
 """
 
 from __future__ import annotations
@@ -19,10 +19,10 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from ._errors import CLIConnectionError, CLINotFoundError
-from ._log import get_logger
-from ._version import OFFICIAL_SDK_VERSION
-from .types import ClaudeAgentOptions
+from .._errors import CLIConnectionError, CLINotFoundError
+from .log import get_logger
+from .._version import OFFICIAL_SDK_VERSION
+from ..types import ClaudeAgentOptions
 
 logger = get_logger("claude_sdkurl.cli")
 

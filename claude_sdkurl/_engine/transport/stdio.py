@@ -10,8 +10,8 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from .._errors import CLIConnectionError
-from .._log import get_logger
+from ..._errors import CLIConnectionError
+from ..log import get_logger
 from ._pacing import BurstPacer
 from .base import Transport, TransportCallbacks
 from .process import ABORT_TERM_GRACE, CLIProcess

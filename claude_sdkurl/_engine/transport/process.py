@@ -13,8 +13,8 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from .._errors import CLIConnectionError, CLINotFoundError
-from .._log import get_logger
+from ..._errors import CLIConnectionError, CLINotFoundError
+from ..log import get_logger
 from .spawn import Spawner, SpawnOptions
 
 logger = get_logger("claude_sdkurl.process")

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ._paths import is_session_id
+from .paths import is_session_id
 
 _MARK = b'"cost-state"'
 

@@ -17,11 +17,11 @@ import os
 from dataclasses import dataclass
 from typing import Any, Union
 
-from ._errors import CLIJSONDecodeError, MessageParseError
-from ._limits import DEFAULT_MAX_LINE
-from ._parse import parse_message, stream_event as _stream_event
-from ._run import RunTracker
-from .types import Message, UnknownMessage
+from .._errors import CLIJSONDecodeError, MessageParseError
+from .limits import DEFAULT_MAX_LINE
+from .parse import parse_message, stream_event as _stream_event
+from .run import RunTracker
+from ..types import Message, UnknownMessage
 
 logger = logging.getLogger("claude_sdkurl.protocol")
 
@@ -81,7 +81,7 @@ class ControlCancelReceived:
 
 @dataclass(slots=True)
 class RunChanged:
-    """The run's state moved (see :class:`claude_sdkurl._run.RunTracker`): ``effects`` in order."""
+    """The run's state moved (see :class:`claude_sdkurl._engine.run.RunTracker`): ``effects`` in order."""
 
     effects: list[Any]
 

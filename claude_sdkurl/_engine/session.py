@@ -2,7 +2,7 @@
 
 It also carries out what the plan asks around the CLI: the session-store mirror
 (flushed before each result is shown), the removal of a resumed session's
-temporary config dir once the CLI is gone, the run-ceiling timer of ``_run``,
+temporary config dir once the CLI is gone, the run-ceiling timer of ``run``,
 and the diagnosis of the CLI's exit (an unknown flag names the option that
 needs it).
 
@@ -31,9 +31,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from . import _cancel, _cli
-from ._control import HANDLERS
-from ._errors import (
+from . import cancel as _cancel
+from . import cli as _cli
+from .control import HANDLERS
+from .._errors import (
     ClaudeSDKError,
     CLIConnectionError,
     CLINotFoundError,
@@ -44,7 +45,7 @@ from ._errors import (
     UnsupportedOptionError,
     UnsupportedControlRequestError,
 )
-from ._protocol import (
+from .protocol import (
     ControlCancelReceived,
     ControlRequestReceived,
     ControlResponseReceived,
@@ -55,20 +56,19 @@ from ._protocol import (
     ProtocolErrorReceived,
     RunChanged,
 )
-from ._deadline import Deadline
-from ._launch import Launch, LaunchPlan, launch
-from ._parse import parse_message
-from ._run import RunTracker
-from ._transport import Transport, TransportCallbacks
-from ._workers import CALLBACK_WORKERS, Workers
-from .sessions._carried import NOTHING, Carried, carried
-from .sessions._mirror import MirrorBatcher
-from . import ledger as _ledger
-from .tracing import RunTrace
-from .types import AssistantMessage, ClaudeAgentOptions, Message, ResultMessage, SessionKey, StreamEvent, SystemMessage
+from .deadline import Deadline
+from .launch import Launch, LaunchPlan, launch
+from .parse import parse_message
+from .run import RunTracker
+from .transport import Transport, TransportCallbacks
+from .workers import CALLBACK_WORKERS, Workers
+from .carried import NOTHING, Carried, carried
+from .mirror import MirrorBatcher
+from . import observe
+from ..types import AssistantMessage, ClaudeAgentOptions, Message, ResultMessage, SessionKey, StreamEvent, SystemMessage
 
 if TYPE_CHECKING:
-    from .sessions._resume import Materialized
+    from .resume import Materialized
 
 logger = logging.getLogger("claude_sdkurl.session")
 
@@ -158,9 +158,9 @@ class Session:
         self._transport = transport
         self.plan: LaunchPlan | None = None  # set by start()
         # The run's spans (set by query()/the client before start(); inert with tracing off).
-        self.trace: RunTrace | None = None
+        self.trace: observe.Trace | None = None
         # Ledgers this session's messages are counted in (a client's own; open ones join).
-        self.ledgers: list[_ledger.CostLedger] = []
+        self.ledgers: list[observe.Counter] = []
         self._run = RunTracker()
         self._protocol = Protocol(run=self._run)
         # Set while the run is over (see _run.py); cleared when work reopens it.
@@ -243,8 +243,8 @@ class Session:
         """Start the CLI, connect, and send ``initialize``; returns its answer.
 
         ``extra_hooks`` registers hook callbacks of the SDK's own beside the
-        user's (see :func:`claude_sdkurl._launch.hooks_config`). ``launched``: a
-        launch already made for this session's options (:func:`claude_sdkurl._launch.launch`,
+        user's (see :func:`claude_sdkurl._engine.launch.hooks_config`). ``launched``: a
+        launch already made for this session's options (:func:`claude_sdkurl._engine.launch.launch`,
         its CLI perhaps booting); the session takes it over, stopping it if it fails.
         """
         try:
@@ -390,7 +390,7 @@ class Session:
     def _observe(self, message: Message) -> None:
         """Hand a message to the run's spans and to the ledgers that count it, as it arrives.
         At the first ``init`` of a resumed, forked or continued session, what that session had
-        already cost is read (see :mod:`claude_sdkurl.sessions._carried`): the CLI's figures
+        already cost is read (see :mod:`claude_sdkurl._engine.carried`): the CLI's figures
         include it, and spans and ledgers count only what this run spends."""
         if self._answer_waiters and isinstance(message, (AssistantMessage, StreamEvent, ResultMessage)):
             self._answering()
@@ -405,8 +405,8 @@ class Session:
                 self.trace.carry(self._carried)
         if self.trace is not None:
             self.trace.observe(message)
-        if self.ledgers or _ledger._active:
-            _ledger.feed(self.ledgers, self._ledger_key, message, self._carried)
+        if observe.counting(self.ledgers):
+            observe.count(self.ledgers, self._ledger_key, message, self._carried)
 
     def _check_version(self, message: Message) -> None:
         """Warn, once, about a CLI too old for us or for ``verbatim_prompts``, from its first

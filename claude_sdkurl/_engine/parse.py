@@ -14,8 +14,8 @@ import dataclasses
 import typing
 from typing import Any, Callable
 
-from ._errors import MessageParseError
-from .types import (
+from .._errors import MessageParseError
+from ..types import (
     ApiRetryMessage,
     AssistantMessage,
     AuthStatusMessage,

@@ -1,7 +1,7 @@
 """The one place that knows how to call a :class:`~claude_sdkurl.types.SessionStore`.
 
 A store is user code: its methods may be plain or ``async def`` (both are run
-through :func:`claude_sdkurl._usercode.call_user`), its optional methods may
+through :func:`claude_sdkurl._engine.usercode.call_user`), its optional methods may
 be missing or left as the protocol's stubs, and it may hang. Three ways to call:
 
 * :func:`call` waits as long as the store takes (the helper functions do, as
@@ -20,9 +20,9 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from contextlib import contextmanager
 from typing import Any
 
-from .. import _trace
+from . import trace as _trace
 from .._errors import SessionStoreError
-from .._usercode import call_user, in_thread
+from .usercode import call_user, in_thread
 from ..types import SessionStore
 
 

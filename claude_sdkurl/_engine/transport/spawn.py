@@ -11,7 +11,7 @@ import subprocess
 from collections.abc import Callable, Sequence
 from typing import IO, Any, Protocol
 
-from .._log import get_logger
+from ..log import get_logger
 
 logger = get_logger("claude_sdkurl.spawn")
 

@@ -51,7 +51,8 @@ from typing import Any
 
 from .._errors import SessionStoreError
 from ..types import ClaudeAgentOptions, SessionKey, SessionStore
-from . import _paths, _storecall
+from . import paths as _paths
+from . import storecall as _storecall
 
 logger = logging.getLogger("claude_sdkurl.resume")
 

@@ -26,7 +26,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from .types import TERMINAL_TASK_STATUSES
+from ..types import TERMINAL_TASK_STATUSES
 
 DEFERRING_TASK_TYPES = frozenset({"local_agent", "local_workflow"})
 CEILING_ENV = "CLAUDE_CODE_PRINT_BG_WAIT_CEILING_MS"

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from .base import Transport
 
 if TYPE_CHECKING:
-    from ..types import ClaudeAgentOptions
+    from ...types import ClaudeAgentOptions
 
 _lock = threading.Lock()
 _taps: list[Tap] = []

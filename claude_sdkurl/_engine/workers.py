@@ -1,7 +1,7 @@
 """The callback worker pool: the threads that run user callbacks for one session.
 
 Who runs here: ``can_use_tool``, hooks, in-process MCP tools, elicitation
-answers (the handlers of :mod:`claude_sdkurl._control`), never the reader.
+answers (the handlers of :mod:`claude_sdkurl._engine.control`), never the reader.
 
 Threads (all daemon): one per callback running at once. A callback that hangs
 holds its own thread, never the others: when no thread is idle a new one
@@ -18,7 +18,7 @@ import queue
 import threading
 from typing import Any
 
-from ._deadline import Deadline
+from .deadline import Deadline
 
 logger = logging.getLogger("claude_sdkurl.session")
 
