@@ -14,7 +14,12 @@ from importlib import import_module as _import_module
 from types import ModuleType as _ModuleType
 from typing import TYPE_CHECKING, Any
 
+from . import _shown
 from ._version import __version__
+
+# Messages show themselves in Jupyter with claude_sdkurl.display, loaded when the first is shown
+# (types, below it, cannot import it: see _shown).
+_shown.loader = lambda: _import_module(".display", __name__)
 
 if TYPE_CHECKING:
     from . import types

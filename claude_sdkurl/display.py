@@ -24,6 +24,7 @@ import time
 from collections.abc import Callable, Iterable
 from typing import IO, Any
 
+from . import _shown
 from .types import (
     AssistantMessage,
     ResultMessage,
@@ -301,6 +302,9 @@ def show(message: Any) -> None:
     if ipython is None:
         return
     ipython.display.publish_display_data({"text/markdown": message_markdown(message), "text/plain": repr(message)})
+
+
+_shown.register(message=message_markdown, block=block_markdown, show=show)  # how the types show themselves
 
 
 def notebook() -> Any:

@@ -14,10 +14,10 @@ the same. What we add:
   official ones (``transport``, ``control_timeout``, ``callback_timeout``,
   ``on_elicitation``, ``spawn_claude_code_process``).
 
-Two imports go up on purpose, the one known back door of the layering: the
-display helpers (``display``, imported inside the ``_repr_*_`` methods) and the
-in-process MCP server type (``mcp``, for type checkers only), as the official
-``types`` refers to ``mcp.server.Server``.
+Messages and blocks show themselves in Jupyter through :mod:`claude_sdkurl._shown`, where
+:mod:`claude_sdkurl.display` registers its renderers: nothing here imports it. One name goes up
+for type checkers only (never imported at run time): the in-process MCP server type
+(``mcp.SdkMcpServer``), as the official ``types`` refers to ``mcp.server.Server``.
 """
 
 # No ``from __future__ import annotations`` here: TypedDicts need their
@@ -33,6 +33,8 @@ if sys.version_info >= (3, 11):
     from typing import NotRequired, Required, TypeAlias
 else:  # pragma: no cover
     from typing_extensions import NotRequired, Required, TypeAlias
+
+from . import _shown
 
 if TYPE_CHECKING:
     from .mcp import SdkMcpServer
@@ -73,23 +75,17 @@ class _Displayable(_Wire):
     ``display()`` quiet for stream events and a session's repeated ``init`` line."""
 
     def _repr_markdown_(self) -> str:
-        from .display import message_markdown
-
-        return message_markdown(self)
+        return str(_shown.render("message", self))
 
     def _ipython_display_(self) -> None:
-        from .display import show
-
-        show(self)
+        _shown.render("show", self)
 
 
 class _ShownBlock(_Wire):
     """Jupyter display for content blocks (see :mod:`claude_sdkurl.display`)."""
 
     def _repr_markdown_(self) -> str:
-        from .display import block_markdown
-
-        return block_markdown(self)
+        return str(_shown.render("block", self))
 
 
 # --------------------------------------------------------------------------- prompts, tools

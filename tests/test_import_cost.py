@@ -31,7 +31,8 @@ OURS = "import sys; print(sorted(m for m in sys.modules if m == 'claude_sdkurl' 
 
 def test_importing_the_package_loads_only_the_package() -> None:
     loaded = json.loads(fresh("import json, claude_sdkurl; " + OURS.replace("print(", "print(json.dumps(")[:-1] + "))"))
-    assert loaded == ["claude_sdkurl", "claude_sdkurl._version"]
+    # (_shown: where display registers how the types show themselves; the package says how to load it)
+    assert loaded == ["claude_sdkurl", "claude_sdkurl._shown", "claude_sdkurl._version"]
 
 
 def test_every_public_name_is_the_object_of_its_home_module() -> None:

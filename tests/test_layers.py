@@ -3,9 +3,10 @@
 Two things (docs/design.md): the areas a user meets, at the top of the package, and the engine
 under them, ``_engine/``. Rules:
 
-* the ground floor (``_version``, ``_errors``, ``types``: the public vocabulary) imports nothing of
-  ours but itself, except the one back door: ``types`` -> ``display`` (inside the ``_repr_*_``
-  methods) and ``types`` -> ``mcp`` (for type checkers);
+* the ground floor (``_version``, ``_errors``, ``types``: the public vocabulary; ``_shown``, where
+  ``display`` registers how the types show themselves in Jupyter) imports nothing of ours but
+  itself, except one name for type checkers only: ``types`` -> ``mcp`` (``SdkMcpServer``, under
+  ``TYPE_CHECKING``; never at run time);
 * the engine (``_engine/``) imports only the ground floor and itself: never an area (what an area
   adds to a run, it registers: ``_engine.observe``, ``_engine.start.register_ready``); inside it,
 * the engine's own ground (``usercode``, ``cancel``, ``deadline``, ``trace``, ``log``, ``limits``)
@@ -18,7 +19,7 @@ under them, ``_engine/``. Rules:
   mechanics, and itself: never the session, the launch or the control handlers;
 * ``stores/`` the same, and ``sessions``;
 * no import cycle, counting every import (module level, inside functions and under
-  ``TYPE_CHECKING``), but the back door's.
+  ``TYPE_CHECKING``), but that type checkers' name.
 """
 
 from __future__ import annotations
@@ -33,8 +34,8 @@ import claude_sdkurl
 
 PACKAGE = Path(claude_sdkurl.__file__).parent
 
-GROUND = {"_version", "_errors", "types"}
-BACK_DOOR = {("types", "display"), ("types", "mcp")}
+GROUND = {"_version", "_errors", "_shown", "types"}
+BACK_DOOR = {("types", "mcp")}  # a name for type checkers (test_the_type_checkers_name_is_never_imported_at_run_time)
 ENGINE_GROUND = {f"_engine.{m}" for m in ("usercode", "cancel", "deadline", "trace", "log", "limits")}
 CORE = {"_engine.protocol", "_engine.parse", "_engine.run"}
 STORE_MECHANICS = {f"_engine.{m}" for m in ("paths", "resume", "storecall", "mirror", "carried")}
@@ -175,11 +176,34 @@ def test_the_checks_catch_a_climb_and_a_cycle(tmp_path: Path) -> None:
     assert cycles(pkg) == [{"_engine.session", "_engine.paths"}]
 
 
+def test_the_type_checkers_name_is_never_imported_at_run_time() -> None:
+    """``types`` refers to ``mcp.SdkMcpServer`` under ``TYPE_CHECKING`` only, and imports
+    ``display`` nowhere (it did inside its ``_repr_*_`` methods: the circle types <-> display)."""
+    tree = ast.parse((PACKAGE / "types.py").read_text(encoding="utf-8"))
+    guarded = {id(n) for node in ast.walk(tree) if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING"
+               for n in ast.walk(node)}  # fmt: skip
+    upward = [(node.lineno, node.module, id(node) in guarded) for node in ast.walk(tree)
+              if isinstance(node, ast.ImportFrom) and node.level and node.module in ("mcp", "display")]  # fmt: skip
+    assert [(module, guarded) for _, module, guarded in upward] == [("mcp", True)], upward
+
+
+def test_a_message_shows_itself_with_the_display_loaded_on_first_use() -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys, claude_sdkurl.types as t\nassert 'claude_sdkurl.display' not in sys.modules\n"
+            "m = t.AssistantMessage(content=[t.TextBlock('hi **there**')], model='m')\n"
+            "print(m._repr_markdown_()); print(t.TextBlock('x')._repr_markdown_()); print('claude_sdkurl.display' in sys.modules)")  # fmt: skip
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[:4] == ["**Claude** · `m`", "", "hi **there**", "x"] and done.stdout.strip().endswith("True")
+
+
 def test_the_engine_is_one_package_and_the_top_holds_the_areas() -> None:
     """The machine room in one folder: the only private modules left at the top are the ground
-    floor's (the official SDK's names: ``_errors``, ``_version``)."""
+    floor's (``_errors``, ``_version``: the official SDK's names; ``_shown``)."""
     top = {p.stem for p in PACKAGE.iterdir() if p.name.startswith("_") and p.name not in ("__init__.py", "__main__.py", "__pycache__")}
-    assert top == {"_errors", "_version", "_engine"}, sorted(top)
+    assert top == {"_errors", "_version", "_shown", "_engine"}, sorted(top)
     for name in ("_engine.session", "_engine.protocol", "_engine.run", "_engine.transport", "_engine.launch", "_engine.mirror"):
         assert name in modules(PACKAGE)
 
