@@ -39,12 +39,13 @@ from collections.abc import Iterator
 from typing import Any
 
 from ._engine import spares as _spares
-from ._engine.spares import CLAIMABLE, RUNS_ANYWAY, ClaimRefused, Spare, fits, resident_mb
+# (the machinery's own names, importable from here as before; not the public surface)
+from ._engine.spares import CLAIMABLE, RUNS_ANYWAY, ClaimRefused, Spare, fits, resident_mb  # noqa: F401
 from .client import ClaudeClient
 from .query import query as _query
 from .types import ClaudeAgentOptions, Message
 
-__all__ = ["CLAIMABLE", "RUNS_ANYWAY", "ClaimRefused", "Spare", "SparePool", "fits", "resident_mb"]
+__all__ = ["SparePool"]
 
 
 class SparePool(_spares.SparePool):

@@ -173,6 +173,23 @@ def public_names() -> list[tuple[str, str, str | None]]:
     return found
 
 
+def test_no_sphinx_role_is_left_in_the_built_pages_and_references_are_links(site: Path) -> None:
+    """Our docstrings' Sphinx roles (``:func:`~claude_sdkurl.prewarm```) become links to the
+    reference's entries (the Spare CLIs page showed ``~claude_sdkurl.prewarm`` literally), or the
+    name in code where there is no entry; none is left as written."""
+    left = []
+    for page in site.rglob("index.html"):
+        text = re.sub(r"<(pre|code)[^>]*>.*?</\1>", lambda m: m.group(0) if "~claude" in m.group(0) else "", page.read_text(), flags=re.S)
+        for found in re.findall(r":(?:class|func|meth|data|attr|mod|exc|obj):|~claude_sdkurl[\w.]*", text):
+            left.append(f"{page.relative_to(site)}: {found}")
+    assert left == [], left[:20]
+    spares = (site / "reference" / "spares" / "index.html").read_text()
+    assert re.search(r'<a class="autorefs autorefs-internal"[^>]*href="../client/#claude_sdkurl.prewarm"><code>prewarm</code></a>', spares)
+    # the page shows what a user may use: the pool, not its machinery
+    assert 'id="claude_sdkurl.spares.SparePool"' in spares
+    assert not re.search(r'id="claude_sdkurl\.spares\.(Spare|ClaimRefused|fits|resident_mb|CLAIMABLE|RUNS_ANYWAY)"', spares)
+
+
 def test_every_public_name_has_a_docstring_in_the_api_reference(site: Path) -> None:
     griffe = pytest.importorskip("griffe")  # comes with mkdocstrings-python (test extra)
     ids: set[str] = set()
