@@ -199,6 +199,15 @@ def test_a_message_shows_itself_with_the_display_loaded_on_first_use() -> None:
     assert done.stdout.split("\n")[:4] == ["**Claude** · `m`", "", "hi **there**", "x"] and done.stdout.strip().endswith("True")
 
 
+def test_the_planners_never_call_back_up() -> None:
+    """Options are planned in one pass down (docs/design.md, "The walk from query()"): the
+    helpers ``launch`` calls never import it, nor the session that takes the plan over."""
+    planners = {"_engine.cli", "_engine.resume", "_engine.paths", "_engine.storecall", "_engine.transport", "_engine.run",
+                "_engine.limits", "_engine.log"}  # fmt: skip
+    deciders = {"_engine.launch", "_engine.start", "_engine.session", "_engine.control", "_engine.workers"}
+    assert [(a, b) for a, b in imports(PACKAGE) if _area(a) in planners and _area(b) in deciders] == []
+
+
 def test_the_engine_is_one_package_and_the_top_holds_the_areas() -> None:
     """The machine room in one folder: the only private modules left at the top are the ground
     floor's (``_errors``, ``_version``: the official SDK's names; ``_shown``)."""
