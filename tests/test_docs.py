@@ -91,6 +91,23 @@ def test_every_code_block_is_run_or_says_why_not() -> None:
     assert not not_python, f"only Python blocks are run here: {not_python}"
 
 
+GUIDES = sorted((ROOT / "docs" / "guide").glob("*.md"))
+
+
+@pytest.mark.parametrize("page", GUIDES, ids=lambda p: p.stem)
+def test_each_guide_opens_with_a_runnable_example_and_ends_with_what_it_does_not_do(page: Path) -> None:
+    """A guide page says what the reader can do and shows it running before its first section
+    (a block run here, or a recipe a test runs), then the choices and how it works; its last
+    section says what it does not do."""
+    lines = page.read_text().splitlines()
+    first_section = next((i for i, line in enumerate(lines) if line.startswith("## ")), len(lines))
+    opening = [b for b in code_blocks(page) if b.line - 1 < first_section]
+    assert any((m := _MARK.fullmatch(b.mark.strip())) and (m.group(1) or m.group(2)) for b in opening), \
+        f"{page.name}: no runnable example before its first section"  # fmt: skip
+    sections = [line for line in lines if line.startswith("## ")]
+    assert sections and sections[-1] == "## What it does not do", f"{page.name}: last section {sections[-1:]}"
+
+
 def test_every_recipe_is_run_by_a_test_of_its_own() -> None:
     names = [m.group(2) for b in ALL_BLOCKS if (m := _MARK.fullmatch(b.mark)) and m.group(2)]
     assert len(names) == len(set(names)), f"a recipe name is used twice: {names}"
