@@ -31,7 +31,7 @@ PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 
 #: the public areas whose ``__all__`` the reference must cover, besides the package itself
 AREAS = [
-    "approvals", "batch", "conversations", "display", "ide", "ledger", "notebook", "port", "relay", "sessions", "spares", "spawn",
+    "approvals", "batch", "conversations", "display", "evals", "ide", "ledger", "notebook", "port", "relay", "sessions", "spares", "spawn",
     "stores", "stores.postgres", "stores.redis", "tapes", "testing", "threads", "tracing",
 ]  # fmt: skip
 #: names in ``claude_sdkurl.__all__`` that are modules or plain values, not API entries

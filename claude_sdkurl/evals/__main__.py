@@ -1,0 +1,49 @@
+"""``python -m claude_sdkurl.evals SUITE.py``: run a suite, print its scorecard, and gate it
+against a baseline (exit 1 on a regression beyond the noise); ``--update-baseline`` writes the
+baseline instead. ``SUITE.py`` defines ``TASKS`` and ``TARGETS`` (and may define ``RUNS``)."""
+
+from __future__ import annotations
+
+import argparse
+import runpy
+import sys
+from pathlib import Path
+
+from . import gate, run_eval
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m claude_sdkurl.evals", description=__doc__.split("\n\n")[0])
+    parser.add_argument("suite", help="a Python file defining TASKS and TARGETS (and RUNS)")
+    parser.add_argument("--runs", type=int, help="attempts per task and target (default: the suite's RUNS, else 3)")
+    parser.add_argument("--concurrency", type=int, default=4)
+    parser.add_argument("--budget", type=float, help="stop starting attempts once this many dollars are spent")
+    parser.add_argument("--out", help="write the scorecard's JSONL here")
+    parser.add_argument("--baseline", default="eval-baseline.json", help="the baseline to gate against (default: %(default)s)")
+    parser.add_argument("--update-baseline", action="store_true", help="write the baseline from this run instead of gating")
+    parser.add_argument("--cost-ratio", type=float, help="also fail when a task's cost per run rises more than this ratio")
+    args = parser.parse_args(argv)
+    suite = runpy.run_path(args.suite, run_name="__eval_suite__")
+    if "TASKS" not in suite or "TARGETS" not in suite:
+        parser.error(f"{args.suite} defines no TASKS and TARGETS")
+    runs = args.runs or int(suite.get("RUNS", 3))
+    card = run_eval(suite["TASKS"], suite["TARGETS"], runs, max_concurrency=args.concurrency, max_total_cost_usd=args.budget,
+                    progress=sys.stderr.isatty(), out=args.out)  # fmt: skip
+    print(card.summary())
+    baseline = Path(args.baseline)
+    if args.update_baseline:
+        card.save_baseline(baseline)
+        print(f"baseline written: {baseline}")
+        return 0
+    if not baseline.exists():
+        print(f"no baseline at {baseline}: run with --update-baseline first", file=sys.stderr)
+        return 2
+    found = gate(card, baseline, cost_ratio=args.cost_ratio)
+    for regression in found:
+        print(f"REGRESSION {regression}")
+    print("gate: " + ("failed" if found else "passed"))
+    return 1 if found else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,46 @@
+"""One run of a task on a target: what happened, and what the checks said of it."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+from ..types import Message
+
+
+@dataclasses.dataclass
+class Attempt:
+    """One run of a task on a target: what happened and what the checks said."""
+
+    task: str
+    target: str
+    run: int
+    passed: bool = False
+    failures: list[str] = dataclasses.field(default_factory=list)  # each failed check's line
+    error: str | None = None  # "TypeName: text" when the run itself failed (the checks still ran)
+    cost_usd: float = 0.0  # the CLI's own figures, every session of the attempt
+    turns: int | None = None
+    seconds: float = 0.0
+    text: str = ""  # the answer's text (the last result's)
+    tool_calls: list[tuple[str, dict[str, Any]]] = dataclasses.field(default_factory=list)
+    decisions: list[tuple[str, dict[str, Any], str]] = dataclasses.field(default_factory=list)  # (tool, input, behavior)
+    hooks: list[str] = dataclasses.field(default_factory=list)  # hook events the program's callbacks ran for
+    session_ids: list[str] = dataclasses.field(default_factory=list)
+    workspace: Path = Path()
+    messages: list[Message] = dataclasses.field(default_factory=list, repr=False)  # not kept on disk
+
+    def record(self) -> dict[str, Any]:
+        """The attempt as a JSON-able dict (what a scorecard's JSONL keeps: no messages)."""
+        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name not in ("messages", "workspace")}
+        out["tool_calls"] = [list(c) for c in self.tool_calls]
+        out["decisions"] = [list(d) for d in self.decisions]
+        return out
+
+    @classmethod
+    def from_record(cls, record: dict[str, Any]) -> Attempt:
+        known = {f.name for f in dataclasses.fields(cls)}
+        data = {k: v for k, v in record.items() if k in known}
+        data["tool_calls"] = [tuple(c) for c in data.get("tool_calls", [])]
+        data["decisions"] = [tuple(d) for d in data.get("decisions", [])]
+        return cls(**data)

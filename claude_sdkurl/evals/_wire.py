@@ -1,0 +1,147 @@
+"""What an attempt's sessions said on the wire: each ``can_use_tool`` request and the answer it got,
+each hook call. Read through a tap (:mod:`claude_sdkurl._engine.transport.taps`) that wraps the
+transport of every session whose folder is an attempt's workspace, so a program's own callbacks
+are seen as well as ours; the session's path is unchanged (a copy of each line is parsed here).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+from typing import Any
+
+from .._engine.transport import Transport, TransportCallbacks
+from .._engine.transport import taps
+
+
+class Seen:
+    """What one attempt's sessions asked and were answered. Guarded by ``lock``."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.decisions: list[tuple[str, dict[str, Any], str]] = []  # (tool, input, "allow"/"deny")
+        self.hooks: list[str] = []  # hook event names, in order
+        self._asked: dict[str, tuple[str, dict[str, Any]]] = {}  # request id -> (tool, input)
+
+    def cli_line(self, msg: dict[str, Any]) -> None:
+        if msg.get("type") != "control_request":
+            return
+        request = msg.get("request") or {}
+        with self.lock:
+            if request.get("subtype") == "can_use_tool":
+                self._asked[str(msg.get("request_id"))] = (str(request.get("tool_name")), dict(request.get("input") or {}))
+            elif request.get("subtype") == "hook_callback":
+                event = (request.get("input") or {}).get("hook_event_name")
+                if isinstance(event, str):
+                    self.hooks.append(event)
+
+    def sdk_line(self, msg: dict[str, Any]) -> None:
+        if msg.get("type") != "control_response":
+            return
+        response = msg.get("response") or {}
+        with self.lock:
+            asked = self._asked.pop(str(response.get("request_id")), None)
+            if asked is None:
+                return
+            answer = response.get("response") or {}
+            behavior = answer.get("behavior") if response.get("subtype") == "success" else "error"
+            self.decisions.append((asked[0], asked[1], str(behavior)))
+
+
+def _lines(buffer: list[str], chunk: bytes | str) -> list[str]:
+    text = chunk.decode("utf-8", "replace") if isinstance(chunk, bytes) else chunk
+    buffer.append(text)
+    if "\n" not in text:
+        return []
+    whole = "".join(buffer)
+    *done, rest = whole.split("\n")
+    buffer[:] = [rest] if rest else []
+    return done
+
+
+def _parsed(line: str) -> dict[str, Any] | None:
+    try:
+        msg = json.loads(line)
+    except ValueError:
+        return None
+    return msg if isinstance(msg, dict) else None
+
+
+class _Watched(Transport):
+    def __init__(self, inner: Transport, seen: Seen) -> None:
+        self.inner, self.seen = inner, seen
+        self.name = inner.name
+        self.can_end_input = inner.can_end_input
+
+    def start(self, callbacks: TransportCallbacks) -> None:
+        buffer: list[str] = []
+
+        def on_data(chunk: bytes | str) -> None:
+            try:
+                for line in _lines(buffer, chunk):
+                    msg = _parsed(line)
+                    if msg is not None:
+                        self.seen.cli_line(msg)
+            except Exception:  # watching never breaks the run
+                pass
+            callbacks.on_data(chunk)
+
+        self.inner.start(TransportCallbacks(on_data=on_data, on_exit=callbacks.on_exit, on_reconnect=callbacks.on_reconnect,
+                                            on_error=callbacks.on_error))  # fmt: skip
+
+    def wait_ready(self, timeout: float) -> None:
+        self.inner.wait_ready(timeout)
+
+    def send(self, line: str) -> None:
+        self.inner.send(line)
+        msg = _parsed(line.strip())
+        if msg is not None:
+            self.seen.sdk_line(msg)
+
+    def end_input(self) -> None:
+        self.inner.end_input()
+
+    def close(self) -> None:
+        self.inner.close()
+
+    def abort(self) -> None:
+        self.inner.abort()
+
+
+class WireTap:
+    """Installed for a :func:`~claude_sdkurl.evals.run_eval`: sessions started in a registered
+    workspace are watched for that attempt."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._by_folder: dict[str, Seen] = {}
+
+    def watch(self, folder: Path) -> Seen:
+        seen = Seen()
+        with self._lock:
+            self._by_folder[str(folder.resolve())] = seen
+        return seen
+
+    def forget(self, folder: Path) -> None:
+        with self._lock:
+            self._by_folder.pop(str(folder.resolve()), None)
+
+    def replace(self, options: Any) -> Transport | None:
+        return None
+
+    def wrap(self, transport: Transport, plan: Any) -> Transport:
+        cwd = getattr(plan, "cwd", None)
+        if cwd is None:
+            return transport
+        where = Path(cwd).resolve()
+        with self._lock:
+            seen = next((s for folder, s in self._by_folder.items() if where == Path(folder) or Path(folder) in where.parents), None)
+        return transport if seen is None else _Watched(transport, seen)
+
+    def __enter__(self) -> WireTap:
+        taps.install(self)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        taps.remove(self)

@@ -1,0 +1,194 @@
+"""Checks that cost no tokens: each is a function of an :class:`~claude_sdkurl.evals.Attempt`
+that answers ``None`` when it holds, else what went wrong, in a line.
+
+Your own check is any function of that shape::
+
+    def no_secrets(attempt):
+        return "a key in the answer" if "sk-ant-" in attempt.text else None
+
+On the messages: :func:`tool_called`, :func:`tool_not_called`, :func:`tools_in_order`,
+:func:`result_contains`, :func:`result_matches`, :func:`result_json`. On the workspace:
+:func:`file_exists`, :func:`file_absent`, :func:`file_contains`. On what the session's wire
+carried: :func:`decided` (a ``can_use_tool`` answer), :func:`hook_called`. Ceilings:
+:func:`max_turns`, :func:`max_cost`, :func:`max_seconds`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._attempt import Attempt
+
+Check = Callable[["Attempt"], "str | None"]
+
+__all__ = [
+    "Check", "decided", "file_absent", "file_contains", "file_exists", "hook_called", "max_cost", "max_seconds", "max_turns",
+    "result_contains", "result_json", "result_matches", "tool_called", "tool_not_called", "tools_in_order",
+]  # fmt: skip
+
+
+def _named(check: Check, name: str) -> Check:
+    check.__name__ = check.__qualname__ = name
+    return check
+
+
+def _fits(given: dict[str, Any], wanted: dict[str, Any]) -> bool:
+    return all(k in given and (w(given[k]) if callable(w) else given[k] == w) for k, w in wanted.items())
+
+
+def tool_called(name: str, **arguments: Any) -> Check:
+    """The model called ``name`` at least once, with these arguments (a value, or a function of
+    the argument that says whether it fits)."""
+
+    def check(attempt: Attempt) -> str | None:
+        calls = [i for n, i in attempt.tool_calls if n == name]
+        if not calls:
+            return f"{name} was not called (called: {', '.join(n for n, _ in attempt.tool_calls) or 'nothing'})"
+        if arguments and not any(_fits(i, arguments) for i in calls):
+            return f"{name} was called, never with {arguments}: {calls[:3]}"
+        return None
+
+    return _named(check, f"tool_called({name!r})")
+
+
+def tool_not_called(name: str) -> Check:
+    """The model never called ``name`` (asked and denied counts as called: it was attempted)."""
+
+    def check(attempt: Attempt) -> str | None:
+        calls = [i for n, i in attempt.tool_calls if n == name]
+        return f"{name} was called {len(calls)} time(s): {calls[:3]}" if calls else None
+
+    return _named(check, f"tool_not_called({name!r})")
+
+
+def tools_in_order(*names: str) -> Check:
+    """These tools were called in this order (others may come between)."""
+
+    def check(attempt: Attempt) -> str | None:
+        called = iter(n for n, _ in attempt.tool_calls)
+        missing = next((n for n in names if not any(c == n for c in called)), None)
+        return None if missing is None else f"not in the order {list(names)}: {[n for n, _ in attempt.tool_calls]}"
+
+    return _named(check, f"tools_in_order{names!r}")
+
+
+def result_contains(text: str) -> Check:
+    """The answer's text holds ``text``."""
+
+    def check(attempt: Attempt) -> str | None:
+        return None if text in attempt.text else f"the answer does not hold {text!r}: {attempt.text[:200]!r}"
+
+    return _named(check, f"result_contains({text!r})")
+
+
+def result_matches(pattern: str) -> Check:
+    """The answer's text matches the regular expression ``pattern`` (``re.search``)."""
+    compiled = re.compile(pattern)
+
+    def check(attempt: Attempt) -> str | None:
+        return None if compiled.search(attempt.text) else f"the answer does not match {pattern!r}: {attempt.text[:200]!r}"
+
+    return _named(check, f"result_matches({pattern!r})")
+
+
+def result_json(schema: dict[str, Any]) -> Check:
+    """The answer is JSON that fits ``schema`` (JSON Schema; needs ``jsonschema``)."""
+
+    def check(attempt: Attempt) -> str | None:
+        import jsonschema
+
+        try:
+            value = json.loads(attempt.text)
+        except ValueError as e:
+            return f"the answer is not JSON: {e}"
+        try:
+            jsonschema.validate(value, schema)
+        except jsonschema.ValidationError as e:
+            return f"the answer does not fit the schema: {e.message}"
+        return None
+
+    return _named(check, "result_json")
+
+
+def file_exists(path: str) -> Check:
+    """``path`` (relative to the workspace) exists after the attempt."""
+
+    def check(attempt: Attempt) -> str | None:
+        return None if (attempt.workspace / path).exists() else f"{path} does not exist"
+
+    return _named(check, f"file_exists({path!r})")
+
+
+def file_absent(path: str) -> Check:
+    """``path`` (relative to the workspace) does not exist after the attempt."""
+
+    def check(attempt: Attempt) -> str | None:
+        return f"{path} exists" if (attempt.workspace / path).exists() else None
+
+    return _named(check, f"file_absent({path!r})")
+
+
+def file_contains(path: str, text: str) -> Check:
+    """``path`` (relative to the workspace) holds ``text``."""
+
+    def check(attempt: Attempt) -> str | None:
+        try:
+            content = (attempt.workspace / path).read_text(errors="replace")
+        except OSError as e:
+            return f"{path} cannot be read: {e.strerror or e}"
+        return None if text in content else f"{path} does not hold {text!r}"
+
+    return _named(check, f"file_contains({path!r}, {text!r})")
+
+
+def decided(tool: str, behavior: str) -> Check:
+    """A ``can_use_tool`` call for ``tool`` was answered ``behavior`` (``"allow"`` or ``"deny"``),
+    by whichever callback the program has."""
+
+    def check(attempt: Attempt) -> str | None:
+        answers = [b for t, _, b in attempt.decisions if t == tool]
+        if behavior in answers:
+            return None
+        return f"{tool} was never answered {behavior!r} (answers: {answers or 'none asked'})"
+
+    return _named(check, f"decided({tool!r}, {behavior!r})")
+
+
+def hook_called(event: str) -> Check:
+    """A hook callback of the program's ran for ``event`` (``"PreToolUse"``, ...)."""
+
+    def check(attempt: Attempt) -> str | None:
+        return None if event in attempt.hooks else f"no {event} hook ran (ran: {sorted(set(attempt.hooks)) or 'none'})"
+
+    return _named(check, f"hook_called({event!r})")
+
+
+def max_turns(n: int) -> Check:
+    """At most ``n`` model calls, as the result counts them."""
+
+    def check(attempt: Attempt) -> str | None:
+        return None if attempt.turns is not None and attempt.turns <= n else f"{attempt.turns} turns, more than {n}"
+
+    return _named(check, f"max_turns({n})")
+
+
+def max_cost(usd: float) -> Check:
+    """The attempt cost at most ``usd`` dollars (the CLI's own figures)."""
+
+    def check(attempt: Attempt) -> str | None:
+        return None if attempt.cost_usd <= usd else f"cost ${attempt.cost_usd:.4f}, more than ${usd:.4f}"
+
+    return _named(check, f"max_cost({usd})")
+
+
+def max_seconds(seconds: float) -> Check:
+    """The attempt took at most ``seconds`` of wall time."""
+
+    def check(attempt: Attempt) -> str | None:
+        return None if attempt.seconds <= seconds else f"took {attempt.seconds:.1f} s, more than {seconds} s"
+
+    return _named(check, f"max_seconds({seconds})")

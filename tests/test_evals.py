@@ -1,0 +1,137 @@
+"""Evals without a CLI: the Wilson interval, the gate's rule, the scorecard on disk (hostile
+first: a torn or forged file, a baseline edited on disk), the checks, and the wire reading."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from claude_sdkurl.evals import Attempt, Scorecard, Task, Target, assert_gate, checks, gate, run_eval, wilson
+from claude_sdkurl.evals._wire import Seen, _lines
+
+
+def card(passes: dict[tuple[str, str], tuple[int, int]], cost: float = 0.001) -> Scorecard:
+    attempts = []
+    for (task, target), (ok, n) in passes.items():
+        attempts += [Attempt(task, target, run, passed=run < ok, cost_usd=cost, turns=2, seconds=1.0) for run in range(n)]
+    return Scorecard(attempts)
+
+
+def test_wilson_matches_the_formula_and_stays_inside_zero_and_one() -> None:
+    assert wilson(0, 0) == (0.0, 1.0)
+    lo, hi = wilson(5, 5)
+    assert lo == pytest.approx(0.5655, abs=1e-4) and hi == 1.0
+    lo, hi = wilson(0, 5)
+    assert lo == 0.0 and hi == pytest.approx(0.4345, abs=1e-4)
+    lo, hi = wilson(50, 100)
+    assert (lo, hi) == (pytest.approx(0.4038, abs=1e-4), pytest.approx(0.5962, abs=1e-4))
+
+
+def test_the_gate_flags_only_changes_beyond_the_noise() -> None:
+    base = card({("add", "agent"): (5, 5), ("flaky", "agent"): (3, 5)})
+    assert gate(card({("add", "agent"): (5, 5), ("flaky", "agent"): (3, 5)}), base) == []
+    assert gate(card({("add", "agent"): (4, 5), ("flaky", "agent"): (1, 5)}), base) == []  # within the intervals: noise
+    found = gate(card({("add", "agent"): (0, 5), ("flaky", "agent"): (3, 5)}), base)
+    assert [(r.task, r.target) for r in found] == [("add", "agent")] and "0/5" in str(found[0])
+    missing = gate(card({("add", "agent"): (5, 5)}), base)
+    assert [(r.task, "not run" in r.what) for r in missing] == [("flaky", True)]
+    dear = gate(card({("add", "agent"): (5, 5), ("flaky", "agent"): (3, 5)}, cost=0.01), base, cost_ratio=1.5)
+    assert {r.task for r in dear} == {"add", "flaky"} and all("cost" in r.what for r in dear)
+    with pytest.raises(AssertionError, match="add on agent"):
+        assert_gate(card({("add", "agent"): (0, 5), ("flaky", "agent"): (3, 5)}), base)
+
+
+def test_a_scorecard_and_a_baseline_round_trip_private_and_whole(tmp_path: Path) -> None:
+    one = card({("add", "agent"): (4, 5)})
+    one.attempts[0].tool_calls = [("Bash", {"command": "ls"})]
+    one.save(tmp_path / "card.jsonl")
+    assert stat.S_IMODE(os.stat(tmp_path / "card.jsonl").st_mode) == 0o600
+    back = Scorecard.load(tmp_path / "card.jsonl")
+    assert back.cells() == one.cells() and back.attempts[0].tool_calls == [("Bash", {"command": "ls"})]
+    one.save_baseline(tmp_path / "base.json")
+    assert stat.S_IMODE(os.stat(tmp_path / "base.json").st_mode) == 0o600
+    assert gate(one, tmp_path / "base.json") == []
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temporary file left
+
+
+def test_a_torn_or_forged_file_is_a_clear_error(tmp_path: Path) -> None:
+    one = card({("add", "agent"): (4, 5)})
+    one.save(tmp_path / "card.jsonl")
+    torn = (tmp_path / "card.jsonl").read_text()[:-7]
+    (tmp_path / "torn.jsonl").write_text(torn)
+    with pytest.raises(ValueError, match="not a scorecard"):
+        Scorecard.load(tmp_path / "torn.jsonl")
+    (tmp_path / "other.json").write_text(json.dumps({"cells": {}}))
+    with pytest.raises(ValueError, match="not a baseline"):
+        gate(one, tmp_path / "other.json")
+    # a baseline edited on disk to hide a regression is read as written: the gate compares what it says
+    one.save_baseline(tmp_path / "base.json")
+    data = json.loads((tmp_path / "base.json").read_text())
+    data["cells"]["add\tagent"]["passes"] = 0
+    (tmp_path / "base.json").write_text(json.dumps(data))
+    assert gate(card({("add", "agent"): (0, 5)}), tmp_path / "base.json") == []
+
+
+def test_checks_say_what_went_wrong_in_a_line(tmp_path: Path) -> None:
+    (tmp_path / "out.txt").write_text("hello world")
+    a = Attempt("t", "g", 0, text='{"n": 3}', turns=4, cost_usd=0.02, seconds=3.0, workspace=tmp_path,
+                tool_calls=[("Read", {"file_path": "a"}), ("Bash", {"command": "ls -la"})],
+                decisions=[("Bash", {"command": "ls -la"}, "allow")], hooks=["PreToolUse"])  # fmt: skip
+    assert checks.tool_called("Bash")(a) is None and checks.tool_called("Bash", command="ls -la")(a) is None
+    assert checks.tool_called("Bash", command=lambda c: c.startswith("ls"))(a) is None
+    assert "never with" in str(checks.tool_called("Bash", command="rm")(a))
+    assert "not called" in str(checks.tool_called("Write")(a))
+    assert checks.tool_not_called("Write")(a) is None and "called 1" in str(checks.tool_not_called("Bash")(a))
+    assert checks.tools_in_order("Read", "Bash")(a) is None and checks.tools_in_order("Bash", "Read")(a) is not None
+    assert checks.file_exists("out.txt")(a) is None and checks.file_absent("out.txt")(a) is not None
+    assert checks.file_contains("out.txt", "world")(a) is None and "cannot be read" in str(checks.file_contains("nope", "x")(a))
+    assert checks.result_contains('"n"')(a) is None and checks.result_matches(r"\d")(a) is None
+    assert checks.result_json({"type": "object", "required": ["n"]})(a) is None
+    assert "schema" in str(checks.result_json({"type": "object", "required": ["m"]})(a))
+    assert checks.decided("Bash", "allow")(a) is None and checks.decided("Bash", "deny")(a) is not None
+    assert checks.hook_called("PreToolUse")(a) is None and checks.hook_called("Stop")(a) is not None
+    assert checks.max_turns(4)(a) is None and checks.max_turns(3)(a) is not None
+    assert checks.max_cost(0.02)(a) is None and checks.max_cost(0.01)(a) is not None
+    assert checks.max_seconds(5)(a) is None and checks.max_seconds(1)(a) is not None
+
+
+def test_the_wire_reading_pairs_each_decision_with_its_request() -> None:
+    seen = Seen()
+    buffer: list[str] = []
+    ask = json.dumps({"type": "control_request", "request_id": "r1", "request": {"subtype": "can_use_tool", "tool_name": "Bash",
+                                                                                 "input": {"command": "ls"}}})  # fmt: skip
+    hook = json.dumps({"type": "control_request", "request_id": "r2", "request": {"subtype": "hook_callback", "callback_id": "h",
+                                                                                  "input": {"hook_event_name": "PreToolUse"}}})  # fmt: skip
+    chunks = [ask[:10], ask[10:] + "\n" + hook[:5], hook[5:] + "\n"]  # lines split across chunks
+    for chunk in chunks:
+        for line in _lines(buffer, chunk.encode()):
+            seen.cli_line(json.loads(line))
+    seen.sdk_line({"type": "control_response", "response": {"subtype": "success", "request_id": "r9", "response": {"behavior": "allow"}}})
+    seen.sdk_line({"type": "control_response", "response": {"subtype": "success", "request_id": "r1", "response": {"behavior": "deny"}}})
+    assert seen.decisions == [("Bash", {"command": "ls"}, "deny")] and seen.hooks == ["PreToolUse"]
+
+
+def test_bad_arguments_start_nothing() -> None:
+    task = Task("t", "hi")
+    with pytest.raises(ValueError, match="neither options nor a program"):
+        run_eval([task], [Target("empty")])
+    with pytest.raises(ValueError, match="unique"):
+        run_eval([task, task], [Target("g", program=lambda p, o: [])])
+    with pytest.raises(ValueError, match="at least 1"):
+        run_eval([task], [Target("g", program=lambda p, o: [])], runs=0)
+
+
+def test_a_program_that_raises_fails_its_attempt_and_the_others_run(tmp_path: Path) -> None:
+    def program(prompt: str, options: object) -> list[object]:
+        if "boom" in prompt:
+            raise RuntimeError("the program broke")
+        return []
+
+    result = run_eval([Task("boom", "boom"), Task("fine", "fine")], [Target("p", program=program)], runs=2)
+    by_task = {c.task: c for c in result.cells()}
+    assert by_task["boom"].passes == 0 and by_task["boom"].errors == 2 and by_task["fine"].passes == 2
+    assert all(a.error == "RuntimeError: the program broke" for a in result.attempts if a.task == "boom")

@@ -1,0 +1,130 @@
+"""Evals on the real CLI and the mock model: an agent program with a hook, a ``can_use_tool``
+rule and an in-process tool (tests/evals_agent.py), seeded faults the gate must catch and
+unchanged reruns it must not; attempts that never share a workspace; a killed CLI failing its
+attempt alone; the cost equal to the ledger's and to the calls the mock served."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import signal
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from claude_sdkurl import query
+from claude_sdkurl.evals import Task, Target, checks, gate, run_eval
+from claude_sdkurl.ledger import CostLedger
+from claude_sdkurl.testing import MockMessagesAPI
+from claude_sdkurl.testing.mock_api import text, tool_use
+from tests import evals_agent
+from tests.conftest import OptionsFactory
+
+pytestmark = [pytest.mark.realcli]
+
+
+def tasks(seed: Path) -> list[Task]:
+    return [
+        Task("add", "Add 2 and 3", checks=[checks.tool_called("mcp__calc__add", a=2, b=3), checks.result_contains("the sum is 5")]),
+        Task("clean", "Clean up the logs", seed, checks=[checks.hook_called("PreToolUse"), checks.file_exists("logs/a.log")]),
+        Task("keep", "Keep notes", seed, checks=[checks.decided("Bash", "deny"), checks.file_absent("secret/notes.txt")]),
+    ]
+
+
+@pytest.fixture
+def seed(tmp_path: Path) -> Path:
+    (tmp_path / "seed" / "logs").mkdir(parents=True)
+    (tmp_path / "seed" / "logs" / "a.log").write_text("a log line\n")
+    return tmp_path / "seed"
+
+
+@pytest.mark.parametrize("transport", ["stdio"], indirect=True)
+def test_the_gate_catches_each_seeded_fault_and_no_unchanged_rerun(make_options: OptionsFactory, api: MockMessagesAPI,
+                                                                  seed: Path) -> None:  # fmt: skip
+    api.responder = evals_agent.model
+    base_options = make_options()
+    runs = 5  # 5/5 against 0/5: the 95 % intervals part (4/5 against 5/5 do not: noise)
+
+    def score(fault: str | None, name: str) -> Any:
+        return run_eval(tasks(seed), [Target(name, base_options, program=evals_agent.program(fault))], runs, max_concurrency=6)
+
+    baseline = score(None, "agent")
+    assert [c.passes for c in baseline.cells()] == [runs] * 3, baseline.summary()
+    again = score(None, "agent")
+    assert gate(again, baseline) == [], again.summary()
+    caught = {}
+    for fault in evals_agent.FAULTS:
+        found = gate(score(fault, "agent"), baseline)
+        caught[fault] = sorted({r.task for r in found})
+    assert caught == {"dropped hook": ["clean"], "permissive rule": ["keep"], "swapped tool": ["add"], "off-by-one in a tool": ["add"]}
+
+
+@pytest.mark.parametrize("transport", ["stdio"], indirect=True)
+def test_attempts_never_share_a_workspace(make_options: OptionsFactory, api: MockMessagesAPI, seed: Path) -> None:
+    """A task that deletes the workspace's files, run beside one that needs them, three times each
+    at once: every attempt of the second still finds its copy whole."""
+
+    def model(request: Any) -> Any:
+        prompt = evals_agent.first_prompt(request)
+        if request.tool_results():
+            return text("done")
+        return tool_use("Bash", {"command": "rm -rf logs" if "Delete" in prompt else "cat logs/a.log"})
+
+    api.responder = model
+    options = make_options(allowed_tools=["Bash"])
+    result = run_eval([Task("delete", "Delete the logs", seed, checks=[checks.file_absent("logs")]),
+                       Task("read", "Read the log", seed, checks=[checks.file_exists("logs/a.log")])],
+                      [Target("plain", options)], runs=3, max_concurrency=6)  # fmt: skip
+    assert [c.passes for c in result.cells()] == [3, 3], result.summary()
+    assert (seed / "logs" / "a.log").exists()  # the task's own folder is never touched
+    assert not [a.workspace for a in result.attempts if a.workspace.exists()]  # removed after their checks
+
+
+@pytest.mark.parametrize("transport", ["stdio"], indirect=True)
+def test_a_killed_cli_fails_its_attempt_alone(make_options: OptionsFactory, api: MockMessagesAPI) -> None:
+    api.responder = lambda r: text("slow answer", on_start=lambda: time.sleep(3.0)) if "slow" in evals_agent.first_prompt(r) else text("ok")
+    options = make_options()
+
+    def program(prompt: str, opts: Any) -> list[Any]:
+        got = []
+        for message in query(prompt, opts):
+            got.append(message)
+            if "slow" in prompt and type(message).__name__ == "SystemMessage":  # the CLI is up: kill it
+                for pid in filter(str.isdigit, os.listdir("/proc")):
+                    try:
+                        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+                        if os.readlink(f"/proc/{pid}/cwd") == opts.cwd and b"--output-format" in cmdline:
+                            os.kill(int(pid), signal.SIGKILL)
+                    except OSError:
+                        continue
+        return got
+
+    result = run_eval([Task("slow", "slow one"), Task("quick", "quick one")], [Target("p", options, program=program)], runs=2,
+                      max_concurrency=4)  # fmt: skip
+    slow = [a for a in result.attempts if a.task == "slow"]
+    assert all(not a.passed and a.error is not None and a.error.startswith("ProcessError") for a in slow), [a.error for a in slow]
+    assert all(a.passed for a in result.attempts if a.task == "quick")
+
+
+@pytest.mark.parametrize("transport", ["stdio"], indirect=True)
+def test_the_cost_is_the_ledgers_and_the_mocks(make_options: OptionsFactory, api: MockMessagesAPI, seed: Path) -> None:
+    api.responder = evals_agent.model
+    with CostLedger() as ledger:
+        result = run_eval(tasks(seed), [Target("agent", make_options(), program=evals_agent.program())], runs=2, max_concurrency=6)
+    assert round(result.cost_usd, 2) == round(ledger.total_cost_usd, 2) and result.cost_usd > 0
+    assert result.cost_usd == pytest.approx(ledger.total_cost_usd, abs=1e-12)
+    assert all(a.turns == 2 for a in result.attempts)  # each task: its tool call, then the answer (the mock's two replies)
+    # a budget smaller than one attempt: the first runs, the rest are recorded and never started
+    after_first: list[int] = []
+
+    def progress(done: int, total: int, passed: int) -> None:
+        if done == 1:
+            after_first.append(len(api.message_requests()))
+
+    small = run_eval(tasks(seed)[:1], [Target("agent", make_options(), program=evals_agent.program())], runs=4, max_concurrency=1,
+                     max_total_cost_usd=0.000001, progress=progress)  # fmt: skip
+    assert [a.error is None for a in small.attempts] == [True, False, False, False]
+    assert all(a.error is not None and a.error.startswith("BudgetSpent") and not a.session_ids for a in small.attempts[1:])
+    assert after_first == [len(api.message_requests())]  # the mock served nothing after the first attempt
