@@ -135,3 +135,25 @@ def test_a_program_that_raises_fails_its_attempt_and_the_others_run(tmp_path: Pa
     by_task = {c.task: c for c in result.cells()}
     assert by_task["boom"].passes == 0 and by_task["boom"].errors == 2 and by_task["fine"].passes == 2
     assert all(a.error == "RuntimeError: the program broke" for a in result.attempts if a.task == "boom")
+
+
+def test_the_command_line_writes_a_baseline_then_gates(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``python -m claude_sdkurl.evals SUITE.py``: no baseline is exit 2, ``--update-baseline``
+    writes one, an unchanged suite passes the gate, a broken one fails it naming the task."""
+    from claude_sdkurl.evals.__main__ import main
+
+    suite = tmp_path / "suite.py"
+    body = ("from claude_sdkurl.evals import Task, Target, checks\n"
+            "BROKEN = {broken}\n"
+            "def program(prompt, options):\n    return []\n"
+            "def said(attempt):\n    return 'broken' if BROKEN else None\n"
+            "TASKS = [Task('one', 'hi', checks=[said])]\nTARGETS = [Target('p', program=program)]\nRUNS = 5\n")  # fmt: skip
+    suite.write_text(body.format(broken=False))
+    base = str(tmp_path / "base.json")
+    assert main([str(suite), "--baseline", base]) == 2
+    assert main([str(suite), "--baseline", base, "--update-baseline"]) == 0 and Path(base).exists()
+    assert main([str(suite), "--baseline", base]) == 0
+    suite.write_text(body.format(broken=True))
+    assert main([str(suite), "--baseline", base]) == 1
+    out = capsys.readouterr().out
+    assert "REGRESSION one on p: passed 0/5, was 5/5" in out and out.rstrip().endswith("gate: failed")
