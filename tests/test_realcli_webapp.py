@@ -235,7 +235,11 @@ def test_four_worker_processes_share_every_conversation(cli_paths: dict[str, Pat
     for request in api.message_requests():  # each conversation whole, in order, and only its own
         said = user_texts(request)
         user = said[-1].split()[0]
-        assert said == [f"{user} question {n}" for n in range(int(said[-1].split()[-1]) + 1)], said
+        # (seen twice under a loaded whole run, never alone: a request with a later question only;
+        # what the request was, for the next look: its model, tools, messages, system prompt's head)
+        shape = (request.body.get("model"), "tools" in request.body, len(request.body.get("messages", [])),
+                 str(request.body.get("system"))[-300:])  # fmt: skip
+        assert said == [f"{user} question {n}" for n in range(int(said[-1].split()[-1]) + 1)], (said, shape)
     assert len(api.message_requests()) == 150  # no turn lost, none twice
     assert seen["most"] == 1 and seen["samples"] > 20, seen
     assert len({done["worker"] for _, _, done in results.values() if done}) >= 2  # the requests did spread over the workers

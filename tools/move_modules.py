@@ -32,6 +32,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = "claude_sdkurl"
 
+# The engine's move (issue 49), already made: set the next move here before running it again.
 MOVES = {  # old dotted name (under the package) -> new
     "_session": "_engine.session",
     "_protocol": "_engine.protocol",
