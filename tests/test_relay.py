@@ -549,3 +549,24 @@ def test_the_pages_operations_answer_with_what_was_done_or_why_not(served: relay
         assert "has ended" in ask({"op": "interrupt", "session": key})["error"]
         assert "no session" in ask({"op": "interrupt", "session": "s999"})["error"]
     assert [json.loads(line)["message"]["content"] for line in inner.sent] == ["more"]
+
+
+def test_the_standalone_relay_exits_on_sigterm_even_when_its_close_hangs() -> None:
+    """``python -m claude_sdkurl.relay`` told to stop stops: a close that does not end (its bounded
+    joins added up past 30 s once under load) is left behind after a few seconds, and the process
+    exits (it outlived the test's 30 s wait and was killed). Fails without the bound (60 s)."""
+    import subprocess
+    import sys
+
+    from tests.servers import free_port
+
+    code = ("import os, signal, threading, time\n"
+            "from claude_sdkurl.relay import _standalone, __main__ as m\n"
+            "_standalone.StandaloneRelay.close = lambda self: time.sleep(60)\n"
+            "threading.Timer(1.0, lambda: os.kill(os.getpid(), signal.SIGTERM)).start()\n"
+            f"raise SystemExit(m.main(['--port', '{free_port()}', '--token', 'x' * 32]))\n")  # fmt: skip
+    started = time.monotonic()
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0, done.stderr
+    assert "not closed within 5 s; exiting anyway" in done.stderr
+    assert time.monotonic() - started < 20
