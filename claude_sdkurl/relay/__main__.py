@@ -37,7 +37,11 @@ def main(argv: list[str] | None = None) -> int:
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     try:
-        stop.wait()
+        # In short waits: a signal the kernel delivers to another of the relay's threads runs its
+        # Python handler only when the main thread next runs bytecode, which a wait without a
+        # timeout never lets it do (SIGTERM went unheard, now and then, until the process was killed).
+        while not stop.wait(0.25):
+            pass
     except KeyboardInterrupt:
         pass
     # A process told to stop stops: the relay's close joins its threads one after another, each
