@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from claude_sdkurl.evals import Attempt, Scorecard, Task, Target, assert_gate, checks, gate, run_eval, wilson
-from claude_sdkurl.evals._wire import Seen, _lines
+from claude_sdkurl._engine.transport.taps import whole_lines
+from claude_sdkurl.evals._wire import Seen
 
 
 def card(passes: dict[tuple[str, str], tuple[int, int]], cost: float = 0.001) -> Scorecard:
@@ -101,14 +102,15 @@ def test_checks_say_what_went_wrong_in_a_line(tmp_path: Path) -> None:
 
 def test_the_wire_reading_pairs_each_decision_with_its_request() -> None:
     seen = Seen()
-    buffer: list[str] = []
+    partial = ""
     ask = json.dumps({"type": "control_request", "request_id": "r1", "request": {"subtype": "can_use_tool", "tool_name": "Bash",
                                                                                  "input": {"command": "ls"}}})  # fmt: skip
     hook = json.dumps({"type": "control_request", "request_id": "r2", "request": {"subtype": "hook_callback", "callback_id": "h",
                                                                                   "input": {"hook_event_name": "PreToolUse"}}})  # fmt: skip
     chunks = [ask[:10], ask[10:] + "\n" + hook[:5], hook[5:] + "\n"]  # lines split across chunks
     for chunk in chunks:
-        for line in _lines(buffer, chunk.encode()):
+        lines, partial = whole_lines(partial, chunk.encode(), "stdio")
+        for line in lines:
             seen.cli_line(json.loads(line))
     seen.sdk_line({"type": "control_response", "response": {"subtype": "success", "request_id": "r9", "response": {"behavior": "allow"}}})
     seen.sdk_line({"type": "control_response", "response": {"subtype": "success", "request_id": "r1", "response": {"behavior": "deny"}}})
@@ -157,3 +159,14 @@ def test_the_command_line_writes_a_baseline_then_gates(tmp_path: Path, capsys: p
     assert main([str(suite), "--baseline", base]) == 1
     out = capsys.readouterr().out
     assert "REGRESSION one on p: passed 0/5, was 5/5" in out and out.rstrip().endswith("gate: failed")
+
+
+def test_a_websocket_message_is_a_whole_line_without_its_newline() -> None:
+    """The CLI's WebSocket messages carry no newline: each is a line of its own (read as stdio,
+    two of them ran together into one unreadable line, and evals saw no decision)."""
+    lines, partial = whole_lines("", b'{"a": 1}', "websocket")
+    assert (lines, partial) == (['{"a": 1}'], "")
+    lines, partial = whole_lines("", b'{"a": 1}', "stdio")
+    assert (lines, partial) == ([], '{"a": 1}')
+    lines, partial = whole_lines(partial, '{"b": 2}\n{"c"', "stdio")
+    assert (lines, partial) == (['{"a": 1}{"b": 2}'], '{"c"')

@@ -128,3 +128,13 @@ def test_the_cost_is_the_ledgers_and_the_mocks(make_options: OptionsFactory, api
     assert [a.error is None for a in small.attempts] == [True, False, False, False]
     assert all(a.error is not None and a.error.startswith("BudgetSpent") and not a.session_ids for a in small.attempts[1:])
     assert after_first == [len(api.message_requests())]  # the mock served nothing after the first attempt
+
+
+@pytest.mark.parametrize("transport", ["websocket"], indirect=True)
+def test_decisions_and_hooks_are_read_off_a_websocket_session_too(make_options: OptionsFactory, api: MockMessagesAPI,
+                                                                   seed: Path) -> None:  # fmt: skip
+    """CLI 2.1.120 over WebSocket: its messages carry no newline; each is read as a line (read as
+    stdio, they ran together and no decision or hook call was seen)."""
+    api.responder = evals_agent.model
+    result = run_eval(tasks(seed), [Target("agent", make_options(), program=evals_agent.program())], runs=1, max_concurrency=3)
+    assert [c.passes for c in result.cells()] == [1, 1, 1], result.summary()

@@ -49,17 +49,6 @@ class Seen:
             self.decisions.append((asked[0], asked[1], str(behavior)))
 
 
-def _lines(buffer: list[str], chunk: bytes | str) -> list[str]:
-    text = chunk.decode("utf-8", "replace") if isinstance(chunk, bytes) else chunk
-    buffer.append(text)
-    if "\n" not in text:
-        return []
-    whole = "".join(buffer)
-    *done, rest = whole.split("\n")
-    buffer[:] = [rest] if rest else []
-    return done
-
-
 def _parsed(line: str) -> dict[str, Any] | None:
     try:
         msg = json.loads(line)
@@ -75,11 +64,12 @@ class _Watched(Transport):
         self.can_end_input = inner.can_end_input
 
     def start(self, callbacks: TransportCallbacks) -> None:
-        buffer: list[str] = []
+        partial = [""]  # what the last chunk left unfinished (the reader thread's alone)
 
         def on_data(chunk: bytes | str) -> None:
             try:
-                for line in _lines(buffer, chunk):
+                lines, partial[0] = taps.whole_lines(partial[0], chunk, self.name)
+                for line in lines:
                     msg = _parsed(line)
                     if msg is not None:
                         self.seen.cli_line(msg)

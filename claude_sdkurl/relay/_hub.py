@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._engine.transport._wsserver import frame_text
+from .._engine.transport.taps import whole_lines
 from ..tapes._scrub import _SECRETS
 
 logger = logging.getLogger("claude_sdkurl.relay")
@@ -371,11 +372,9 @@ class Hub:
         kind = item[0]
         if kind == "data":
             _, session, direction, chunk = item
-            text = chunk.decode("utf-8", errors="replace") if isinstance(chunk, bytes) else chunk
-            if session.transport == "websocket" and direction == "cli" and not text.endswith("\n"):
-                text += "\n"  # a WebSocket message is a whole line
-            text = session.partial[direction] + text
-            *lines, session.partial[direction] = text.split("\n")
+            # (what the SDK writes is always whole lines: only the CLI's WebSocket messages lack one)
+            lines, session.partial[direction] = whole_lines(session.partial[direction], chunk,
+                                                            session.transport if direction == "cli" else "")  # fmt: skip
             for line in lines:
                 if line.strip():
                     self._line(session, direction, line)

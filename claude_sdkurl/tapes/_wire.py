@@ -34,6 +34,7 @@ from typing import Any
 
 from .. import _errors
 from .._engine.transport import Transport, TransportCallbacks
+from .._engine.transport.taps import whole_lines
 from .._version import OFFICIAL_SDK_VERSION, __version__
 from ._format import Entry, Tape, now_iso, save
 from ._scrub import Scrubber
@@ -146,12 +147,8 @@ class RecordingTransport(Transport):
                 self._entries.append(entry)
 
     def _read(self, chunk: bytes | str) -> None:
-        text = chunk.decode("utf-8", errors="replace") if isinstance(chunk, bytes) else chunk
-        if self.name == "websocket" and not text.endswith("\n"):
-            text += "\n"  # a WebSocket frame is whole
         with self._lock:
-            self._partial += text
-            *lines, self._partial = self._partial.split("\n")
+            lines, self._partial = whole_lines(self._partial, chunk, self.name)
         for line in lines:
             if not line.strip():
                 continue

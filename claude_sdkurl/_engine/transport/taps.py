@@ -59,3 +59,14 @@ def wrapped(transport: Transport, plan: Any) -> Transport:
     for tap in taps:
         transport = tap.wrap(transport, plan)
     return transport
+
+
+def whole_lines(partial: str, chunk: bytes | str, transport: str) -> tuple[list[str], str]:
+    """For a tap that reads what a session's CLI writes: the lines ``chunk`` completes after
+    ``partial`` (what the last chunk left unfinished), and what it leaves unfinished. A chunk of
+    the ``"websocket"`` transport is one whole message, a line whether or not it ends with one."""
+    text = chunk.decode("utf-8", errors="replace") if isinstance(chunk, bytes) else chunk
+    if transport == "websocket" and not text.endswith("\n"):
+        text += "\n"
+    *lines, rest = (partial + text).split("\n")
+    return lines, rest
