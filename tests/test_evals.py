@@ -46,6 +46,80 @@ def test_the_gate_flags_only_changes_beyond_the_noise() -> None:
         assert_gate(card({("add", "agent"): (0, 5), ("flaky", "agent"): (3, 5)}), base)
 
 
+def test_a_baseline_edited_or_forged_cell_by_cell_is_refused(tmp_path: Path) -> None:
+    """Cells with more passes than runs, no runs, a negative or non-number noise: refused naming
+    the cell, before any comparison (read as written, a noise of 5 would hide every drop)."""
+    card({("add", "agent"): (5, 5)}).save_baseline(tmp_path / "base.json", noise=card({("add", "agent"): (5, 5)}))
+    good = json.loads((tmp_path / "base.json").read_text())
+    assert good["cells"]["add\tagent"] == {"passes": 10, "n": 10, "cost_usd": 0.01, "noise": {"rate": 0.0, "cost": 0.0}}
+    for forged in [{"passes": 6, "n": 5}, {"passes": 0, "n": 0}, {"passes": True, "n": 5}, {"passes": 5, "n": 5, "cost_usd": -1},
+                   {"passes": 5, "n": 5, "noise": {"rate": 5, "cost": 0}}, {"passes": 5, "n": 5, "noise": {"rate": -0.1, "cost": 0}},
+                   {"passes": 5, "n": 5, "noise": {"rate": "x", "cost": 0}}, {"passes": 5, "n": 5, "noise": {"rate": float("nan"), "cost": 0}},
+                   "5/5"]:  # fmt: skip
+        (tmp_path / "forged.json").write_text(json.dumps({"baseline": 1, "cells": {"add\tagent": forged}}))
+        with pytest.raises(ValueError, match="is not one"):
+            gate(card({("add", "agent"): (0, 5)}), tmp_path / "forged.json")
+
+
+def test_the_noise_is_two_unchanged_runs_apart_and_the_gate_allows_for_it(tmp_path: Path) -> None:
+    """Old against old, as claude-drift measures it: a cell whose two unchanged runs disagreed
+    wholly (20/20 and 0/20) is never flagged on its rate, though the intervals alone would flag
+    0/20 against the pooled 20/40; a steady cell is flagged as before."""
+    first = card({("steady", "g"): (20, 20), ("wild", "g"): (20, 20)})
+    second = card({("steady", "g"): (20, 20), ("wild", "g"): (0, 20)})
+    assert first.noise(second) == {("steady", "g"): (0.0, 0.0), ("wild", "g"): (1.0, 0.0)}
+    first.save_baseline(tmp_path / "base.json", noise=second)
+    now = card({("steady", "g"): (0, 20), ("wild", "g"): (0, 20)})
+    assert [r.task for r in gate(now, tmp_path / "base.json")] == ["steady"]
+    without_noise = card({("steady", "g"): (40, 40), ("wild", "g"): (20, 40)})  # the same attempts, no noise measured
+    assert [r.task for r in gate(now, without_noise)] == ["steady", "wild"]
+
+
+def test_the_cost_gate_follows_the_measured_noise(tmp_path: Path) -> None:
+    """Cost per run: flagged past twice the old-vs-old difference (and at least 10 %), only when
+    the baseline measured it; ``cost_ratio`` says it outright."""
+    card({("t", "g"): (5, 5)}, cost=0.0010).save_baseline(tmp_path / "base.json", noise=card({("t", "g"): (5, 5)}, cost=0.0012))
+    # per run: 0.0011 pooled, noise 0.2/1.1 = 18 %: the threshold is x1.36
+    assert gate(card({("t", "g"): (5, 5)}, cost=0.0014), tmp_path / "base.json") == []
+    dear = gate(card({("t", "g"): (5, 5)}, cost=0.0016), tmp_path / "base.json")
+    assert len(dear) == 1 and "cost $0.0016 a run, was $0.0011 (more than x1.36)" in dear[0].what
+    card({("t", "g"): (5, 5)}).save_baseline(tmp_path / "flat.json", noise=card({("t", "g"): (5, 5)}))
+    assert gate(card({("t", "g"): (5, 5)}, cost=0.00109), tmp_path / "flat.json") == []  # within the 10 % floor
+    assert len(gate(card({("t", "g"): (5, 5)}, cost=0.00111), tmp_path / "flat.json")) == 1
+    card({("t", "g"): (5, 5)}).save_baseline(tmp_path / "once.json")  # no noise measured: cost only with cost_ratio
+    assert gate(card({("t", "g"): (5, 5)}, cost=0.01), tmp_path / "once.json") == []
+    assert len(gate(card({("t", "g"): (5, 5)}, cost=0.01), tmp_path / "once.json", cost_ratio=2.0)) == 1
+
+
+def test_twenty_unchanged_reruns_of_a_noisy_target_pass_and_twenty_faults_fail() -> None:
+    """A target whose tasks pass 85 % of the time, by chance (seeded): the baseline from two runs
+    of 10, then 20 unchanged reruns (none flagged) and 20 faults each breaking one task (at least
+    19 flagged, each naming its task: a task whose two baseline runs fell far apart is let through,
+    which is the noise doing its job)."""
+    import random
+
+    rng = random.Random(46)
+    tasks = [f"task{i}" for i in range(10)]
+    RUNS = 10  # at 5 runs a cell, a target this noisy hides 8 of 20 faults in its noise: it needs more runs
+
+    def run(broken: str | None = None) -> Scorecard:
+        attempts = [Attempt(t, "agent", r, passed=t != broken and rng.random() < 0.85, cost_usd=0.001) for r in range(RUNS) for t in tasks]
+        return Scorecard(attempts)
+
+    first = run()
+    first_again = run()
+    baseline = Scorecard(first.attempts)
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "base.json"
+        baseline.save_baseline(path, noise=first_again)
+        false_alarms = [r for _ in range(20) for r in gate(run(), path)]
+        caught = [sorted({r.task for r in gate(run(tasks[i % 10]), path)}) for i in range(20)]
+    assert false_alarms == []
+    assert sum(c == [tasks[i % 10]] for i, c in enumerate(caught)) >= 19 and all(c in ([], [tasks[i % 10]]) for i, c in enumerate(caught))
+
+
 def test_a_scorecard_and_a_baseline_round_trip_private_and_whole(tmp_path: Path) -> None:
     one = card({("add", "agent"): (4, 5)})
     one.attempts[0].tool_calls = [("Bash", {"command": "ls"})]
@@ -158,7 +232,7 @@ def test_the_command_line_writes_a_baseline_then_gates(tmp_path: Path, capsys: p
     suite.write_text(body.format(broken=True))
     assert main([str(suite), "--baseline", base]) == 1
     out = capsys.readouterr().out
-    assert "REGRESSION one on p: passed 0/5, was 5/5" in out and out.rstrip().endswith("gate: failed")
+    assert "REGRESSION one on p: passed 0/5, was 10/10" in out and "(two runs; they agreed)" in out and out.rstrip().endswith("gate: failed")
 
 
 def test_a_websocket_message_is_a_whole_line_without_its_newline() -> None:

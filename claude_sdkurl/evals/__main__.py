@@ -1,6 +1,7 @@
 """``python -m claude_sdkurl.evals SUITE.py``: run a suite, print its scorecard, and gate it
 against a baseline (exit 1 on a regression beyond the noise); ``--update-baseline`` writes the
-baseline instead. ``SUITE.py`` defines ``TASKS`` and ``TARGETS`` (and may define ``RUNS``)."""
+baseline instead, from two runs of the suite (the second, unchanged, measures the noise the gate
+allows for). ``SUITE.py`` defines ``TASKS`` and ``TARGETS`` (and may define ``RUNS``)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import runpy
 import sys
 from pathlib import Path
 
-from . import gate, run_eval
+from . import Scorecard, gate, run_eval
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -27,13 +28,19 @@ def main(argv: list[str] | None = None) -> int:
     if "TASKS" not in suite or "TARGETS" not in suite:
         parser.error(f"{args.suite} defines no TASKS and TARGETS")
     runs = args.runs or int(suite.get("RUNS", 3))
-    card = run_eval(suite["TASKS"], suite["TARGETS"], runs, max_concurrency=args.concurrency, max_total_cost_usd=args.budget,
-                    progress=sys.stderr.isatty(), out=args.out)  # fmt: skip
+
+    def once() -> Scorecard:
+        return run_eval(suite["TASKS"], suite["TARGETS"], runs, max_concurrency=args.concurrency, max_total_cost_usd=args.budget,
+                        progress=sys.stderr.isatty(), out=args.out)  # fmt: skip
+
+    card = once()
     print(card.summary())
     baseline = Path(args.baseline)
     if args.update_baseline:
-        card.save_baseline(baseline)
-        print(f"baseline written: {baseline}")
+        again = once()  # the same suite, unchanged: how far two runs fall apart is the noise
+        noisy = {k: v for k, v in card.noise(again).items() if v != (0.0, 0.0)}
+        card.save_baseline(baseline, noise=again)
+        print(f"baseline written: {baseline} (two runs; " + (f"{len(noisy)} cell(s) differed between them" if noisy else "they agreed") + ")")
         return 0
     if not baseline.exists():
         print(f"no baseline at {baseline}: run with --update-baseline first", file=sys.stderr)

@@ -111,10 +111,26 @@ class Scorecard:
             raise ValueError(f"{path}: not a scorecard saved by Scorecard.save ({e})") from None
         return cls(attempts, head.get("tasks"), head.get("targets"))
 
-    def save_baseline(self, path: str | Path) -> None:
-        """What :func:`gate` compares with: each cell's passes, runs and cost (0600, replaced whole)."""
-        cells = {f"{c.task}\t{c.target}": {"passes": c.passes, "n": c.n, "cost_usd": c.cost_usd} for c in self.cells()}
+    def save_baseline(self, path: str | Path, *, noise: Scorecard | None = None) -> None:
+        """What :func:`gate` compares with: each cell's passes, runs and cost (0600, replaced whole).
+
+        ``noise``: a second run of the same tasks and targets, unchanged (the way claude-drift
+        measures it: old against old). The baseline then holds both runs' attempts together and,
+        per cell, how far the two runs were apart: the pass rates' difference and the cost per
+        run's relative difference. :func:`gate` flags only a change larger than that."""
+        cells = _cells_of(self, noise)
         _write(Path(path), json.dumps({"baseline": 1, "cells": cells}, indent=1) + "\n")
+
+    def noise(self, other: Scorecard) -> dict[tuple[str, str], tuple[float, float]]:
+        """How far ``other`` (the same targets run again, unchanged) is from this one, per cell:
+        ``(pass rate difference, cost per run's relative difference)``."""
+        theirs = {(c.task, c.target): c for c in other.cells()}
+        out = {}
+        for c in self.cells():
+            o = theirs.get((c.task, c.target))
+            if o is not None:
+                out[(c.task, c.target)] = (abs(c.rate - o.rate), _relative(c.cost_usd / c.n, o.cost_usd / o.n))
+        return out
 
     # ------------------------------------------------------------------ shown
 
@@ -163,9 +179,43 @@ def _write(path: Path, text: str) -> None:
         raise
 
 
+def _relative(a: float, b: float) -> float:
+    mean = (a + b) / 2
+    return abs(a - b) / mean if mean > 0 else 0.0
+
+
+def _cells_of(card: Scorecard, again: Scorecard | None = None) -> dict[str, dict[str, Any]]:
+    cells: dict[str, dict[str, Any]] = {}
+    for c in card.cells():
+        cells[f"{c.task}\t{c.target}"] = {"passes": c.passes, "n": c.n, "cost_usd": c.cost_usd}
+    if again is not None:
+        apart = card.noise(again)
+        for c in again.cells():
+            cell = cells.get(f"{c.task}\t{c.target}")
+            if cell is None or (c.task, c.target) not in apart:
+                continue
+            rate, cost = apart[(c.task, c.target)]
+            cell.update(passes=cell["passes"] + c.passes, n=cell["n"] + c.n, cost_usd=round(cell["cost_usd"] + c.cost_usd, 10),
+                        noise={"rate": round(rate, 6), "cost": round(cost, 6)})  # fmt: skip
+    return cells
+
+
+def _number(value: Any, low: float, high: float) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and low <= value <= high
+
+
+def _valid(cell: Any) -> bool:
+    if not isinstance(cell, dict) or not _number(cell.get("n"), 1, math.inf) or not _number(cell.get("passes"), 0, cell["n"]):
+        return False
+    if not _number(cell.get("cost_usd", 0.0), 0, math.inf):
+        return False
+    noise = cell.get("noise")
+    return noise is None or (isinstance(noise, dict) and _number(noise.get("rate"), 0, 1) and _number(noise.get("cost"), 0, 2))
+
+
 def _baseline(baseline: str | Path | Scorecard) -> dict[str, dict[str, Any]]:
     if isinstance(baseline, Scorecard):
-        return {f"{c.task}\t{c.target}": {"passes": c.passes, "n": c.n, "cost_usd": c.cost_usd} for c in baseline.cells()}
+        return _cells_of(baseline)
     try:
         data = json.loads(Path(baseline).read_text())
     except ValueError:
@@ -173,38 +223,64 @@ def _baseline(baseline: str | Path | Scorecard) -> dict[str, dict[str, Any]]:
     cells = data.get("cells") if isinstance(data, dict) else None
     if not isinstance(data, dict) or data.get("baseline") != 1 or not isinstance(cells, dict):
         raise ValueError(f"{baseline}: not a baseline saved by Scorecard.save_baseline")
+    bad = next((k for k, v in cells.items() if "\t" not in str(k) or not _valid(v)), None)
+    if bad is not None:
+        raise ValueError(f"{baseline}: not a baseline saved by Scorecard.save_baseline (cell {str(bad)!r} is not one)")
     return {str(k): dict(v) for k, v in cells.items()}
 
 
-def gate(current: Scorecard, baseline: str | Path | Scorecard, *, cost_ratio: float | None = None) -> list[Regression]:
-    """What got worse than ``baseline`` beyond the noise: a cell whose pass rate's 95 % Wilson
-    interval lies wholly below the baseline's (two runs of the same target overlap: the noise), a
-    cell of the baseline not run now, and, with ``cost_ratio``, a cell whose cost per run rose
-    more than that ratio. An empty list: the change may go in."""
+def fewer_passes(now_passes: int, now_n: int, then_passes: int, then_n: int) -> float:
+    """How likely a pass count as low as ``now_passes`` of ``now_n`` is if now and then share one
+    pass rate: the one-sided p-value of Fisher's exact test (the hypergeometric tail), exact at
+    the handful of runs an eval has, where a normal approximation is not."""
+    total, passes = now_n + then_n, now_passes + then_passes
+    ways = math.comb(total, now_n)
+    return sum(math.comb(passes, k) * math.comb(total - passes, now_n - k) for k in range(0, now_passes + 1)) / ways
+
+
+COST_FLOOR = 0.10  # a cost per run within 10 % of the baseline's is never a regression by itself
+
+
+def gate(current: Scorecard, baseline: str | Path | Scorecard, *, cost_ratio: float | None = None,
+         alpha: float = 0.05) -> list[Regression]:  # fmt: skip
+    """What got worse than ``baseline`` beyond the noise. An empty list: the change may go in.
+
+    * Pass rate: a cell with fewer passes than chance allows (Fisher's exact test, one-sided,
+      below ``alpha`` shared among the cells compared: Bonferroni, so ten tasks do not make ten
+      chances of a false alarm) whose drop is also larger than the noise the baseline measured
+      (its two unchanged runs' difference, see :meth:`Scorecard.save_baseline`).
+    * A cell of the baseline not run now.
+    * Cost: with ``cost_ratio``, a cell whose cost per run rose more than that ratio; without it,
+      on a baseline that measured its noise, one whose cost per run rose more than twice that
+      noise and at least 10 %.
+    """
     found = []
     before = _baseline(baseline)
     now = {f"{c.task}\t{c.target}": c for c in current.cells()}
+    each = alpha / max(1, sum(key in now for key in before))
     for key, old in before.items():
         task, target = key.split("\t", 1)
         cell = now.get(key)
         if cell is None:
             found.append(Regression(task, target, "not run (it is in the baseline)"))
             continue
-        old_lo, _ = wilson(int(old["passes"]), int(old["n"]))
-        new_lo, new_hi = cell.interval
-        if new_hi < old_lo:
-            found.append(Regression(task, target, f"passed {cell.passes}/{cell.n}, was {old['passes']}/{old['n']} "
-                                                  f"(95 % intervals apart: now at most {new_hi:.0%}, was at least {old_lo:.0%})"))  # fmt: skip
-        if cost_ratio is not None and old["n"] and cell.n and old.get("cost_usd"):
-            per_old, per_new = float(old["cost_usd"]) / int(old["n"]), cell.cost_usd / cell.n
-            if per_new > per_old * cost_ratio:
-                found.append(Regression(task, target, f"cost ${per_new:.4f} a run, was ${per_old:.4f} (more than x{cost_ratio})"))
+        noise = old.get("noise") or {}
+        then_passes, then_n = int(old["passes"]), int(old["n"])
+        chance = fewer_passes(cell.passes, cell.n, then_passes, then_n)
+        if chance < each and then_passes / then_n - cell.rate > float(noise.get("rate", 0.0)):
+            found.append(Regression(task, target, f"passed {cell.passes}/{cell.n}, was {then_passes}/{then_n} "
+                                                  f"(by chance: p = {chance:.2g}, below {each:.2g})"))  # fmt: skip
+        ratio = cost_ratio if cost_ratio is not None else (1 + max(2 * float(noise["cost"]), COST_FLOOR) if "cost" in noise else None)
+        if ratio is not None and old.get("cost_usd") and cell.n:
+            per_old, per_new = float(old["cost_usd"]) / then_n, cell.cost_usd / cell.n
+            if per_new > per_old * ratio:
+                found.append(Regression(task, target, f"cost ${per_new:.4f} a run, was ${per_old:.4f} (more than x{ratio:.2f})"))
     return found
 
 
-def assert_gate(current: Scorecard, baseline: str | Path | Scorecard, *, cost_ratio: float | None = None) -> None:
+def assert_gate(current: Scorecard, baseline: str | Path | Scorecard, *, cost_ratio: float | None = None, alpha: float = 0.05) -> None:
     """:func:`gate` for a test: ``AssertionError`` listing every regression (a suite gated by one
     pytest test)."""
-    found = gate(current, baseline, cost_ratio=cost_ratio)
+    found = gate(current, baseline, cost_ratio=cost_ratio, alpha=alpha)
     if found:
         raise AssertionError("regressions beyond the noise:\n" + "\n".join(f"  {r}" for r in found) + "\n\n" + current.summary())
