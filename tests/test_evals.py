@@ -244,3 +244,24 @@ def test_a_websocket_message_is_a_whole_line_without_its_newline() -> None:
     assert (lines, partial) == ([], '{"a": 1}')
     lines, partial = whole_lines(partial, '{"b": 2}\n{"c"', "stdio")
     assert (lines, partial) == (['{"a": 1}{"b": 2}'], '{"c"')
+
+
+def test_a_fault_is_counted_per_run_and_added_to_the_users_headers() -> None:
+    """Two runs asking for 429 at once each get their own two; a header the user set stays; an
+    unknown fault is refused before anything runs."""
+    from claude_sdkurl.testing.faults import HEADER, FaultBook, fault_env
+
+    book = FaultBook()
+    a, b = {HEADER: "429 run-a"}, {HEADER.upper(): "429 run-b"}
+    played = [(p.name if (p := book.play(h)) else None) for h in (a, b, a, b, a, b)]
+    assert played == ["429", "429", "429", "429", None, None]
+    assert book.play({"x-other": "1"}) is None
+    env = fault_env("5xx", "r1", {"ANTHROPIC_CUSTOM_HEADERS": "x-team: blue"})
+    assert env == {"ANTHROPIC_CUSTOM_HEADERS": f"x-team: blue\n{HEADER}: 5xx r1"}
+    with pytest.raises(ValueError, match="unknown fault 'kil'"):
+        Task("t", "hi", fault="kil")
+    with pytest.raises(ValueError, match="unknown fault 'kill'"):
+        fault_env("kill")  # played on the wire, not by the mock
+    from claude_sdkurl.evals import variants
+
+    assert [(t.name, t.fault, t.prompt) for t in variants(Task("t", "hi"), "429", "kill")] == [("t [429]", "429", "hi"), ("t [kill]", "kill", "hi")]

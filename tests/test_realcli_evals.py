@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 
 from claude_sdkurl import query
-from claude_sdkurl.evals import Task, Target, checks, gate, run_eval
+from claude_sdkurl.evals import Task, Target, checks, gate, run_eval, variants
+from claude_sdkurl.evals._wire import INJECTED
 from claude_sdkurl.ledger import CostLedger
 from claude_sdkurl.testing import MockMessagesAPI
 from claude_sdkurl.testing.mock_api import text, tool_use
@@ -138,3 +139,28 @@ def test_decisions_and_hooks_are_read_off_a_websocket_session_too(make_options: 
     api.responder = evals_agent.model
     result = run_eval(tasks(seed), [Target("agent", make_options(), program=evals_agent.program())], runs=1, max_concurrency=3)
     assert [c.passes for c in result.cells()] == [1, 1, 1], result.summary()
+
+
+@pytest.mark.parametrize("transport", ["stdio"], indirect=True)
+def test_fault_variants_are_played_for_their_attempt_alone(make_options: OptionsFactory, api: MockMessagesAPI, seed: Path) -> None:
+    """One task and its five variants at once on one mock: rate limits and server errors the CLI
+    rides out, a slow stream, a CLI killed at its first answer, an in-process tool's error. Each
+    variant's requests carry its own fault (the plain task's never do)."""
+    api.responder = evals_agent.model
+    add = tasks(seed)[0]
+    suite = [add, *variants(add, "429", "5xx", "slow", "kill", "tool-error")]
+    result = run_eval(suite, [Target("agent", make_options(), program=evals_agent.program())], runs=1, max_concurrency=6)
+    by = {a.task: a for a in result.attempts}
+    assert [t for t, a in by.items() if a.passed] == ["add", "add [429]", "add [5xx]", "add [slow]"], result.summary()
+    assert by["add [kill]"].error is not None and by["add [kill]"].error.startswith("ProcessError"), by["add [kill]"].error
+    broken = by["add [tool-error]"]  # the model was told of the error (the CLI adds its own hint after it)
+    assert broken.error is None and len(broken.failures) == 1 and broken.failures[0].startswith(
+        f"result_contains('the sum is 5'): the answer does not hold 'the sum is 5': 'the sum is {INJECTED}"), broken.failures  # fmt: skip
+    asked: dict[str, list[str | None]] = {}
+    for request in api.message_requests():
+        fault = next((v.split()[0] for k, v in request.headers.items() if k.lower() == "x-claude-sdkurl-fault"), "none")
+        asked.setdefault(fault, []).append(request.played)
+    # the CLI asked again after each 429 and 5xx (kill and tool-error are played on the wire:
+    # their requests carry no fault, as the plain task's two do)
+    assert sorted(asked["429"], key=str) == ["429", "429", None, None] and sorted(asked["5xx"], key=str) == ["500", "529", None, None]
+    assert asked["slow"] == ["slow", "slow"] and asked["none"] == [None] * (2 + 1 + 2), asked

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from . import checks
 from ._attempt import Attempt
-from ._run import Target, Task, run_eval
+from ._run import FAULTS, Target, Task, run_eval, variants
 from ._scorecard import Cell, Regression, Scorecard, assert_gate, gate, wilson
 
-__all__ = ["Attempt", "Cell", "Regression", "Scorecard", "Target", "Task", "assert_gate", "checks", "gate", "run_eval", "wilson"]
+__all__ = ["FAULTS", "Attempt", "Cell", "Regression", "Scorecard", "Target", "Task", "assert_gate", "checks", "gate", "run_eval", "variants", "wilson"]

@@ -20,6 +20,8 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from ..types import AssistantMessage, ClaudeAgentOptions, Message, ResultMessage, TextBlock, ToolUseBlock
+from ..testing.faults import KINDS as MOCK_FAULTS
+from ..testing.faults import fault_env
 from ._attempt import Attempt
 from ._scorecard import Scorecard
 from ._wire import Seen, WireTap
@@ -28,15 +30,35 @@ from .checks import Check
 Program = Callable[[str, ClaudeAgentOptions], Iterable[Message]]
 
 
+FAULTS = ("429", "5xx", "slow", "kill", "tool-error")
+
+
 @dataclasses.dataclass(frozen=True)
 class Task:
     """A prompt, the folder the agent works in (copied fresh for each attempt; ``None``: an empty
-    one), and the checks an attempt must pass."""
+    one), and the checks an attempt must pass. ``fault``: what goes wrong in each attempt (one of
+    :data:`FAULTS`; see :func:`variants`)."""
 
     name: str
     prompt: str
     workspace: str | Path | None = None
     checks: Sequence[Check] = ()
+    fault: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.fault is not None and self.fault not in FAULTS:
+            raise ValueError(f"unknown fault {self.fault!r}: one of {', '.join(FAULTS)}")
+
+
+def variants(task: Task, *faults: str) -> list[Task]:
+    """The task again with each fault, named ``"<task> [<fault>]"``, same prompt, workspace and
+    checks: does the program still do its job when the model or the CLI misbehaves?
+
+    ``"429"``, ``"5xx"``, ``"slow"`` are played by the mock Messages API
+    (:mod:`claude_sdkurl.testing.faults`: the attempt's requests carry a header asking for them);
+    ``"kill"`` SIGKILLs the CLI when its first assistant message arrives; ``"tool-error"`` turns the
+    first in-process tool call's answer into an error (both on the session's wire)."""
+    return [dataclasses.replace(task, name=f"{task.name} [{fault}]", fault=fault) for fault in faults]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -98,12 +120,14 @@ def _attempt(task: Task, target: Target, run: int, tap: WireTap, budget: _Budget
         return attempt
     folder = Path(tempfile.mkdtemp(prefix="claude-sdkurl-eval-"))
     attempt.workspace = folder
-    seen: Seen = tap.watch(folder)
+    seen: Seen = tap.watch(folder, task.fault)
     started = time.monotonic()
     try:
         if task.workspace is not None:
             shutil.copytree(task.workspace, folder, dirs_exist_ok=True, symlinks=True)
         options = dataclasses.replace(target.options or ClaudeAgentOptions(), cwd=str(folder))
+        if task.fault in MOCK_FAULTS:
+            options = dataclasses.replace(options, env={**options.env, **fault_env(task.fault, folder.name, options.env)})
         if target.program is not None:
             source: Iterable[Message] = target.program(task.prompt, options)
         else:

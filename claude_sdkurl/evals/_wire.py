@@ -1,5 +1,5 @@
 """What an attempt's sessions said on the wire: each ``can_use_tool`` request and the answer it got,
-each hook call. Read through a tap (:mod:`claude_sdkurl._engine.transport.taps`) that wraps the
+each hook call; and the faults a task variant plays there (a killed CLI, a tool error). Read through a tap (:mod:`claude_sdkurl._engine.transport.taps`) that wraps the
 transport of every session whose folder is an attempt's workspace, so a program's own callbacks
 are seen as well as ours; the session's path is unchanged (a copy of each line is parsed here).
 """
@@ -7,6 +7,8 @@ are seen as well as ours; the session's path is unchanged (a copy of each line i
 from __future__ import annotations
 
 import json
+import os
+import signal
 import threading
 from pathlib import Path
 from typing import Any
@@ -15,11 +17,19 @@ from .._engine.transport import Transport, TransportCallbacks
 from .._engine.transport import taps
 
 
-class Seen:
-    """What one attempt's sessions asked and were answered. Guarded by ``lock``."""
+INJECTED = "injected tool error (a tool-error variant of the task)"
 
-    def __init__(self) -> None:
+
+class Seen:
+    """What one attempt's sessions asked and were answered, and the fault it plays on the wire
+    (``"kill"``: the CLI is SIGKILLed when its first assistant message arrives; ``"tool-error"``:
+    the first in-process tool call's answer becomes an error). Guarded by ``lock``."""
+
+    def __init__(self, fault: str | None = None) -> None:
         self.lock = threading.Lock()
+        self.fault = fault
+        self.played = False  # the fault has been played (once an attempt)
+        self._break: str | None = None  # the tool call's request id whose answer becomes an error
         self.decisions: list[tuple[str, dict[str, Any], str]] = []  # (tool, input, "allow"/"deny")
         self.hooks: list[str] = []  # hook event names, in order
         self._asked: dict[str, tuple[str, dict[str, Any]]] = {}  # request id -> (tool, input)
@@ -31,10 +41,35 @@ class Seen:
         with self.lock:
             if request.get("subtype") == "can_use_tool":
                 self._asked[str(msg.get("request_id"))] = (str(request.get("tool_name")), dict(request.get("input") or {}))
+            elif request.get("subtype") == "mcp_message" and self.fault == "tool-error" and not self.played \
+                    and (request.get("message") or {}).get("method") == "tools/call":  # fmt: skip
+                self._break, self.played = str(msg.get("request_id")), True
             elif request.get("subtype") == "hook_callback":
                 event = (request.get("input") or {}).get("hook_event_name")
                 if isinstance(event, str):
                     self.hooks.append(event)
+
+    def kill_now(self, msg: dict[str, Any]) -> bool:
+        """Whether this line from the CLI is where the ``kill`` fault strikes (once)."""
+        with self.lock:
+            if self.fault == "kill" and not self.played and msg.get("type") == "assistant":
+                self.played = True
+                return True
+        return False
+
+    def rewrite(self, line: str, msg: dict[str, Any]) -> str:
+        """The SDK's line as sent to the CLI: for the ``tool-error`` fault, the broken call's
+        answer is an MCP tool error instead of the tool's result."""
+        response = msg.get("response") if msg.get("type") == "control_response" else None
+        with self.lock:
+            if not isinstance(response, dict) or self._break is None or str(response.get("request_id")) != self._break:
+                return line
+            self._break = None
+        reply = (response.get("response") or {}).get("mcp_response") or {}
+        broken = {"jsonrpc": "2.0", "id": reply.get("id"), "result": {"content": [{"type": "text", "text": INJECTED}], "isError": True}}
+        out = {"type": "control_response", "response": {"subtype": "success", "request_id": response.get("request_id"),
+                                                        "response": {"mcp_response": broken}}}  # fmt: skip
+        return json.dumps(out) + ("\n" if line.endswith("\n") else "")
 
     def sdk_line(self, msg: dict[str, Any]) -> None:
         if msg.get("type") != "control_response":
@@ -73,6 +108,8 @@ class _Watched(Transport):
                     msg = _parsed(line)
                     if msg is not None:
                         self.seen.cli_line(msg)
+                        if self.seen.kill_now(msg):
+                            self._kill()
             except Exception:  # watching never breaks the run
                 pass
             callbacks.on_data(chunk)
@@ -83,9 +120,17 @@ class _Watched(Transport):
     def wait_ready(self, timeout: float) -> None:
         self.inner.wait_ready(timeout)
 
+    def _kill(self) -> None:
+        process = getattr(self.inner, "process", None)
+        pid = getattr(process, "pid", None)
+        if isinstance(pid, int):
+            os.kill(pid, signal.SIGKILL)  # as a crash or the OOM killer would: no goodbye
+
     def send(self, line: str) -> None:
-        self.inner.send(line)
         msg = _parsed(line.strip())
+        if msg is not None and self.seen.fault == "tool-error":
+            line = self.seen.rewrite(line, msg)
+        self.inner.send(line)
         if msg is not None:
             self.seen.sdk_line(msg)
 
@@ -107,8 +152,8 @@ class WireTap:
         self._lock = threading.Lock()
         self._by_folder: dict[str, Seen] = {}
 
-    def watch(self, folder: Path) -> Seen:
-        seen = Seen()
+    def watch(self, folder: Path, fault: str | None = None) -> Seen:
+        seen = Seen(fault)
         with self._lock:
             self._by_folder[str(folder.resolve())] = seen
         return seen

@@ -15,10 +15,12 @@ from .cli import (
     install_cli,
     offline_env,
 )
+from .faults import fault_env
 from .mock_api import MockMessagesAPI, RecordedRequest, Reply, default_responder, error, text, thinking, tool_use
 
 __all__ = [
     "MockMessagesAPI",
+    "fault_env",
     "RecordedRequest",
     "Reply",
     "default_responder",

@@ -20,6 +20,7 @@ recorded in :attr:`MockMessagesAPI.requests`.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import threading
@@ -29,6 +30,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from .faults import FaultBook
 
 
 @dataclass(slots=True)
@@ -88,6 +91,7 @@ class RecordedRequest:
     path: str
     headers: dict[str, str]
     body: Any
+    played: str | None = None  # the fault the mock played for it (testing.faults), if any
 
     def messages(self) -> list[dict[str, Any]]:
         return list((self.body or {}).get("messages") or []) if isinstance(self.body, dict) else []
@@ -130,6 +134,7 @@ class MockMessagesAPI:
         self._queue: deque[Reply] = deque()
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
+        self._faults = FaultBook()
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
         self.url = ""
@@ -146,6 +151,18 @@ class MockMessagesAPI:
         return [r for r in self.requests if r.method == "POST" and r.path.split("?")[0] == "/v1/messages"]
 
     def _next_reply(self, request: RecordedRequest) -> Reply:
+        played = self._faults.play(request.headers)  # a run that asked for a fault (testing.faults)
+        if played is not None:
+            request.played = played.name
+        if played is not None and played.status != 200:
+            return Reply(status=played.status, error_type=played.error_type, error_message=f"mock fault ({played.error_type})",
+                         headers={"retry-after": played.retry_after} if played.retry_after else {})  # fmt: skip
+        reply = self._scripted(request)
+        if played is not None:
+            reply = dataclasses.replace(reply, delay=played.delay or reply.delay, chunk=played.chunk or reply.chunk)
+        return reply
+
+    def _scripted(self, request: RecordedRequest) -> Reply:
         with self._lock:
             if self._queue:
                 return self._queue.popleft()
