@@ -172,6 +172,9 @@ def test_checks_say_what_went_wrong_in_a_line(tmp_path: Path) -> None:
     assert checks.max_turns(4)(a) is None and checks.max_turns(3)(a) is not None
     assert checks.max_cost(0.02)(a) is None and checks.max_cost(0.01)(a) is not None
     assert checks.max_seconds(5)(a) is None and checks.max_seconds(1)(a) is not None
+    assert checks.model_used("claude-sonnet")(a) == "no model answered"
+    a.models = ["claude-sonnet-4-6", "claude-haiku-4-5"]
+    assert checks.model_used("claude-sonnet")(a) == "answered by claude-haiku-4-5, not claude-sonnet"
 
 
 def test_the_wire_reading_pairs_each_decision_with_its_request() -> None:
@@ -265,3 +268,15 @@ def test_a_fault_is_counted_per_run_and_added_to_the_users_headers() -> None:
     from claude_sdkurl.evals import variants
 
     assert [(t.name, t.fault, t.prompt) for t in variants(Task("t", "hi"), "429", "kill")] == [("t [429]", "429", "hi"), ("t [kill]", "kill", "hi")]
+
+
+def test_a_run_that_ends_in_an_error_result_fails_its_attempt() -> None:
+    """The CLI stopped at its turn limit: the run raised nothing, yet it did not do the job."""
+    from claude_sdkurl.types import ResultMessage
+
+    def program(prompt: str, options: object) -> list[object]:
+        return [ResultMessage(subtype="error_max_turns", duration_ms=1, duration_api_ms=1, is_error=True, num_turns=1,
+                              session_id="s1", total_cost_usd=0.002, errors=["Reached maximum number of turns (1)"])]  # fmt: skip
+
+    (attempt,) = run_eval([Task("t", "hi")], [Target("p", program=program)]).attempts
+    assert not attempt.passed and attempt.error == "error_max_turns: Reached maximum number of turns (1)" and attempt.cost_usd == 0.002

@@ -27,11 +27,8 @@ pytestmark = [pytest.mark.realcli]
 
 
 def tasks(seed: Path) -> list[Task]:
-    return [
-        Task("add", "Add 2 and 3", checks=[checks.tool_called("mcp__calc__add", a=2, b=3), checks.result_contains("the sum is 5")]),
-        Task("clean", "Clean up the logs", seed, checks=[checks.hook_called("PreToolUse"), checks.file_exists("logs/a.log")]),
-        Task("keep", "Keep notes", seed, checks=[checks.decided("Bash", "deny"), checks.file_absent("secret/notes.txt")]),
-    ]
+    """Three of the agent's tasks (the gate test runs them 5 times a fault)."""
+    return [t for t in evals_agent.tasks(seed) if t.name in ("add", "clean", "keep")]
 
 
 @pytest.fixture
@@ -56,10 +53,28 @@ def test_the_gate_catches_each_seeded_fault_and_no_unchanged_rerun(make_options:
     again = score(None, "agent")
     assert gate(again, baseline) == [], again.summary()
     caught = {}
-    for fault in evals_agent.FAULTS:
+    for fault in ["dropped hook", "permissive rule", "swapped tool", "off-by-one in a tool"]:
         found = gate(score(fault, "agent"), baseline)
         caught[fault] = sorted({r.task for r in found})
     assert caught == {"dropped hook": ["clean"], "permissive rule": ["keep"], "swapped tool": ["add"], "off-by-one in a tool": ["add"]}
+
+
+@pytest.mark.parametrize("transport", ["stdio"], indirect=True)
+def test_each_of_twenty_seeded_faults_fails_the_tasks_it_breaks_and_no_other(make_options: OptionsFactory, api: MockMessagesAPI,
+                                                                              seed: Path) -> None:  # fmt: skip
+    """The twenty faults of tests/evals_agent.py, each a target of one run over the six tasks (the
+    unchanged program too): the checks fail exactly the tasks each fault breaks. (How the gate
+    flags them over repeated runs, 20 of 20 and no unchanged rerun, is bench/bench_evals.py's
+    measure: 20 x 6 x 4 runs is too long for this suite; the gate's rule is tested above and in
+    tests/test_evals.py.)"""
+    api.responder = evals_agent.model
+    options = make_options()
+    names = [None, *evals_agent.FAULTS]
+    targets = [Target(name or "unchanged", options, program=evals_agent.program(name)) for name in names]
+    result = run_eval(evals_agent.tasks(seed), targets, runs=1, max_concurrency=6)
+    failed = {t.name: sorted(a.task for a in result.attempts if a.target == t.name and not a.passed) for t in targets}
+    assert failed == {"unchanged": [], **{f: sorted(tasks) for f, tasks in evals_agent.FAULTS.items()}}, "\n".join(
+        f"{a.target} / {a.task}: {a.error or a.failures}" for a in result.attempts if not a.passed)  # fmt: skip
 
 
 @pytest.mark.parametrize("transport", ["stdio"], indirect=True)

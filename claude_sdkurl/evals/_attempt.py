@@ -18,7 +18,7 @@ class Attempt:
     run: int
     passed: bool = False
     failures: list[str] = dataclasses.field(default_factory=list)  # each failed check's line
-    error: str | None = None  # "TypeName: text" when the run itself failed (the checks still ran)
+    error: str | None = None  # "TypeName: text" when the run failed to run or ended in an error result (the checks still ran)
     cost_usd: float = 0.0  # the CLI's own figures, every session of the attempt
     turns: int | None = None
     seconds: float = 0.0
@@ -26,6 +26,7 @@ class Attempt:
     tool_calls: list[tuple[str, dict[str, Any]]] = dataclasses.field(default_factory=list)
     decisions: list[tuple[str, dict[str, Any], str]] = dataclasses.field(default_factory=list)  # (tool, input, behavior)
     hooks: list[str] = dataclasses.field(default_factory=list)  # hook events the program's callbacks ran for
+    models: list[str] = dataclasses.field(default_factory=list)  # the models that answered the main conversation
     session_ids: list[str] = dataclasses.field(default_factory=list)
     workspace: Path = Path()
     messages: list[Message] = dataclasses.field(default_factory=list, repr=False)  # not kept on disk

@@ -77,8 +77,11 @@ def _read(attempt: Attempt, messages: list[Message]) -> None:
     totals: dict[str, float] = {}
     turns: dict[str, int] = {}
     texts: list[str] = []
+    last: ResultMessage | None = None
     for message in messages:
         if isinstance(message, AssistantMessage):
+            if not message.parent_tool_use_id and message.model not in attempt.models:
+                attempt.models.append(message.model)
             for block in message.content:
                 if isinstance(block, ToolUseBlock):
                     attempt.tool_calls.append((block.name, dict(block.input)))
@@ -93,10 +96,14 @@ def _read(attempt: Attempt, messages: list[Message]) -> None:
                 attempt.session_ids.append(message.session_id)
             if isinstance(message.result, str):
                 attempt.text = message.result
+            last = message
     attempt.cost_usd = round(sum(totals.values()), 10)
     attempt.turns = sum(turns.values()) if turns else None
     if not attempt.text:
         attempt.text = "\n\n".join(texts)
+    if last is not None and last.is_error and attempt.error is None:  # it ran, and ended in an error (max turns, budget...)
+        why = "; ".join(str(e) for e in last.errors or []) or (last.result if isinstance(last.result, str) else "")
+        attempt.error = f"{last.subtype}: {why}".rstrip(": ")
 
 
 class _Budget:

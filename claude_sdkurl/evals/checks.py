@@ -9,7 +9,7 @@ Your own check is any function of that shape::
 On the messages: :func:`tool_called`, :func:`tool_not_called`, :func:`tools_in_order`,
 :func:`result_contains`, :func:`result_matches`, :func:`result_json`. On the workspace:
 :func:`file_exists`, :func:`file_absent`, :func:`file_contains`. On what the session's wire
-carried: :func:`decided` (a ``can_use_tool`` answer), :func:`hook_called`. Ceilings:
+carried: :func:`decided` (a ``can_use_tool`` answer), :func:`hook_called`. The model: :func:`model_used`. Ceilings:
 :func:`max_turns`, :func:`max_cost`, :func:`max_seconds`.
 """
 
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 Check = Callable[["Attempt"], "str | None"]
 
 __all__ = [
-    "Check", "decided", "file_absent", "file_contains", "file_exists", "hook_called", "max_cost", "max_seconds", "max_turns",
+    "Check", "decided", "file_absent", "file_contains", "file_exists", "hook_called", "max_cost", "max_seconds", "max_turns", "model_used",
     "result_contains", "result_json", "result_matches", "tool_called", "tool_not_called", "tools_in_order",
 ]  # fmt: skip
 
@@ -165,6 +165,19 @@ def hook_called(event: str) -> Check:
         return None if event in attempt.hooks else f"no {event} hook ran (ran: {sorted(set(attempt.hooks)) or 'none'})"
 
     return _named(check, f"hook_called({event!r})")
+
+
+def model_used(name: str) -> Check:
+    """Every answer of the main conversation came from a model whose name starts with ``name``
+    (a program whose configured model changed, or fell back, fails this)."""
+
+    def check(attempt: Attempt) -> str | None:
+        if not attempt.models:
+            return "no model answered"
+        other = [m for m in attempt.models if not m.startswith(name)]
+        return f"answered by {', '.join(other)}, not {name}" if other else None
+
+    return _named(check, f"model_used({name!r})")
 
 
 def max_turns(n: int) -> Check:
