@@ -202,6 +202,8 @@ def test_bad_arguments_start_nothing() -> None:
         run_eval([task, task], [Target("g", program=lambda p, o: [])])
     with pytest.raises(ValueError, match="at least 1"):
         run_eval([task], [Target("g", program=lambda p, o: [])], runs=0)
+    with pytest.raises(ValueError, match="give the tape's path too"):
+        run_eval([task], [Target("g", program=lambda p, o: [])], record_from="http://127.0.0.1:1")
 
 
 def test_a_program_that_raises_fails_its_attempt_and_the_others_run(tmp_path: Path) -> None:

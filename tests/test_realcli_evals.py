@@ -19,7 +19,8 @@ from claude_sdkurl.evals import Task, Target, checks, gate, run_eval, variants
 from claude_sdkurl.evals._wire import INJECTED
 from claude_sdkurl.ledger import CostLedger
 from claude_sdkurl.testing import MockMessagesAPI
-from claude_sdkurl.testing.mock_api import text, tool_use
+from claude_sdkurl.tapes import ModelTapeMiss
+from claude_sdkurl.testing.mock_api import error, text, tool_use
 from tests import evals_agent
 from tests.conftest import OptionsFactory
 
@@ -179,3 +180,23 @@ def test_fault_variants_are_played_for_their_attempt_alone(make_options: Options
     # their requests carry no fault, as the plain task's two do)
     assert sorted(asked["429"], key=str) == ["429", "429", None, None] and sorted(asked["5xx"], key=str) == ["500", "529", None, None]
     assert asked["slow"] == ["slow", "slow"] and asked["none"] == [None] * (2 + 1 + 2), asked
+
+
+@pytest.mark.parametrize("transport", ["stdio"], indirect=True)
+def test_a_suite_replayed_from_a_model_tape_scores_the_same_ten_times_out_of_ten(make_options: OptionsFactory, api: MockMessagesAPI,
+                                                                                  seed: Path, tmp_path: Path) -> None:  # fmt: skip
+    """Recorded once from the mock, then replayed ten times with the mock's answers gone (it
+    would answer every request with an error): ten equal scorecards, equal to the recording's,
+    and not one request reached the mock."""
+    api.responder = evals_agent.model
+    suite, targets = tasks(seed), [Target("agent", make_options(), program=evals_agent.program())]  # two attempts a task: their exchanges look alike
+    recorded = run_eval(suite, targets, runs=2, max_concurrency=6, tape=tmp_path / "suite.tape", record_from=api.url)
+    assert all(a.passed for a in recorded.attempts), recorded.summary()
+    served = len(api.message_requests())
+    api.responder = lambda request: error(500, message="the replay asked the mock")
+    replays = [run_eval(suite, targets, runs=2, max_concurrency=6, tape=tmp_path / "suite.tape") for _ in range(10)]
+    assert [r.outcomes() == recorded.outcomes() for r in replays] == [True] * 10, replays[0].summary()
+    assert len(api.message_requests()) == served
+    # a suite that asks what the tape never heard: the run says so, naming the request
+    with pytest.raises(ModelTapeMiss, match="not on the tape"):
+        run_eval([Task("other", "Add 7 and 8")], targets, runs=1, tape=tmp_path / "suite.tape")

@@ -10,6 +10,7 @@ directory, removed once its checks have run (``keep_workspaces=True`` keeps them
 from __future__ import annotations
 
 import concurrent.futures as cf
+import contextlib
 import dataclasses
 import shutil
 import sys
@@ -120,7 +121,8 @@ class _Budget:
             self.spent += usd
 
 
-def _attempt(task: Task, target: Target, run: int, tap: WireTap, budget: _Budget, keep: bool, timeout: float | None) -> Attempt:
+def _attempt(task: Task, target: Target, run: int, tap: WireTap, budget: _Budget, keep: bool, timeout: float | None,
+             model_env: dict[str, str]) -> Attempt:  # fmt: skip
     attempt = Attempt(task=task.name, target=target.name, run=run)
     if not budget.left():
         attempt.error = "BudgetSpent: the eval's max_total_cost_usd was spent before this attempt started"
@@ -133,6 +135,8 @@ def _attempt(task: Task, target: Target, run: int, tap: WireTap, budget: _Budget
         if task.workspace is not None:
             shutil.copytree(task.workspace, folder, dirs_exist_ok=True, symlinks=True)
         options = dataclasses.replace(target.options or ClaudeAgentOptions(), cwd=str(folder))
+        if model_env:  # a model tape's proxy stands in for the API
+            options = dataclasses.replace(options, env={**options.env, **model_env})
         if task.fault in MOCK_FAULTS:
             options = dataclasses.replace(options, env={**options.env, **fault_env(task.fault, folder.name, options.env)})
         if target.program is not None:
@@ -176,6 +180,8 @@ def run_eval(
     progress: bool | Callable[[int, int, int], None] | None = None,
     keep_workspaces: bool = False,
     out: str | Path | None = None,
+    tape: str | Path | None = None,
+    record_from: str | None = None,
 ) -> Scorecard:
     """Run each task on each target ``runs`` times, ``max_concurrency`` at a time, and score them.
 
@@ -184,6 +190,12 @@ def run_eval(
     recorded failed (``BudgetSpent``). ``timeout`` bounds each attempt of an options target.
     ``progress``: ``True`` for a line on standard error, or ``f(done, total, passed)``.
     ``out``: the scorecard's JSONL, written when the run ends (see :meth:`Scorecard.save`).
+
+    ``tape``: a model tape (:func:`claude_sdkurl.tapes.model_tape`) every attempt's CLI talks to
+    instead of the API: with ``record_from`` (the API's or a mock's address) the exchanges are
+    recorded there; without, they are replayed, offline, and the suite gives the same scorecard
+    every time. A replay that asked for something not on the tape raises
+    :class:`~claude_sdkurl.tapes.ModelTapeMiss` once the run ends (``out`` is written first).
     """
     if runs < 1 or max_concurrency < 1:
         raise ValueError("runs and max_concurrency must be at least 1")
@@ -197,18 +209,29 @@ def run_eval(
     budget = _Budget(max_total_cost_usd)
     done: list[Attempt] = []
     report = progress if callable(progress) else (_line if progress else None)
-    with WireTap() as tap, cf.ThreadPoolExecutor(max_concurrency, thread_name_prefix="claude-sdkurl-eval") as pool:
-        futures = [pool.submit(_attempt, task, target, run, tap, budget, keep_workspaces, timeout) for task, target, run in plan]
-        for future in cf.as_completed(futures):
-            done.append(future.result())
-            if report is not None:
-                report(len(done), len(plan), sum(a.passed for a in done))
-    if report is _line:
-        print(file=sys.stderr)
-    order = {(t.name, g.name, r): i for i, (t, g, r) in enumerate(plan)}
-    card = Scorecard(sorted(done, key=lambda a: order[(a.task, a.target, a.run)]), tasks=names, targets=[t.name for t in targets])
-    if out is not None:
-        card.save(out)
+    if record_from is not None and tape is None:
+        raise ValueError("record_from names where to record a tape from: give the tape's path too")
+    with contextlib.ExitStack() as stack:
+        model_env: dict[str, str] = {}
+        if tape is not None:
+            from ..tapes import model_tape
+
+            model_env = stack.enter_context(model_tape(tape, upstream=record_from)).env()
+        tap = stack.enter_context(WireTap())
+        pool = stack.enter_context(cf.ThreadPoolExecutor(max_concurrency, thread_name_prefix="claude-sdkurl-eval"))
+        futures = [pool.submit(_attempt, task, target, run, tap, budget, keep_workspaces, timeout, model_env) for task, target, run in plan]
+        try:
+            for future in cf.as_completed(futures):
+                done.append(future.result())
+                if report is not None:
+                    report(len(done), len(plan), sum(a.passed for a in done))
+        finally:
+            if report is _line:
+                print(file=sys.stderr)
+            order = {(t.name, g.name, r): i for i, (t, g, r) in enumerate(plan)}
+            card = Scorecard(sorted(done, key=lambda a: order[(a.task, a.target, a.run)]), tasks=names, targets=[t.name for t in targets])
+            if out is not None and len(done) == len(plan):
+                card.save(out)  # before the tape's miss, if any, is raised on leaving
     return card
 
 

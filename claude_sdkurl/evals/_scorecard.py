@@ -85,6 +85,11 @@ class Scorecard:
     def cell(self, task: str, target: str) -> Cell | None:
         return next((c for c in self.cells() if c.task == task and c.target == target), None)
 
+    def outcomes(self) -> list[dict[str, Any]]:
+        """Each attempt as a record without what differs between two runs of the same thing (its
+        time, session ids, workspace): two scorecards of a replayed tape have equal outcomes."""
+        return [{k: v for k, v in a.record().items() if k not in ("seconds", "session_ids")} for a in self.attempts]
+
     @property
     def cost_usd(self) -> float:
         return round(sum(a.cost_usd for a in self.attempts), 10)
