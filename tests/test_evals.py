@@ -282,3 +282,16 @@ def test_a_run_that_ends_in_an_error_result_fails_its_attempt() -> None:
 
     (attempt,) = run_eval([Task("t", "hi")], [Target("p", program=program)]).attempts
     assert not attempt.passed and attempt.error == "error_max_turns: Reached maximum number of turns (1)" and attempt.cost_usd == 0.002
+
+
+def test_the_html_page_escapes_every_name_and_is_written_private(tmp_path: Path) -> None:
+    one = card({("<script>alert(1)</script>", "a&b"): (2, 5), ("t", "g"): (5, 5)})
+    one.attempts[2].failures = ["file_exists('x'): <img src=x onerror=alert(2)>"]
+    one.save_html(tmp_path / "page.html", title="<i>t</i>", baseline=card({("<script>alert(1)</script>", "a&b"): (5, 5)}))
+    page = (tmp_path / "page.html").read_text()
+    assert stat.S_IMODE(os.stat(tmp_path / "page.html").st_mode) == 0o600
+    assert "<script>" not in page and "<img" not in page and "<i>t</i>" not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page and "a&amp;b" in page and "default-src 'none'" in page
+    assert page.count("<circle") == 2 and 'class="regressed"' not in page  # 2/5 against 5/5: within the noise
+    shown = one._repr_html_()
+    assert shown.startswith('<table class="scorecard">') and "<svg" in shown and "<script>" not in shown

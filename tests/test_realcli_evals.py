@@ -23,6 +23,7 @@ from claude_sdkurl.tapes import ModelTapeMiss
 from claude_sdkurl.testing.mock_api import error, text, tool_use
 from tests import evals_agent
 from tests.conftest import OptionsFactory
+from tests.test_notebook_browser import browser  # noqa: F401 - the fixture
 
 pytestmark = [pytest.mark.realcli]
 
@@ -200,3 +201,32 @@ def test_a_suite_replayed_from_a_model_tape_scores_the_same_ten_times_out_of_ten
     # a suite that asks what the tape never heard: the run says so, naming the request
     with pytest.raises(ModelTapeMiss, match="not on the tape"):
         run_eval([Task("other", "Add 7 and 8")], targets, runs=1, tape=tmp_path / "suite.tape")
+
+
+@pytest.mark.parametrize("transport", ["stdio"], indirect=True)
+def test_the_html_page_shows_a_real_run_and_runs_none_of_its_text(make_options: OptionsFactory, api: MockMessagesAPI, seed: Path,
+                                                                    tmp_path: Path, browser: Any) -> None:  # fmt: skip
+    """A run of the unchanged agent and of one with its tool swapped, as a page in headless
+    Chromium: a dot per cell on the plot, the regressed row marked, the gate's verdict, and a
+    task named like a script shown as text, never run. Screenshot in test-artifacts/evals-browser/."""
+    from selenium.webdriver.common.by import By
+
+    from tests.servers import BrowserSteps
+
+    api.responder = evals_agent.model
+    hostile = "add <script>window.pwned = 1</script><img src=x onerror='window.pwned = 2'>"
+    suite = [dataclasses.replace(tasks(seed)[0], name=hostile), *tasks(seed)[1:]]
+    card = run_eval(suite, [Target("unchanged", make_options(), program=evals_agent.program()),
+                            Target("swapped", make_options(), program=evals_agent.program("swapped tool"))], runs=5, max_concurrency=6)  # fmt: skip
+    baseline = type(card)([dataclasses.replace(a, target="swapped") for a in card.attempts if a.target == "unchanged"])
+    card.save_html(tmp_path / "evals.html", title="Evals <b>of the agent</b>", baseline=baseline)
+    page = BrowserSteps(browser, Path(__file__).parent.parent / "test-artifacts" / "evals-browser")
+    browser.get((tmp_path / "evals.html").as_uri())
+    page.wait(lambda: browser.find_elements(By.CSS_SELECTOR, "svg circle"), 30, "the plot")
+    page.shot("scorecard")
+    assert len(browser.find_elements(By.CSS_SELECTOR, "svg circle")) == 6
+    regressed = [r.find_elements(By.TAG_NAME, "td")[0].text for r in browser.find_elements(By.CSS_SELECTOR, "tr.regressed")]
+    assert regressed == [hostile]  # shown as written, marked
+    assert "Gate: failed." in browser.find_element(By.TAG_NAME, "body").text
+    assert browser.find_element(By.TAG_NAME, "h1").text == "Evals <b>of the agent</b>"
+    assert browser.execute_script("return window.pwned === undefined")

@@ -20,6 +20,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--concurrency", type=int, default=4)
     parser.add_argument("--budget", type=float, help="stop starting attempts once this many dollars are spent")
     parser.add_argument("--out", help="write the scorecard's JSONL here")
+    parser.add_argument("--html", help="write the scorecard as an HTML page here (with the gate's verdict when gating)")
     parser.add_argument("--baseline", default="eval-baseline.json", help="the baseline to gate against (default: %(default)s)")
     parser.add_argument("--update-baseline", action="store_true", help="write the baseline from this run instead of gating")
     parser.add_argument("--cost-ratio", type=float, help="also fail when a task's cost per run rises more than this ratio")
@@ -40,12 +41,16 @@ def main(argv: list[str] | None = None) -> int:
         again = once()  # the same suite, unchanged: how far two runs fall apart is the noise
         noisy = {k: v for k, v in card.noise(again).items() if v != (0.0, 0.0)}
         card.save_baseline(baseline, noise=again)
+        if args.html:
+            card.save_html(args.html)
         print(f"baseline written: {baseline} (two runs; " + (f"{len(noisy)} cell(s) differed between them" if noisy else "they agreed") + ")")
         return 0
     if not baseline.exists():
         print(f"no baseline at {baseline}: run with --update-baseline first", file=sys.stderr)
         return 2
     found = gate(card, baseline, cost_ratio=args.cost_ratio)
+    if args.html:
+        card.save_html(args.html, baseline=baseline, cost_ratio=args.cost_ratio)
     for regression in found:
         print(f"REGRESSION {regression}")
     print("gate: " + ("failed" if found else "passed"))

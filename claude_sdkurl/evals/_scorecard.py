@@ -164,6 +164,23 @@ class Scorecard:
     def __str__(self) -> str:
         return self.summary()
 
+    def html(self, title: str = "Evals", baseline: str | Path | Scorecard | None = None, *, cost_ratio: float | None = None) -> str:
+        """One HTML page: a plot of each cell's pass rate and interval, the table, the failures,
+        and with ``baseline`` the gate's verdict (regressed rows marked)."""
+        from ._page import page
+
+        return page(self, title, gate(self, baseline, cost_ratio=cost_ratio) if baseline is not None else None)
+
+    def save_html(self, path: str | Path, title: str = "Evals", baseline: str | Path | Scorecard | None = None, *,
+                  cost_ratio: float | None = None) -> None:  # fmt: skip
+        """:meth:`html` written to ``path`` (0600, replaced whole)."""
+        _write(Path(path), self.html(title, baseline, cost_ratio=cost_ratio))
+
+    def _repr_html_(self) -> str:
+        from ._page import plot, table
+
+        return table(self) + plot(self)
+
     def _repr_markdown_(self) -> str:
         head = "| " + " | ".join(self.HEADERS) + " |\n|" + "---|" * len(self.HEADERS) + "\n"
         return head + "\n".join("| " + " | ".join(v.replace("$", "\\$").replace("|", "\\|") for v in r) + " |" for r in self.rows())
