@@ -17,9 +17,11 @@ class Attempt:
     target: str
     run: int
     passed: bool = False
+    prompt: str = ""
     failures: list[str] = dataclasses.field(default_factory=list)  # each failed check's line
     error: str | None = None  # "TypeName: text" when the run failed to run or ended in an error result (the checks still ran)
     cost_usd: float = 0.0  # the CLI's own figures, every session of the attempt
+    judge_cost_usd: float = 0.0  # what a model judge's verdicts on it cost (checks.judge), apart
     turns: int | None = None
     seconds: float = 0.0
     text: str = ""  # the answer's text (the last result's)

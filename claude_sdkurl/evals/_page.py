@@ -82,7 +82,7 @@ tr.regressed td {{ background: #fde2e2 }}
 .ok {{ color: #2a7a2a }} .bad {{ color: #b00020; font-weight: bold }}
 </style></head><body>
 <h1>{escape(title)}</h1>
-<p>{passed}/{len(card.attempts)} attempts passed · ${card.cost_usd:.4f}</p>
+<p>{passed}/{len(card.attempts)} attempts passed · ${card.cost_usd:.4f}{f" · the judge ${card.judge_cost_usd:.4f}" if card.judge_cost_usd else ""}</p>
 {gate}
 {plot(card)}
 {table(card, regressions)}

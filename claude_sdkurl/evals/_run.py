@@ -123,7 +123,7 @@ class _Budget:
 
 def _attempt(task: Task, target: Target, run: int, tap: WireTap, budget: _Budget, keep: bool, timeout: float | None,
              model_env: dict[str, str]) -> Attempt:  # fmt: skip
-    attempt = Attempt(task=task.name, target=target.name, run=run)
+    attempt = Attempt(task=task.name, target=target.name, run=run, prompt=task.prompt)
     if not budget.left():
         attempt.error = "BudgetSpent: the eval's max_total_cost_usd was spent before this attempt started"
         return attempt
@@ -163,6 +163,7 @@ def _attempt(task: Task, target: Target, run: int, tap: WireTap, budget: _Budget
             failure = f"{getattr(check, '__name__', 'check')} raised {type(e).__name__}: {e}"
         if failure:
             attempt.failures.append(f"{getattr(check, '__name__', 'check')}: {failure}")
+    budget.add(attempt.judge_cost_usd)
     attempt.passed = attempt.error is None and not attempt.failures
     if not keep:
         shutil.rmtree(folder, ignore_errors=True)

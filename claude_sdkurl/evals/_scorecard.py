@@ -92,7 +92,12 @@ class Scorecard:
 
     @property
     def cost_usd(self) -> float:
+        """What the agent's runs cost (a judge's verdicts apart: :attr:`judge_cost_usd`)."""
         return round(sum(a.cost_usd for a in self.attempts), 10)
+
+    @property
+    def judge_cost_usd(self) -> float:
+        return round(sum(a.judge_cost_usd for a in self.attempts), 10)
 
     # ------------------------------------------------------------------ on disk
 
@@ -155,7 +160,8 @@ class Scorecard:
         widths = [max(len(r[i]) for r in rows) for i in range(len(self.HEADERS))]
         text = ["  ".join(v.ljust(w) for v, w in zip(r, widths)) for r in rows]
         passed = sum(a.passed for a in self.attempts)
-        text.append(f"{passed}/{len(self.attempts)} attempts passed · ${self.cost_usd:.4f}")
+        judged = f" · the judge ${self.judge_cost_usd:.4f}" if self.judge_cost_usd else ""
+        text.append(f"{passed}/{len(self.attempts)} attempts passed · ${self.cost_usd:.4f}{judged}")
         for a in [a for a in self.attempts if not a.passed][:5]:
             why = a.error or "; ".join(a.failures)
             text.append(f"  ✘ {a.task} on {a.target} (run {a.run}): {why[:160]}")
