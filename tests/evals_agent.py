@@ -69,7 +69,6 @@ def program(fault: str | None = None) -> Any:
         return {"content": [{"type": "text", "text": str(value)}]}
 
     server = "calculator" if fault == "renamed tool server" else "calc"
-    calc = create_sdk_mcp_server(server, tools=[tool("add", "Add two integers", {"a": int, "b": int})(add)])
 
     def rule(tool_name: str, tool_input: dict[str, Any], context: Any) -> Any:
         command = str(tool_input.get("cmd" if fault == "rule reads the wrong key" else "command", ""))
@@ -101,6 +100,8 @@ def program(fault: str | None = None) -> Any:
         return {}
 
     def run(prompt: str, options: ClaudeAgentOptions) -> Iterable[Any]:
+        # the server made here, not once above: a program Dask ships to a worker holds no lock
+        calc = create_sdk_mcp_server(server, tools=[tool("add", "Add two integers", {"a": int, "b": int})(add)])
         hooks: dict[Any, list[HookMatcher]] = {}
         if fault != "dropped hook":
             hooks["PreToolUse"] = [HookMatcher(matcher="bash" if fault == "hook matcher typo" else "Bash", hooks=[guard])]
@@ -164,14 +165,14 @@ def model(request: RecordedRequest) -> Reply:
         a, b = (2, 3) if "Add 2" in prompt else (-4, 1)
         return tool_use("mcp__calc__add", {"a": a, "b": b})
     if "Fix" in prompt:
-        told = RULES in json.dumps(body.get("system", ""))
+        told = RULES in json.dumps(body.get("system", "")) or RULES in json.dumps(request.messages())  # (a CLAUDE.md comes in a message)
         ran = sum(1 for m in request.messages() if m.get("role") == "user" and isinstance(m.get("content"), list)
                   for b in m["content"] if isinstance(b, dict) and b.get("type") == "tool_result")  # fmt: skip
         if not ran:
             return tool_use("Bash", {"command": "echo fixed > fix.txt"})
         if ran == 1 and told:
             return tool_use("Bash", {"command": "cat fix.txt"})
-        return text("done")
+        return text("done: the tests passed" if told else "done")
     if results:
         return text("done")
     if "Clean" in prompt:

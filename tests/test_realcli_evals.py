@@ -9,6 +9,7 @@ import dataclasses
 import json
 import os
 import signal
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -16,10 +17,11 @@ from typing import Any
 import pytest
 
 from claude_sdkurl import query
+from claude_sdkurl.batch import RetryPolicy
 from claude_sdkurl.evals import Task, Target, checks, gate, run_eval, variants
 from claude_sdkurl.evals._wire import INJECTED
 from claude_sdkurl.ledger import CostLedger
-from claude_sdkurl.testing import MockMessagesAPI
+from claude_sdkurl.testing import MockMessagesAPI, Reply
 from claude_sdkurl.tapes import ModelTapeMiss
 from claude_sdkurl.testing.mock_api import error, text, tool_use
 from tests import evals_agent
@@ -135,8 +137,10 @@ def test_the_cost_is_the_ledgers_and_the_mocks(make_options: OptionsFactory, api
     assert round(result.cost_usd, 2) == round(ledger.total_cost_usd, 2) and result.cost_usd > 0
     assert result.cost_usd == pytest.approx(ledger.total_cost_usd, abs=1e-12)
     assert all(a.turns == 2 for a in result.attempts)  # each task: its tool call, then the answer (the mock's two replies)
-    # a budget smaller than one attempt: the first runs, the rest are recorded and never started
+    # a budget smaller than one attempt: the first runs with it all as its max_budget_usd, and the
+    # CLI stops it after one API call; the rest are recorded and never started
     after_first: list[int] = []
+    before = len(api.message_requests())
 
     def progress(done: int, total: int, passed: int) -> None:
         if done == 1:
@@ -144,9 +148,10 @@ def test_the_cost_is_the_ledgers_and_the_mocks(make_options: OptionsFactory, api
 
     small = run_eval(tasks(seed)[:1], [Target("agent", make_options(), program=evals_agent.program())], runs=4, max_concurrency=1,
                      max_total_cost_usd=0.000001, progress=progress)  # fmt: skip
-    assert [a.error is None for a in small.attempts] == [True, False, False, False]
-    assert all(a.error is not None and a.error.startswith("BudgetSpent") and not a.session_ids for a in small.attempts[1:])
-    assert after_first == [len(api.message_requests())]  # the mock served nothing after the first attempt
+    first, *rest = small.attempts
+    assert first.error is not None and first.error.startswith("error_max_budget_usd") and first.cost_usd > 0, first.error
+    assert after_first == [before + 1] == [len(api.message_requests())]  # one call, then nothing more was served
+    assert all(a.error is not None and a.error.startswith("BudgetSpent") and not a.session_ids for a in rest)
 
 
 @pytest.mark.parametrize("transport", ["websocket"], indirect=True)
@@ -271,3 +276,61 @@ def test_a_model_judge_grades_apart_costs_apart_and_never_sees_the_workspace(mak
     for request in judged:
         sent = json.dumps(request.body)
         assert "JUDGE-STEER" not in sent and not request.body.get("tools"), sent[:300]
+
+
+@pytest.mark.parametrize("transport", ["stdio"], indirect=True)
+def test_a_rate_limit_pauses_the_eval_and_never_scores_as_a_failure(make_options: OptionsFactory, api: MockMessagesAPI,
+                                                                     seed: Path) -> None:  # fmt: skip
+    """The API answers 429 with retry-after 8 for 6 s: each CLI that would wait is released
+    (stopped at its first api_retry: its session asks nothing more), the eval pauses, and the
+    attempts run again afresh after the window; every attempt passes."""
+    began: list[float] = []
+    answered: dict[str, list[bool]] = {}  # session -> was each of its requests limited
+    lock = threading.Lock()
+
+    def model(request: Any) -> Any:
+        now = time.monotonic()
+        session = request.headers.get("X-Claude-Code-Session-Id", "")
+        with lock:
+            began.append(now) if not began else None
+            limited = now - began[0] < 6.0
+            answered.setdefault(session, []).append(limited)
+        if limited:
+            return Reply(status=429, error_type="rate_limit_error", error_message="rate limited", headers={"retry-after": "8"})
+        return evals_agent.model(request)
+
+    api.responder = model
+    card = run_eval(tasks(seed), [Target("agent", make_options(), program=evals_agent.program())], runs=1, max_concurrency=3,
+                    retry=RetryPolicy(first_wait=1.0, max_wait=3.0, max_retries=0))  # fmt: skip
+    assert all(a.passed for a in card.attempts), card.summary()
+    assert all(a.tries > 1 for a in card.attempts)  # the first wave met the limit, and ran again
+    limited_sessions = {s for s, answers in answered.items() if any(answers)}
+    assert len(limited_sessions) >= 3 and all(all(answered[s]) for s in limited_sessions)  # released: none asked again
+    assert not limited_sessions & {a.session_ids[-1] for a in card.attempts}  # each passed in a session of its own
+
+
+@pytest.mark.foreign_threads
+@pytest.mark.foreign_fds  # distributed's first cluster in a process leaves a pipe of its own (a second opens none: measured)
+@pytest.mark.parametrize("transport", ["stdio"], indirect=True)
+def test_attempts_on_a_dask_cluster_read_the_wire_on_its_workers(make_options: OptionsFactory, api: MockMessagesAPI,
+                                                                  seed: Path) -> None:  # fmt: skip
+    """A Dask LocalCluster of two worker processes: the agent program, its checks and its
+    closures travel by cloudpickle, each attempt's workspace, wire tap and checks are on its
+    worker; the scorecard is the same as on threads. A target that cannot travel is named before
+    anything runs."""
+    distributed = pytest.importorskip("distributed")  # in the test extra: never skipped in CI
+    api.responder = evals_agent.model
+    targets = [Target("agent", make_options(), program=evals_agent.program()),
+               Target("permissive", make_options(), program=evals_agent.program("permissive rule"))]  # fmt: skip
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=3, processes=True, dashboard_address=None) as cluster:
+        with distributed.Client(cluster) as client:
+            card = run_eval(tasks(seed), targets, runs=1, executor=client.get_executor(), max_concurrency=6)
+            import threading as _threading
+
+            with pytest.raises(TypeError, match="target 'locked' cannot be sent to another process"):
+                run_eval(tasks(seed), [Target("locked", make_options(), program=lambda p, o, lock=_threading.Lock(): [])],
+                         executor=client.get_executor())  # fmt: skip
+    failed = sorted((a.target, a.task) for a in card.attempts if not a.passed)
+    assert failed == [("permissive", "keep")], card.summary()
+    assert all(a.decisions for a in card.attempts if a.task == "keep")  # read off the wire on the worker
+    assert all(a.hooks for a in card.attempts if a.task == "clean")

@@ -10,7 +10,7 @@ import concurrent.futures as cf
 import dataclasses
 import time
 import uuid
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,11 +19,14 @@ from .._engine import trace as _trace
 from ..types import ClaudeAgentOptions
 from ._checkpoint import Checkpoint
 from ._decisions import Decisions
-from ._elsewhere import STOPPED, _run_elsewhere, _run_here, _stop_elsewhere, picklable
+from ._elsewhere import STOPPED, _job_elsewhere, _run_elsewhere, _run_here, _stop_elsewhere, picklable
 from ._item import BatchItem, BatchProgress, interrupted
+from ._one import run_one
 from ._progress import _reporter
 from ._result import BatchResult, BatchStopped
 from ._retry import RetryPolicy
+
+Job = Callable[[int, int, "float | None", "float | None"], BatchItem]  # (index, attempt, release_after, budget share) -> its item
 
 STOP_WAIT = 2.0  # seconds a stopped batch waits for its runs to stop (each interrupts, then stops its CLI)
 TICK = 1.0  # seconds between progress reports while nothing ends
@@ -89,8 +92,16 @@ class Driver:
     def __init__(self, prompts: Iterable[str], options: ClaudeAgentOptions | None, *, executor: cf.Executor | None,
                  max_concurrency: int, progress: bool | Callable[[BatchProgress], None] | None, checkpoint: str | Path | None,
                  resume: str | Path | BatchResult | None, continue_prompt: str | None, retry: RetryPolicy | None,
-                 max_total_cost_usd: float | None) -> None:  # fmt: skip
+                 max_total_cost_usd: float | None, jobs: Sequence[Job] | None = None,
+                 on_finish: Callable[[BatchItem], None] | None = None) -> None:  # fmt: skip
         self.prompts = list(prompts)
+        # Jobs of a caller's own instead of prompts (an eval's attempts): ``jobs[i](index,
+        # attempt, release_after, budget_share)`` returns item i's BatchItem; ``prompts`` name
+        # them. They meet limits, the budget and a stop as prompts do.
+        self.jobs = list(jobs) if jobs is not None else None
+        if self.jobs is not None and len(self.jobs) != len(self.prompts):
+            raise ValueError("a job for each item")
+        self.on_finish = on_finish
         options = options or ClaudeAgentOptions()
         if not (isinstance(max_concurrency, int) and max_concurrency > 0):
             raise ValueError("max_concurrency must be a positive int")
@@ -98,7 +109,7 @@ class Driver:
             raise ValueError("max_total_cost_usd must be None or a positive number of dollars")
         if retry is not None and not isinstance(retry, RetryPolicy):
             raise TypeError(f"retry must be a RetryPolicy or None, not {type(retry).__name__}")
-        if executor is not None and not isinstance(executor, cf.ThreadPoolExecutor):
+        if executor is not None and not isinstance(executor, cf.ThreadPoolExecutor) and jobs is None:
             options = picklable(options)
         if continue_prompt is not None and options.session_store is None:
             raise ValueError("continue_prompt resumes sessions from options.session_store, which is not set")
@@ -276,19 +287,33 @@ class Driver:
         if retry is not None and last is not None and last.worked and last.session_id and (options.session_store is not None or self.local_resume):
             session, prompt_then = last.session_id, retry.continue_prompt  # (runs again only under a policy)
         share = state.reserve(index, options.max_budget_usd)
+        release = retry.release_after if retry is not None else None
+        if self.jobs is not None:
+            self._submit_job(index, share, release)
+            return
         run_options = options if share is None else dataclasses.replace(options, max_budget_usd=share)
         # The attempt number makes each run's arguments new: Dask would otherwise hand back
         # the first run's cached result for a run again (its tasks are keyed by their arguments).
-        release = retry.release_after if retry is not None else None
         job = (index, self.prompts[index], run_options, session, prompt_then, state.attempts[index], release)
         item_span = self.item_spans.get(index) or _trace.start(self.tracer, "claude_sdkurl.batch.item", {"openinference.span.kind": "CHAIN",
                                                                "claude_sdkurl.batch.index": index}, self.batch_span)  # fmt: skip
         self.item_spans[index] = item_span
         if isinstance(self.pool, cf.ThreadPoolExecutor):  # stoppable, and the item's spans nest under it
             self.scopes[index] = _cancel.Scope()
-            self.running[self.pool.submit(_run_here, self.scopes[index], item_span, *job)] = index
+            self.running[self.pool.submit(_run_here, self.scopes[index], item_span, run_one, *job)] = index
         else:
             self.running[self.pool.submit(_run_elsewhere, self.token, *job)] = index
+
+    def _submit_job(self, index: int, share: float | None, release: float | None) -> None:
+        job, attempt = self.jobs[index], self.state.attempts[index]  # type: ignore[index]
+        span = self.item_spans.get(index) or _trace.start(self.tracer, "claude_sdkurl.batch.item", {"openinference.span.kind": "CHAIN",
+                                                          "claude_sdkurl.batch.index": index}, self.batch_span)  # fmt: skip
+        self.item_spans[index] = span
+        if isinstance(self.pool, cf.ThreadPoolExecutor):
+            self.scopes[index] = _cancel.Scope()
+            self.running[self.pool.submit(_run_here, self.scopes[index], span, job, index, attempt, release, share)] = index
+        else:
+            self.running[self.pool.submit(_job_elsewhere, self.token, job, index, attempt, release, share)] = index
 
     def _start(self, index: int) -> None:
         if self.state.out_of_budget():
@@ -302,6 +327,8 @@ class Driver:
                                                                     "claude_sdkurl.batch.seconds": item.seconds})  # fmt: skip
         if self.sink is not None:
             self.sink.write(item)
+        if self.on_finish is not None:
+            self.on_finish(item)
         self._tell()
 
     def _tell(self, stopped: bool = False) -> None:

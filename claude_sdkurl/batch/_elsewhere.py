@@ -32,13 +32,14 @@ class UnpicklableOptionError(ClaudeSDKError, TypeError):
 STOPPED = "Stopped: the batch was stopped before this item ended"  # a stopped item's error
 
 
-def _run_here(scope: _cancel.Scope, span: Any, *job: Any) -> BatchItem:
-    """:func:`run_one` on a thread pool's worker: under ``scope`` (a stop cancels the run) and
-    with ``span`` current (the item's spans nest under it)."""
+def _run_here(scope: _cancel.Scope, span: Any, run: Callable[..., BatchItem], *job: Any) -> BatchItem:
+    """``run(*job)`` (:func:`run_one`, or a job of the driver's own) on a thread pool's worker:
+    under ``scope`` (a stop cancels the run) and with ``span`` current (the item's spans nest
+    under it)."""
     _cancel.enter(scope)
     try:
         with _trace.attached(span):
-            return run_one(*job)
+            return run(*job)
     finally:
         _cancel.enter(None)
 
@@ -53,11 +54,24 @@ _elsewhere_lock = threading.Lock()
 
 def _run_elsewhere(token: str, index: int, prompt: str, options: ClaudeAgentOptions | None, resume_session: str | None,
                    continue_prompt: str | None, attempt: int, release_after: float | None) -> BatchItem:
-    """:func:`run_one` on another process's worker, stoppable there: by :func:`_stop_runs`
-    (Dask runs it on every worker) or by a ``KeyboardInterrupt`` (Ray's ``cancel``, a
-    terminal's Ctrl-C reaching a process pool). A stopped run ends as a ``fault="stopped"``
-    item (its query has interrupted the turn and stopped its CLI); it is not raised, since a
-    worker may treat an exception that is not an ``Exception`` as its own end."""
+    """:func:`run_one` on another process's worker, stoppable there (see :func:`_stoppable`)."""
+    return _stoppable(token, index, attempt, prompt,
+                      lambda: run_one(index, prompt, options, resume_session, continue_prompt, attempt, release_after))  # fmt: skip
+
+
+def _job_elsewhere(token: str, job: Callable[[int, int, float | None, float | None], BatchItem], index: int, attempt: int,
+                   release_after: float | None, share: float | None) -> BatchItem:  # fmt: skip
+    """A job of the driver's own (``job(index, attempt, release_after, budget_share)``: an
+    eval's attempt) on another process's worker, stoppable there as a prompt's run is."""
+    return _stoppable(token, index, attempt, f"job {index}", lambda: job(index, attempt, release_after, share))
+
+
+def _stoppable(token: str, index: int, attempt: int, prompt: str, run: Callable[[], BatchItem]) -> BatchItem:
+    """``run()`` on another process's worker, stoppable there: by :func:`_stop_runs` (Dask
+    runs it on every worker) or by a ``KeyboardInterrupt`` (Ray's ``cancel``, a terminal's
+    Ctrl-C reaching a process pool). A stopped run ends as a ``fault="stopped"`` item (its query
+    has interrupted the turn and stopped its CLI); it is not raised, since a worker may treat
+    an exception that is not an ``Exception`` as its own end."""
     # Races with a stop: one that came before this run registered is in _stopped (checked
     # under the lock it is added under); one after finds the scope, and a cancel before
     # enter() is still pending, raised at the query's first wait.
@@ -68,7 +82,7 @@ def _run_elsewhere(token: str, index: int, prompt: str, options: ClaudeAgentOpti
         _elsewhere.setdefault(token, {})[index] = scope
     _cancel.enter(scope)
     try:
-        return run_one(index, prompt, options, resume_session, continue_prompt, attempt, release_after)
+        return run()
     except (_cancel.CancelledError, KeyboardInterrupt):
         return BatchItem(index=index, prompt=prompt, attempts=attempt, fault="stopped", error=STOPPED)
     finally:

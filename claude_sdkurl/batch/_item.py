@@ -32,6 +32,7 @@ class BatchItem:
     attempts: int = 1  # runs of this item in this batch (limits and transient faults run it again)
     near_limit: dict[str, Any] | None = None  # the fullest usage window its run saw: {"window", "utilization", "resets_at"} (a subscriber's rate-limit events)
     parked: dict[str, Any] | None = None  # a tool call waiting for approve()/deny() (claude_sdkurl.approvals)
+    outcome: Any = None  # what a job other than a prompt made of its run (an eval's Attempt)
 
     @property
     def ok(self) -> bool:

@@ -30,6 +30,8 @@ class Attempt:
     hooks: list[str] = dataclasses.field(default_factory=list)  # hook events the program's callbacks ran for
     models: list[str] = dataclasses.field(default_factory=list)  # the models that answered the main conversation
     session_ids: list[str] = dataclasses.field(default_factory=list)
+    limited: bool = False  # its CLI was released from a long rate-limit wait (the attempt runs again)
+    tries: int = 1  # this attempt's runs: a run a rate limit cut short is run again afresh
     workspace: Path = Path()
     messages: list[Message] = dataclasses.field(default_factory=list, repr=False)  # not kept on disk
 

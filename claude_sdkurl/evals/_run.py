@@ -1,10 +1,11 @@
 """Tasks, targets, attempts, and :func:`run_eval`, which runs each task on each target ``runs``
-times on a thread pool.
+times on the batch driver.
 
-Threads: ``max_concurrency`` workers (``claude-sdkurl-eval``), each running one attempt at a time
-to its end (the attempt's own query, bounded by ``timeout``); the caller's thread waits for them.
-Each attempt gets a workspace of its own, a fresh copy of the task's folder in a temporary
-directory, removed once its checks have run (``keep_workspaces=True`` keeps them).
+Threads: the driver runs on the caller's thread; attempts run on its pool of ``max_concurrency``
+workers (``claude-sdkurl-batch``), or on the executor's workers elsewhere, each attempt to its
+end (its own query, bounded by ``timeout``). Each attempt gets a workspace of its own, a fresh copy
+of the task's folder in a temporary directory where it runs, removed once its checks have run
+(``keep_workspaces=True`` keeps them).
 """
 
 from __future__ import annotations
@@ -12,26 +13,32 @@ from __future__ import annotations
 import concurrent.futures as cf
 import contextlib
 import dataclasses
+import functools
 import shutil
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
-from ..types import AssistantMessage, ClaudeAgentOptions, Message, ResultMessage, TextBlock, ToolUseBlock
+from ..batch._driver import Driver
+from ..batch._elsewhere import picklable
+from ..batch._item import BatchItem
+from ..batch._result import BatchStopped
+from ..batch._retry import RetryPolicy, _fault_of
+from ..types import AssistantMessage, ClaudeAgentOptions, Message, RateLimitEvent, ResultMessage, TextBlock, ToolUseBlock
 from ..testing.faults import KINDS as MOCK_FAULTS
 from ..testing.faults import fault_env
 from ._attempt import Attempt
 from ._scorecard import Scorecard
-from ._wire import Seen, WireTap
+from ._wire import Seen, WireTap, shared_tap
 from .checks import Check
 
 Program = Callable[[str, ClaudeAgentOptions], Iterable[Message]]
 
 
 FAULTS = ("429", "5xx", "slow", "kill", "tool-error")
+"""The faults a task variant can play (see :func:`variants`)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -107,34 +114,20 @@ def _read(attempt: Attempt, messages: list[Message]) -> None:
         attempt.error = f"{last.subtype}: {why}".rstrip(": ")
 
 
-class _Budget:
-    def __init__(self, limit: float | None) -> None:
-        self.limit, self.spent = limit, 0.0
-        self.lock = threading.Lock()
-
-    def left(self) -> bool:
-        with self.lock:
-            return self.limit is None or self.spent < self.limit
-
-    def add(self, usd: float) -> None:
-        with self.lock:
-            self.spent += usd
-
-
-def _attempt(task: Task, target: Target, run: int, tap: WireTap, budget: _Budget, keep: bool, timeout: float | None,
-             model_env: dict[str, str]) -> Attempt:  # fmt: skip
+def _attempt(task: Task, target: Target, run: int, tap: WireTap, keep: bool, timeout: float | None, model_env: dict[str, str],
+             share: float | None = None, release_after: float | None = None) -> Attempt:  # fmt: skip
+    """One attempt, its checks run, wherever it runs (this process or a worker's)."""
     attempt = Attempt(task=task.name, target=target.name, run=run, prompt=task.prompt)
-    if not budget.left():
-        attempt.error = "BudgetSpent: the eval's max_total_cost_usd was spent before this attempt started"
-        return attempt
     folder = Path(tempfile.mkdtemp(prefix="claude-sdkurl-eval-"))
     attempt.workspace = folder
-    seen: Seen = tap.watch(folder, task.fault)
+    seen: Seen = tap.watch(folder, task.fault, release_after)
     started = time.monotonic()
     try:
         if task.workspace is not None:
             shutil.copytree(task.workspace, folder, dirs_exist_ok=True, symlinks=True)
         options = dataclasses.replace(target.options or ClaudeAgentOptions(), cwd=str(folder))
+        if share is not None:  # the attempt's part of the eval's budget: the CLI stops there
+            options = dataclasses.replace(options, max_budget_usd=share)
         if model_env:  # a model tape's proxy stands in for the API
             options = dataclasses.replace(options, env={**options.env, **model_env})
         if task.fault in MOCK_FAULTS:
@@ -153,9 +146,8 @@ def _attempt(task: Task, target: Target, run: int, tap: WireTap, budget: _Budget
         attempt.seconds = time.monotonic() - started
         tap.forget(folder)
     with seen.lock:
-        attempt.decisions, attempt.hooks = list(seen.decisions), list(seen.hooks)
+        attempt.decisions, attempt.hooks, attempt.limited = list(seen.decisions), list(seen.hooks), seen.limited
     _read(attempt, attempt.messages)
-    budget.add(attempt.cost_usd)
     for check in task.checks:
         try:
             failure = check(attempt)
@@ -163,10 +155,48 @@ def _attempt(task: Task, target: Target, run: int, tap: WireTap, budget: _Budget
             failure = f"{getattr(check, '__name__', 'check')} raised {type(e).__name__}: {e}"
         if failure:
             attempt.failures.append(f"{getattr(check, '__name__', 'check')}: {failure}")
-    budget.add(attempt.judge_cost_usd)
     attempt.passed = attempt.error is None and not attempt.failures
     if not keep:
         shutil.rmtree(folder, ignore_errors=True)
+    return attempt
+
+
+def _fault(attempt: Attempt) -> str | None:
+    """What the batch driver makes of an attempt's end: ``"limit"`` (a rate limit or overload
+    it did not get through: it runs again after the pause, afresh), ``"budget"`` (stopped at its
+    share of the budget), else ``None``: its outcome stands, a crash included (a killed CLI is
+    something an eval measures, not a fault to retry)."""
+    if attempt.limited:
+        return "limit"
+    for message in reversed(attempt.messages):
+        if isinstance(message, RateLimitEvent) and message.rate_limit_info.status == "rejected":
+            return "limit"
+        if isinstance(message, ResultMessage):
+            fault = _fault_of(message)
+            return fault if fault in ("limit", "budget") else None
+    return None
+
+
+def _job(task: Task, target: Target, run: int, keep: bool, timeout: float | None, model_env: dict[str, str],
+         index: int, tries: int, release_after: float | None, share: float | None) -> BatchItem:  # fmt: skip
+    """An attempt as the batch driver's job (module level: Dask and Ray ship it to workers)."""
+    with shared_tap() as tap:
+        attempt = _attempt(task, target, run, tap, keep, timeout, model_env, share, release_after)
+    attempt.tries = tries
+    item = BatchItem(index=index, prompt=f"{task.name} · {target.name} · {run}", error=attempt.error, attempts=tries,
+                     total_cost_usd=round(attempt.cost_usd + attempt.judge_cost_usd, 10), seconds=attempt.seconds,
+                     session_id=attempt.session_ids[-1] if attempt.session_ids else None)  # fmt: skip
+    item.fault, item.outcome = _fault(attempt), attempt
+    return item
+
+
+def _unran(task: Task, target: Target, run: int, item: BatchItem, budget: float | None) -> Attempt:
+    """The attempt of an item the driver ended without running it (the budget spent, a stop)."""
+    attempt = Attempt(task=task.name, target=target.name, run=run, prompt=task.prompt)
+    if item.fault == "budget":
+        attempt.error = f"BudgetSpent: the eval's max_total_cost_usd (${budget or 0:.4f}) was spent before this attempt started"
+    else:
+        attempt.error = item.error or "not run"
     return attempt
 
 
@@ -176,6 +206,8 @@ def run_eval(
     runs: int = 1,
     *,
     max_concurrency: int = 4,
+    executor: cf.Executor | None = None,
+    retry: RetryPolicy | None = RetryPolicy(max_retries=0),
     max_total_cost_usd: float | None = None,
     timeout: float | None = 600.0,
     progress: bool | Callable[[int, int, int], None] | None = None,
@@ -186,11 +218,20 @@ def run_eval(
 ) -> Scorecard:
     """Run each task on each target ``runs`` times, ``max_concurrency`` at a time, and score them.
 
-    An attempt that fails (a CLI killed, a program that raises) is recorded with its ``error``;
-    the others run. ``max_total_cost_usd``: attempts not started once that much is spent are
+    Attempts run on the batch driver (:func:`claude_sdkurl.batch.run_batch`'s): on threads here
+    by default, or on ``executor`` (a Dask client's ``get_executor()``, a
+    :class:`~claude_sdkurl.batch.RayExecutor`: tasks, targets and checks travel by pickling, and
+    each attempt, its workspace and its checks run on the worker). Under ``retry`` a rate limit
+    or overload an attempt did not get through pauses the eval, and that attempt runs again
+    afresh after the probe, so a limit never scores as a failure; other faults (a killed CLI, a
+    program that raises) are the attempt's outcome, recorded with its ``error``, and the others
+    run. ``max_total_cost_usd``: each attempt gets a share as its ``max_budget_usd`` (the CLI
+    stops it there: at most one API call over), and attempts not started once it is spent are
     recorded failed (``BudgetSpent``). ``timeout`` bounds each attempt of an options target.
     ``progress``: ``True`` for a line on standard error, or ``f(done, total, passed)``.
     ``out``: the scorecard's JSONL, written when the run ends (see :meth:`Scorecard.save`).
+    Ctrl-C stops every running attempt; ``out`` gets what finished and
+    :class:`~claude_sdkurl.batch.BatchStopped` is raised.
 
     ``tape``: a model tape (:func:`claude_sdkurl.tapes.model_tape`) every attempt's CLI talks to
     instead of the API: with ``record_from`` (the API's or a mock's address) the exchanges are
@@ -206,34 +247,67 @@ def run_eval(
     for target in targets:
         if target.options is None and target.program is None:
             raise ValueError(f"target {target.name!r} has neither options nor a program")
-    plan = [(task, target, run) for run in range(runs) for task in tasks for target in targets]
-    budget = _Budget(max_total_cost_usd)
-    done: list[Attempt] = []
-    report = progress if callable(progress) else (_line if progress else None)
     if record_from is not None and tape is None:
         raise ValueError("record_from names where to record a tape from: give the tape's path too")
+    if executor is not None and not isinstance(executor, cf.ThreadPoolExecutor):
+        targets = [dataclasses.replace(t, options=picklable(t.options)) if t.options is not None else t for t in targets]
+        _travels(tasks, targets)
+    plan = [(task, target, run) for run in range(runs) for task in tasks for target in targets]
+    report = progress if callable(progress) else (_line if progress else None)
+    ended = [0, 0]  # items finished (run or not), attempts passed
+
+    def on_finish(item: BatchItem) -> None:
+        ended[0] += 1
+        ended[1] += isinstance(item.outcome, Attempt) and item.outcome.passed
+        if report is not None:
+            report(ended[0], len(plan), ended[1])
+
+    def scored(items: list[BatchItem]) -> Scorecard:
+        attempts = [i.outcome if isinstance(i.outcome, Attempt) else _unran(*plan[i.index], i, max_total_cost_usd) for i in items]
+        return Scorecard(attempts, tasks=names, targets=[t.name for t in targets])
+
     with contextlib.ExitStack() as stack:
         model_env: dict[str, str] = {}
         if tape is not None:
             from ..tapes import model_tape
 
             model_env = stack.enter_context(model_tape(tape, upstream=record_from)).env()
-        tap = stack.enter_context(WireTap())
-        pool = stack.enter_context(cf.ThreadPoolExecutor(max_concurrency, thread_name_prefix="claude-sdkurl-eval"))
-        futures = [pool.submit(_attempt, task, target, run, tap, budget, keep_workspaces, timeout, model_env) for task, target, run in plan]
+        jobs = [functools.partial(_job, task, target, run, keep_workspaces, timeout, model_env) for task, target, run in plan]
+        driver = Driver([f"{t.name} · {g.name} · {r}" for t, g, r in plan], None, executor=executor, max_concurrency=max_concurrency,
+                        progress=None, checkpoint=None, resume=None, continue_prompt=None, retry=retry,
+                        max_total_cost_usd=max_total_cost_usd, jobs=jobs, on_finish=on_finish)  # fmt: skip
         try:
-            for future in cf.as_completed(futures):
-                done.append(future.result())
-                if report is not None:
-                    report(len(done), len(plan), sum(a.passed for a in done))
+            result = driver.run()
+        except BatchStopped as stopped:
+            if out is not None:
+                scored(stopped.result.items).save(out)
+            raise
         finally:
             if report is _line:
                 print(file=sys.stderr)
-            order = {(t.name, g.name, r): i for i, (t, g, r) in enumerate(plan)}
-            card = Scorecard(sorted(done, key=lambda a: order[(a.task, a.target, a.run)]), tasks=names, targets=[t.name for t in targets])
-            if out is not None and len(done) == len(plan):
-                card.save(out)  # before the tape's miss, if any, is raised on leaving
+        card = scored(result.items)
+        if out is not None:
+            card.save(out)  # before the tape's miss, if any, is raised on leaving
     return card
+
+
+def _travels(tasks: Sequence[Task], targets: Sequence[Target]) -> None:
+    """Tasks and targets bound for other processes: each must pickle (as Dask and Ray do it,
+    by cloudpickle when it is there), or a ``TypeError`` names the one that cannot (a target's
+    options were checked before, by the batch's rule: its ``debug_stderr`` stream dropped, any
+    other field that cannot travel named)."""
+    try:
+        import cloudpickle as dumper  # type: ignore[import-untyped]
+    except ImportError:  # pragma: no cover - Dask and Ray both bring it
+        import pickle as dumper
+    every: list[Task | Target] = [*tasks, *targets]
+    for what in every:
+        try:
+            dumper.dumps(what)
+        except Exception as e:
+            kind = "task" if isinstance(what, Task) else "target"
+            raise TypeError(f"{kind} {what.name!r} cannot be sent to another process ({type(e).__name__}: {e}); "
+                            "run the eval on threads (no executor)") from None  # fmt: skip
 
 
 def _line(done: int, total: int, passed: int) -> None:

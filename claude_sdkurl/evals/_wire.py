@@ -6,10 +6,12 @@ are seen as well as ours; the session's path is unchanged (a copy of each line i
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,9 +27,11 @@ class Seen:
     (``"kill"``: the CLI is SIGKILLed when its first assistant message arrives; ``"tool-error"``:
     the first in-process tool call's answer becomes an error). Guarded by ``lock``."""
 
-    def __init__(self, fault: str | None = None) -> None:
+    def __init__(self, fault: str | None = None, release_after: float | None = None) -> None:
         self.lock = threading.Lock()
         self.fault = fault
+        self.release_after = release_after  # a CLI about to wait this long on a rate limit is stopped
+        self.limited = False
         self.played = False  # the fault has been played (once an attempt)
         self._break: str | None = None  # the tool call's request id whose answer becomes an error
         self.decisions: list[tuple[str, dict[str, Any], str]] = []  # (tool, input, "allow"/"deny")
@@ -49,13 +53,19 @@ class Seen:
                 if isinstance(event, str):
                     self.hooks.append(event)
 
-    def kill_now(self, msg: dict[str, Any]) -> bool:
-        """Whether this line from the CLI is where the ``kill`` fault strikes (once)."""
+    def kill_now(self, msg: dict[str, Any]) -> int | None:
+        """The signal to stop the CLI with at this line from it, if any: the ``kill`` fault's
+        SIGKILL (once), or SIGTERM when it says it will wait ``release_after`` seconds or more
+        on a rate limit or overload (the batch driver's rule: no CLI sits on a limit)."""
         with self.lock:
             if self.fault == "kill" and not self.played and msg.get("type") == "assistant":
                 self.played = True
-                return True
-        return False
+                return signal.SIGKILL
+            if self.release_after is not None and msg.get("type") == "system" and msg.get("subtype") == "api_retry" \
+                    and msg.get("error_status") in (429, 529) and float(msg.get("retry_delay_ms") or 0) / 1000 >= self.release_after:  # fmt: skip
+                self.limited = True
+                return signal.SIGTERM
+        return None
 
     def rewrite(self, line: str, msg: dict[str, Any]) -> str:
         """The SDK's line as sent to the CLI: for the ``tool-error`` fault, the broken call's
@@ -108,8 +118,9 @@ class _Watched(Transport):
                     msg = _parsed(line)
                     if msg is not None:
                         self.seen.cli_line(msg)
-                        if self.seen.kill_now(msg):
-                            self._kill()
+                        how = self.seen.kill_now(msg)
+                        if how is not None:
+                            self._kill(how)
             except Exception:  # watching never breaks the run
                 pass
             callbacks.on_data(chunk)
@@ -120,11 +131,11 @@ class _Watched(Transport):
     def wait_ready(self, timeout: float) -> None:
         self.inner.wait_ready(timeout)
 
-    def _kill(self) -> None:
+    def _kill(self, how: int) -> None:
         process = getattr(self.inner, "process", None)
         pid = getattr(process, "pid", None)
         if isinstance(pid, int):
-            os.kill(pid, signal.SIGKILL)  # as a crash or the OOM killer would: no goodbye
+            os.kill(pid, how)  # SIGKILL: as a crash or the OOM killer would, no goodbye
 
     def send(self, line: str) -> None:
         msg = _parsed(line.strip())
@@ -152,8 +163,8 @@ class WireTap:
         self._lock = threading.Lock()
         self._by_folder: dict[str, Seen] = {}
 
-    def watch(self, folder: Path, fault: str | None = None) -> Seen:
-        seen = Seen(fault)
+    def watch(self, folder: Path, fault: str | None = None, release_after: float | None = None) -> Seen:
+        seen = Seen(fault, release_after)
         with self._lock:
             self._by_folder[str(folder.resolve())] = seen
         return seen
@@ -180,3 +191,28 @@ class WireTap:
 
     def __exit__(self, *exc: Any) -> None:
         taps.remove(self)
+
+
+_shared: WireTap | None = None
+_users = 0
+_shared_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def shared_tap() -> Iterator[WireTap]:
+    """The process's one :class:`WireTap`, installed while any attempt here uses it (attempts
+    run on a pool's threads, here or on a worker process, each watching its own folder)."""
+    global _shared, _users
+    with _shared_lock:
+        if _shared is None:
+            _shared = WireTap().__enter__()
+        _users += 1
+        tap = _shared
+    try:
+        yield tap
+    finally:
+        with _shared_lock:
+            _users -= 1
+            if _users == 0 and _shared is not None:
+                _shared.__exit__(None, None, None)
+                _shared = None
