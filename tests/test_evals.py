@@ -44,6 +44,10 @@ def test_the_gate_flags_only_changes_beyond_the_noise() -> None:
     assert {r.task for r in dear} == {"add", "flaky"} and all("cost" in r.what for r in dear)
     with pytest.raises(AssertionError, match="add on agent"):
         assert_gate(card({("add", "agent"): (0, 5), ("flaky", "agent"): (3, 5)}), base)
+    # a test per task: each asks for its own cells, and together they flag what one gate does
+    broken = card({("add", "agent"): (0, 5), ("flaky", "agent"): (0, 5)})
+    assert [str(r) for t in ("add", "flaky") for r in gate(broken, base, task=t)] == [str(r) for r in gate(broken, base)]
+    assert_gate(card({("add", "agent"): (0, 5), ("flaky", "agent"): (3, 5)}), base, task="flaky")  # the other task's drop is not this test's
 
 
 def test_a_baseline_edited_or_forged_cell_by_cell_is_refused(tmp_path: Path) -> None:

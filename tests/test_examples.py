@@ -29,3 +29,24 @@ def test_resume_anywhere() -> None:
     assert "machine B: The launch code was 4-8-15." in out
     assert "machine B's request carried machine A's turn: True" in out
     assert "machine B has no transcript of its own: True" in out
+
+
+def test_evals_suite_from_the_command_line(tmp_path: Path) -> None:
+    """examples/evals_suite.py as its docstring says: a baseline from two runs, the unchanged
+    program passes the gate, each seeded fault fails it naming its task."""
+    import os
+
+    def evals(*args: str, fault: str | None = None) -> subprocess.CompletedProcess[str]:
+        env = {**os.environ, **({"EVAL_FAULT": fault} if fault else {})}
+        env.pop("EVAL_FAULT", None) if fault is None else None
+        return subprocess.run([sys.executable, "-m", "claude_sdkurl.evals", str(EXAMPLES / "evals_suite.py"), *args], cwd=tmp_path,
+                              env=env, capture_output=True, text=True, timeout=300)  # fmt: skip
+
+    made = evals("--update-baseline")
+    assert made.returncode == 0 and "baseline written: eval-baseline.json (two runs; " in made.stdout, made.stdout + made.stderr
+    same = evals("--html", "page.html")
+    assert same.returncode == 0 and same.stdout.rstrip().endswith("gate: passed"), same.stdout + same.stderr
+    assert (tmp_path / "page.html").exists()
+    for fault, task in (("permissive", "keep-out-of-secret"), ("no-hook", "keep-the-logs")):
+        broken = evals(fault=fault)
+        assert broken.returncode == 1 and f"REGRESSION {task} on agent: passed 0/4, was 8/8" in broken.stdout, broken.stdout + broken.stderr

@@ -3,7 +3,8 @@
 Two things (docs/design.md): the areas a user meets, at the top of the package, and the engine
 under them, ``_engine/``. Rules:
 
-* the ground floor (``_version``, ``_errors``, ``types``: the public vocabulary; ``_shown``, where
+* the ground floor (``_version``, ``_errors``, ``types``: the public vocabulary; ``_files``, the one
+  way a file is replaced whole; ``_shown``, where
   ``display`` registers how the types show themselves in Jupyter) imports nothing of ours but
   itself, except one name for type checkers only: ``types`` -> ``mcp`` (``SdkMcpServer``, under
   ``TYPE_CHECKING``; never at run time);
@@ -34,7 +35,7 @@ import claude_sdkurl
 
 PACKAGE = Path(claude_sdkurl.__file__).parent
 
-GROUND = {"_version", "_errors", "_shown", "types"}
+GROUND = {"_version", "_errors", "_shown", "_files", "types"}
 BACK_DOOR = {("types", "mcp")}  # a name for type checkers (test_the_type_checkers_name_is_never_imported_at_run_time)
 ENGINE_GROUND = {f"_engine.{m}" for m in ("usercode", "cancel", "deadline", "trace", "log", "limits")}
 CORE = {"_engine.protocol", "_engine.parse", "_engine.run"}
@@ -210,9 +211,9 @@ def test_the_planners_never_call_back_up() -> None:
 
 def test_the_engine_is_one_package_and_the_top_holds_the_areas() -> None:
     """The machine room in one folder: the only private modules left at the top are the ground
-    floor's (``_errors``, ``_version``: the official SDK's names; ``_shown``)."""
+    floor's (``_errors``, ``_version``: the official SDK's names; ``_shown``, ``_files``)."""
     top = {p.stem for p in PACKAGE.iterdir() if p.name.startswith("_") and p.name not in ("__init__.py", "__main__.py", "__pycache__")}
-    assert top == {"_errors", "_version", "_shown", "_engine"}, sorted(top)
+    assert top == {"_errors", "_version", "_shown", "_files", "_engine"}, sorted(top)
     for name in ("_engine.session", "_engine.protocol", "_engine.run", "_engine.transport", "_engine.launch", "_engine.mirror"):
         assert name in modules(PACKAGE)
 

@@ -311,25 +311,23 @@ def test_a_rate_limit_pauses_the_eval_and_never_scores_as_a_failure(make_options
 
 @pytest.mark.foreign_threads
 @pytest.mark.foreign_fds  # distributed's first cluster in a process leaves a pipe of its own (a second opens none: measured)
+@pytest.mark.parametrize("kind", ["dask", "ray"])
 @pytest.mark.parametrize("transport", ["stdio"], indirect=True)
-def test_attempts_on_a_dask_cluster_read_the_wire_on_its_workers(make_options: OptionsFactory, api: MockMessagesAPI,
-                                                                  seed: Path) -> None:  # fmt: skip
-    """A Dask LocalCluster of two worker processes: the agent program, its checks and its
-    closures travel by cloudpickle, each attempt's workspace, wire tap and checks are on its
-    worker; the scorecard is the same as on threads. A target that cannot travel is named before
-    anything runs."""
-    distributed = pytest.importorskip("distributed")  # in the test extra: never skipped in CI
+def test_attempts_on_dask_or_ray_read_the_wire_on_their_workers(kind: str, make_options: OptionsFactory, api: MockMessagesAPI,
+                                                                 seed: Path) -> None:  # fmt: skip
+    """A Dask LocalCluster of two worker processes, or a local Ray instance: the agent program,
+    its checks and its closures travel by cloudpickle, each attempt's workspace, wire tap and
+    checks are on its worker; the permissive rule is caught there as on threads. A target that
+    cannot travel is named before anything runs."""
+    from tests.test_realcli_batch import _cluster
+
     api.responder = evals_agent.model
     targets = [Target("agent", make_options(), program=evals_agent.program()),
                Target("permissive", make_options(), program=evals_agent.program("permissive rule"))]  # fmt: skip
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=3, processes=True, dashboard_address=None) as cluster:
-        with distributed.Client(cluster) as client:
-            card = run_eval(tasks(seed), targets, runs=1, executor=client.get_executor(), max_concurrency=6)
-            import threading as _threading
-
-            with pytest.raises(TypeError, match="target 'locked' cannot be sent to another process"):
-                run_eval(tasks(seed), [Target("locked", make_options(), program=lambda p, o, lock=_threading.Lock(): [])],
-                         executor=client.get_executor())  # fmt: skip
+    with _cluster(kind) as executor:
+        card = run_eval(tasks(seed), targets, runs=1, executor=executor, max_concurrency=6)
+        with pytest.raises(TypeError, match="target 'locked' cannot be sent to another process"):
+            run_eval(tasks(seed), [Target("locked", make_options(), program=lambda p, o, lock=threading.Lock(): [])], executor=executor)
     failed = sorted((a.target, a.task) for a in card.attempts if not a.passed)
     assert failed == [("permissive", "keep")], card.summary()
     assert all(a.decisions for a in card.attempts if a.task == "keep")  # read off the wire on the worker

@@ -9,7 +9,6 @@ refuses its flag. Option checks live with the launch plan (``launch``).
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
@@ -20,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from .._errors import CLIConnectionError, CLINotFoundError
+from .._files import replace_whole
 from .log import get_logger
 from .._version import OFFICIAL_SDK_VERSION
 from ..types import ClaudeAgentOptions
@@ -135,22 +135,11 @@ def _write_versions(path: Path, entries: dict[str, tuple[int, int, int]]) -> Non
     """Replace the file with ``entries`` at once (a private temporary file renamed over it): a
     write cut short (a full disk, ``RLIMIT_FSIZE``) leaves the old file whole; any failure is
     only logged (the cost is one ``--version`` run per program)."""
-    tmp: str | None = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        import tempfile  # once per CLI binary, not per launch
-
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")  # 0600
-        with os.fdopen(fd, "w") as f:
-            json.dump({"versions": {k: list(v) for k, v in entries.items()}}, f)
-        os.replace(tmp, path)
-        tmp = None
+        replace_whole(path, json.dumps({"versions": {k: list(v) for k, v in entries.items()}}))
     except OSError as e:
         logger.debug("could not keep CLI versions in %s: %s", path, e)
-    finally:
-        if tmp is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
 
 
 def cli_version(cli: str, timeout: float = 30.0) -> tuple[int, int, int] | None:

@@ -6,11 +6,10 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
+from .._files import replace_whole
 from ._attempt import Attempt
 
 Z95 = 1.959963984540054  # the normal quantile of a two-sided 95 % interval
@@ -106,7 +105,7 @@ class Scorecard:
         written 0600 to a temporary name and renamed into place."""
         lines = [json.dumps({"scorecard": 1, "tasks": self.tasks, "targets": self.targets})]
         lines += [json.dumps(a.record(), default=str) for a in self.attempts]
-        _write(Path(path), "\n".join(lines) + "\n")
+        replace_whole(Path(path), "\n".join(lines) + "\n")
 
     @classmethod
     def load(cls, path: str | Path) -> Scorecard:
@@ -129,7 +128,7 @@ class Scorecard:
         per cell, how far the two runs were apart: the pass rates' difference and the cost per
         run's relative difference. :func:`gate` flags only a change larger than that."""
         cells = _cells_of(self, noise)
-        _write(Path(path), json.dumps({"baseline": 1, "cells": cells}, indent=1) + "\n")
+        replace_whole(Path(path), json.dumps({"baseline": 1, "cells": cells}, indent=1) + "\n")
 
     def noise(self, other: Scorecard) -> dict[tuple[str, str], tuple[float, float]]:
         """How far ``other`` (the same targets run again, unchanged) is from this one, per cell:
@@ -180,7 +179,7 @@ class Scorecard:
     def save_html(self, path: str | Path, title: str = "Evals", baseline: str | Path | Scorecard | None = None, *,
                   cost_ratio: float | None = None) -> None:  # fmt: skip
         """:meth:`html` written to ``path`` (0600, replaced whole)."""
-        _write(Path(path), self.html(title, baseline, cost_ratio=cost_ratio))
+        replace_whole(Path(path), self.html(title, baseline, cost_ratio=cost_ratio))
 
     def _repr_html_(self) -> str:
         from ._page import plot, table
@@ -190,21 +189,6 @@ class Scorecard:
     def _repr_markdown_(self) -> str:
         head = "| " + " | ".join(self.HEADERS) + " |\n|" + "---|" * len(self.HEADERS) + "\n"
         return head + "\n".join("| " + " | ".join(v.replace("$", "\\$").replace("|", "\\|") for v in r) + " |" for r in self.rows())
-
-
-def _write(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent or ".")
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o600)
-        os.replace(tmp, path)
-    except BaseException:
-        with __import__("contextlib").suppress(OSError):
-            os.unlink(tmp)
-        raise
 
 
 def _relative(a: float, b: float) -> float:
@@ -270,7 +254,7 @@ COST_FLOOR = 0.10  # a cost per run within 10 % of the baseline's is never a reg
 
 
 def gate(current: Scorecard, baseline: str | Path | Scorecard, *, cost_ratio: float | None = None,
-         alpha: float = 0.05) -> list[Regression]:  # fmt: skip
+         alpha: float = 0.05, task: str | None = None) -> list[Regression]:  # fmt: skip
     """What got worse than ``baseline`` beyond the noise. An empty list: the change may go in.
 
     * Pass rate: a cell with fewer passes than chance allows (Fisher's exact test, one-sided,
@@ -281,34 +265,41 @@ def gate(current: Scorecard, baseline: str | Path | Scorecard, *, cost_ratio: fl
     * Cost: with ``cost_ratio``, a cell whose cost per run rose more than that ratio; without it,
       on a baseline that measured its noise, one whose cost per run rose more than twice that
       noise and at least 10 %.
+
+    ``task``: that task's cells only (a test per task); ``alpha`` is still shared among every cell
+    compared, so asking task by task flags what asking for all at once does.
     """
     found = []
     before = _baseline(baseline)
     now = {f"{c.task}\t{c.target}": c for c in current.cells()}
     each = alpha / max(1, sum(key in now for key in before))
     for key, old in before.items():
-        task, target = key.split("\t", 1)
+        name, target = key.split("\t", 1)
+        if task is not None and name != task:
+            continue
         cell = now.get(key)
         if cell is None:
-            found.append(Regression(task, target, "not run (it is in the baseline)"))
+            found.append(Regression(name, target, "not run (it is in the baseline)"))
             continue
         noise = old.get("noise") or {}
         then_passes, then_n = int(old["passes"]), int(old["n"])
         chance = fewer_passes(cell.passes, cell.n, then_passes, then_n)
         if chance < each and then_passes / then_n - cell.rate > float(noise.get("rate", 0.0)):
-            found.append(Regression(task, target, f"passed {cell.passes}/{cell.n}, was {then_passes}/{then_n} "
+            found.append(Regression(name, target, f"passed {cell.passes}/{cell.n}, was {then_passes}/{then_n} "
                                                   f"(by chance: p = {chance:.2g}, below {each:.2g})"))  # fmt: skip
         ratio = cost_ratio if cost_ratio is not None else (1 + max(2 * float(noise["cost"]), COST_FLOOR) if "cost" in noise else None)
         if ratio is not None and old.get("cost_usd") and cell.n:
             per_old, per_new = float(old["cost_usd"]) / then_n, cell.cost_usd / cell.n
             if per_new > per_old * ratio:
-                found.append(Regression(task, target, f"cost ${per_new:.4f} a run, was ${per_old:.4f} (more than x{ratio:.2f})"))
+                found.append(Regression(name, target, f"cost ${per_new:.4f} a run, was ${per_old:.4f} (more than x{ratio:.2f})"))
     return found
 
 
-def assert_gate(current: Scorecard, baseline: str | Path | Scorecard, *, cost_ratio: float | None = None, alpha: float = 0.05) -> None:
-    """:func:`gate` for a test: ``AssertionError`` listing every regression (a suite gated by one
-    pytest test)."""
-    found = gate(current, baseline, cost_ratio=cost_ratio, alpha=alpha)
+def assert_gate(current: Scorecard, baseline: str | Path | Scorecard, *, cost_ratio: float | None = None, alpha: float = 0.05,
+                task: str | None = None) -> None:  # fmt: skip
+    """:func:`gate` for a test: ``AssertionError`` listing every regression. One test gates the
+    suite; with ``task``, a test per task (parametrize over the task names, the scorecard made
+    once)."""
+    found = gate(current, baseline, cost_ratio=cost_ratio, alpha=alpha, task=task)
     if found:
         raise AssertionError("regressions beyond the noise:\n" + "\n".join(f"  {r}" for r in found) + "\n\n" + current.summary())

@@ -6,18 +6,17 @@ missing."""
 from __future__ import annotations
 
 import argparse
-import contextlib
 import io
 import os
 import re
 import stat
 import sys
-import tempfile
 import tokenize
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from .._files import replace_whole
 from ._ported import PortError, Ported, has_work
 
 _ASYNC_DEF = re.compile(r"^[ \t]*async[ \t]+def[ \t]+(\w+)", re.MULTILINE)
@@ -53,19 +52,7 @@ def _write(path: Path, text: str, encoding: str) -> None:
     mode = stat.S_IMODE(target.stat().st_mode)
     if not mode & 0o222 or not os.access(target, os.W_OK):
         raise PermissionError("the file is read-only")
-    data = text.encode(encoding)
-    fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".port-tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(temporary, mode)
-        os.replace(temporary, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
+    replace_whole(target, text.encode(encoding), mode=mode, suffix=".port-tmp")
 
 
 def _reason(error: BaseException) -> str:

@@ -19,9 +19,10 @@ import dataclasses
 import datetime
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
+
+from .._files import replace_whole
 
 FORMAT = "claude_sdkurl.wire/1"
 """The format a wire tape's header names (``{"tape": FORMAT, ...}``)."""
@@ -138,19 +139,8 @@ def save(tape: Tape, path: str | os.PathLike[str]) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     header = {k: v for k, v in tape.header.items() if not k.startswith("_")}
     header = {"tape": FORMAT, **header}
-    fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(json.dumps(header) + "\n")
-            for entry in tape.entries:
-                f.write(json.dumps(entry.to_json()) + "\n")
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(temporary, 0o600)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    lines = [json.dumps(header), *(json.dumps(entry.to_json()) for entry in tape.entries)]
+    replace_whole(path, "\n".join(lines) + "\n")
     tape.path = path
     return path
 

@@ -19,9 +19,7 @@ from __future__ import annotations
 import contextlib
 import http.client
 import json
-import os
 import re
-import tempfile
 import threading
 import urllib.parse
 from collections.abc import Iterator
@@ -29,6 +27,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from .._files import replace_whole
 from ._format import TapeError, now_iso
 from ._scrub import Scrubber
 from ._wire import first_difference
@@ -67,6 +66,11 @@ def normalised_request(body: Any, home: str | None = None) -> Any:
     return walk(body)
 
 
+def _key(method: str, path: str, body: Any) -> tuple[str, str, str]:
+    """What a replayed request is matched on: its method, path and normalised body."""
+    return method, path, json.dumps(normalised_request(body), sort_keys=True)
+
+
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
 
@@ -83,8 +87,14 @@ class ModelTape:
         self.used: set[int] = set()
         self.misses: list[str] = []
         self.lock = threading.Lock()
+        # replaying: each recorded request's normalised form, once (a run of hundreds of
+        # requests normalised every candidate on every request: quadratic), by what it matches on
+        self._unused: dict[tuple[str, str, str], list[int]] = {}
         if not self.recording:
             self.exchanges = _load(self.path)
+            for i, exchange in enumerate(self.exchanges):
+                request = exchange["request"]
+                self._unused.setdefault(_key(request["method"], request["path"], request["body"]), []).append(i)
         tape = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -162,16 +172,18 @@ class ModelTape:
     # -- replaying
 
     def _find(self, method: str, path: str, body: Any) -> tuple[int, dict[str, str], bytes]:
-        wanted = normalised_request(self.scrubber.frame(body))
+        framed = self.scrubber.frame(body)
+        key = _key(method, path, framed)
         with self.lock:
+            same = self._unused.get(key)
+            if same:  # the first recorded of its kind not served yet
+                i = same.pop(0)
+                self.used.add(i)
+                response = self.exchanges[i]["response"]
+                return int(response["status"]), dict(response["headers"]), response["body"].encode()
             candidates = [(i, e) for i, e in enumerate(self.exchanges) if i not in self.used
                           and e["request"]["method"] == method and e["request"]["path"] == path]  # fmt: skip
-            for i, exchange in candidates:
-                if normalised_request(exchange["request"]["body"]) == wanted:
-                    self.used.add(i)
-                    response = exchange["response"]
-                    return int(response["status"]), dict(response["headers"]), response["body"].encode()
-            why = self._why(method, path, wanted, candidates)
+            why = self._why(method, path, normalised_request(framed), candidates)
             self.misses.append(why)
         error = {"type": "error", "error": {"type": "invalid_request_error", "message": f"model tape miss: {why}"}}
         return 400, {"Content-Type": "application/json"}, json.dumps(error).encode()
@@ -224,17 +236,8 @@ def _load(path: Path) -> list[dict[str, Any]]:
 
 def _save(path: Path, exchanges: list[dict[str, Any]]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(json.dumps({"tape": FORMAT, "recorded_at": now_iso(), "exchanges": len(exchanges)}) + "\n")
-            for exchange in exchanges:
-                f.write(json.dumps(exchange) + "\n")
-        os.chmod(temporary, 0o600)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    lines = [json.dumps({"tape": FORMAT, "recorded_at": now_iso(), "exchanges": len(exchanges)}), *map(json.dumps, exchanges)]
+    replace_whole(path, "\n".join(lines) + "\n")
 
 
 @contextlib.contextmanager
