@@ -299,3 +299,11 @@ def test_the_html_page_escapes_every_name_and_is_written_private(tmp_path: Path)
     assert page.count("<circle") == 2 and 'class="regressed"' not in page  # 2/5 against 5/5: within the noise
     shown = one._repr_html_()
     assert shown.startswith('<table class="scorecard">') and "<svg" in shown and "<script>" not in shown
+
+
+def test_the_progress_line_counts_every_attempt_and_the_passed(capsys: pytest.CaptureFixture[str]) -> None:
+    run_eval([Task("ok", "hi"), Task("bad", "hi", checks=[lambda a: "no"])], [Target("p", program=lambda p, o: [])], runs=2, progress=True)
+    err = capsys.readouterr().err
+    lines = [line for line in err.split("\r") if line.strip()]
+    assert lines[-1].rstrip() == "evals [" + "#" * 30 + "] 4/4 · 2 passed" and err.endswith("\n")
+    assert [int(line.split("] ")[1].split("/")[0]) for line in lines] == [1, 2, 3, 4]

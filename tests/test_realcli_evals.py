@@ -58,10 +58,10 @@ def test_the_gate_catches_each_seeded_fault_and_no_unchanged_rerun(make_options:
     again = score(None, "agent")
     assert gate(again, baseline) == [], again.summary()
     caught = {}
-    for fault in ["dropped hook", "permissive rule", "swapped tool", "off-by-one in a tool"]:
+    for fault in ["dropped hook", "permissive rule", "swapped tool"]:  # (all twenty: bench/bench_evals.py; each's checks: below)
         found = gate(score(fault, "agent"), baseline)
         caught[fault] = sorted({r.task for r in found})
-    assert caught == {"dropped hook": ["clean"], "permissive rule": ["keep"], "swapped tool": ["add"], "off-by-one in a tool": ["add"]}
+    assert caught == {"dropped hook": ["clean"], "permissive rule": ["keep"], "swapped tool": ["add"]}
 
 
 @pytest.mark.parametrize("transport", ["stdio"], indirect=True)
