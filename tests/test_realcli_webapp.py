@@ -9,6 +9,7 @@ from __future__ import annotations
 import http.client
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -152,13 +153,20 @@ def server(cli_paths: dict[str, Path], api: MockMessagesAPI, home: Path):  # typ
         s.stop()
 
 
+QUESTION = re.compile(r"user-\d+ question \d+")
+
+
 def user_texts(request: RecordedRequest) -> list[str]:
+    """The users' questions in a request's history, in order: each user message's, found in any
+    of its text (the CLI may carry a message as a reminder around it: a prompt that reached it
+    while it was busy is kept as a queued command and replayed in that form after a resume)."""
     out = []
     for message in request.messages():
         if message.get("role") == "user":
             content = message.get("content")
             blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content or []
-            out += [b["text"] for b in blocks if b.get("type") == "text" and b.get("text", "").startswith("user-")]
+            found = [q for b in blocks if b.get("type") == "text" for q in QUESTION.findall(b.get("text", ""))]
+            out += list(dict.fromkeys(found))  # once per message, in order
     return out
 
 
@@ -238,7 +246,7 @@ def test_four_worker_processes_share_every_conversation(cli_paths: dict[str, Pat
         # (seen twice under a loaded whole run, never alone: a request with a later question only;
         # what the request was, for the next look: its model, tools, messages, system prompt's head)
         shape = (request.body.get("model"), "tools" in request.body, len(request.body.get("messages", [])),
-                 str(request.body.get("system"))[-300:])  # fmt: skip
+                 str(request.body.get("system"))[-300:], json.dumps(request.messages())[:3000])  # fmt: skip
         assert said == [f"{user} question {n}" for n in range(int(said[-1].split()[-1]) + 1)], (said, shape)
     assert len(api.message_requests()) == 150  # no turn lost, none twice
     assert seen["most"] == 1 and seen["samples"] > 20, seen
