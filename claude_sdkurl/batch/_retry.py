@@ -14,9 +14,15 @@ from ..types import RateLimitEvent, ResultMessage, SystemMessage
 def _limit_wait(message: SystemMessage) -> float | None:
     """How long the CLI will wait before retrying a rate-limited or overloaded request (its
     ``api_retry`` message), in seconds; ``None`` for any other message."""
-    if message.subtype != "api_retry" or message.data.get("error_status") not in _LIMIT_STATUSES:
+    return _retry_delay(message.data) if message.subtype == "api_retry" else None
+
+
+def _retry_delay(data: dict[str, Any]) -> float | None:
+    """The wait an ``api_retry`` message's fields announce, in seconds, when it is a rate limit
+    or overload; ``None`` otherwise. (Also read off the raw wire by evals' tap.)"""
+    if data.get("error_status") not in _LIMIT_STATUSES:
         return None
-    return float(message.data.get("retry_delay_ms") or 0) / 1000
+    return float(data.get("retry_delay_ms") or 0) / 1000
 
 
 def _crashed(error: BaseException) -> bool:

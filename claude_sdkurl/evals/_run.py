@@ -37,8 +37,9 @@ from .checks import Check
 Program = Callable[[str, ClaudeAgentOptions], Iterable[Message]]
 
 
-FAULTS = ("429", "5xx", "slow", "kill", "tool-error")
-"""The faults a task variant can play (see :func:`variants`)."""
+FAULTS = (*MOCK_FAULTS, "kill", "tool-error")
+"""The faults a task variant can play (see :func:`variants`): the mock Messages API's, then the
+two played on the session's wire."""
 
 
 @dataclasses.dataclass(frozen=True)

@@ -1,7 +1,10 @@
 """What an attempt's sessions said on the wire: each ``can_use_tool`` request and the answer it got,
-each hook call; and the faults a task variant plays there (a killed CLI, a tool error). Read through a tap (:mod:`claude_sdkurl._engine.transport.taps`) that wraps the
-transport of every session whose folder is an attempt's workspace, so a program's own callbacks
-are seen as well as ours; the session's path is unchanged (a copy of each line is parsed here).
+each hook call; and the faults a task variant plays there (a killed CLI, a tool error), and the
+batch driver's rule that no CLI sits on a long rate limit. Read through a tap
+(:mod:`claude_sdkurl._engine.transport.taps`) that wraps the transport of every session whose
+folder is an attempt's workspace, so a program's own callbacks are seen as well as ours; the
+session's path is unchanged (a copy of each line is parsed here, and only the tool-error variant
+rewrites one).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from typing import Any
 
 from .._engine.transport import Transport, TransportCallbacks
 from .._engine.transport import taps
+from ..batch._retry import _retry_delay
 
 
 INJECTED = "injected tool error (a tool-error variant of the task)"
@@ -61,8 +65,8 @@ class Seen:
             if self.fault == "kill" and not self.played and msg.get("type") == "assistant":
                 self.played = True
                 return signal.SIGKILL
-            if self.release_after is not None and msg.get("type") == "system" and msg.get("subtype") == "api_retry" \
-                    and msg.get("error_status") in (429, 529) and float(msg.get("retry_delay_ms") or 0) / 1000 >= self.release_after:  # fmt: skip
+            delay = _retry_delay(msg) if msg.get("type") == "system" and msg.get("subtype") == "api_retry" else None
+            if self.release_after is not None and delay is not None and delay >= self.release_after:
                 self.limited = True
                 return signal.SIGTERM
         return None
