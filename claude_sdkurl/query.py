@@ -55,11 +55,13 @@ def query(
     As the official SDK, the iterator runs until the CLI is done, not only
     through the last prompt's result (background subagents and the turns they
     wake included), then the CLI exits. Its input is closed once that run is
-    over when callbacks may still be asked; otherwise at the last prompt's
-    first result (the official SDK closes it right after the prompt), so that
-    until then Ctrl-C or a ``break`` can still send ``interrupt``. Closing the
-    iterator early (``break``, ``.close()``, dropping it) interrupts a turn
-    under way (at most 1 s) and stops the CLI; so does a cancel of the
+    over when callbacks may still be asked, otherwise right after the last
+    prompt, as there: a turn that starts background work then gives its result
+    after that work and the turn it wakes. Closing the iterator early
+    (``break``, ``.close()``, dropping it) interrupts a turn under way (at most
+    1 s: an ``interrupt`` request while the input is open, SIGINT once it is
+    closed, so the transcript keeps the partial answer either way) and stops
+    the CLI; so does a cancel of the
     ``claude_sdkurl.threads`` task iterating it. Nothing starts until the first
     ``next()``. ``timeout`` (ours) bounds the whole iteration in seconds:
     :class:`ReceiveTimeoutError`; the turn is interrupted and the CLI stopped

@@ -10,12 +10,13 @@ import shutil
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
 
 from claude_sdkurl.port import MARK, PortError, main, port_source
-from claude_sdkurl.testing import STDIO_CLI_VERSION, MockMessagesAPI, install_cli, offline_env, text
+from claude_sdkurl.testing import STDIO_CLI_VERSION, MockMessagesAPI, install_cli, offline_env, text, tool_use
 
 from .test_official_suite import official_tests
 
@@ -333,6 +334,9 @@ RUNS = [
     ("streaming_mode.py", ["with_interrupt"]),
     ("streaming_mode.py", ["control_protocol"]),
     ("hooks.py", ["UserPromptSubmit"]),
+    # three subagents that 2.1.330 runs in the background: their reports come before the first
+    # result, as there (issue 61: a loop stopping at the first result lost them)
+    ("agents.py", []),
 ]
 
 
@@ -340,6 +344,15 @@ def _answer(request: object) -> object:
     last = request.last_user_text()  # type: ignore[attr-defined]
     if last.startswith("Count from 1"):  # slow (about 6 s): the examples interrupt it at 2 s
         return text(" ".join(map(str, range(1, 101))), chunk=10, delay=0.2)
+    agent = re.match(r"Use the ([\w-]+) agent", last)
+    if not last and request.tool_results():  # type: ignore[attr-defined]
+        return text("the agent is at work")  # the parent's turn goes on while it works
+    if agent:
+        return tool_use("Agent", {"description": "job", "prompt": f"job for {agent[1]}", "subagent_type": agent[1]})
+    if last.startswith("job for"):  # the subagent: it outlives its parent's turn (a report that comes late)
+        return text(f"report of {last[8:]}", on_start=lambda: time.sleep(1.5))
+    if "job for" in last or "<task-notification>" in last:
+        return text("the report is in")  # the turn the subagent's notification wakes
     return text(f"answer to: {last[:40]}")
 
 
@@ -397,6 +410,9 @@ def test_a_ported_example_behaves_like_the_original(name: str, argv: list[str], 
     if argv == ["with_interrupt"]:  # the interrupt came mid-answer, and the next turn ran
         assert re.search(r"Claude: 1 2 3 <\.\.\.>\nUser: \[Request interrupted by user\]", outputs[1][1])
         assert "Claude: answer to: Never mind" in outputs[1][1]
+    if name == "agents.py":  # each subagent's report, then the woken turn, then the costs
+        assert outputs[1][1].count("Claude: report of") == 3, outputs[1][1]
+        assert re.search(r"Claude: the agent is at work\nClaude: report of code-reviewer\nClaude: the report is in\n\nCost", outputs[1][1]), outputs[1][1]
     if argv == ["concurrent_responses"]:  # the reader saw all three, then was cancelled
         assert outputs[1][1].count("Result ended") == 3 and outputs[1][0] == 0
 

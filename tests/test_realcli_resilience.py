@@ -37,7 +37,7 @@ from claude_sdkurl import (
 from claude_sdkurl._engine.transport.websocket import WebSocketTransport
 from claude_sdkurl.testing import MockMessagesAPI, Reply, text, tool_use
 
-from .conftest import OptionsFactory, child_pids, local_entries
+from .conftest import NEWEST_CLI_VERSION, STDIO_CLI_VERSION, OptionsFactory, child_pids, local_entries
 
 pytestmark = pytest.mark.realcli
 
@@ -194,11 +194,26 @@ def _conversation(options: Any, session_id: str) -> list[tuple[str, str]]:
     return out
 
 
+# The stop mid-turn of a query() depends on how each CLI takes SIGINT: run it on every CLI.
+_ON_EVERY_CLI = pytest.mark.parametrize(
+    ("transport", "stdio_cli_version"),
+    [("websocket", STDIO_CLI_VERSION), ("stdio", STDIO_CLI_VERSION), ("stdio", NEWEST_CLI_VERSION)],
+    ids=["websocket", "stdio", f"stdio-{NEWEST_CLI_VERSION}"],
+)
+
+
+def _interrupt_calls(transport: str) -> list[tuple[str, str]]:
+    """The control requests a stop mid-turn sends: an ``interrupt`` over WebSocket, whose input
+    stays open; none on stdio, whose input is closed after the prompt as the official SDK's is
+    (the CLI gets SIGINT, what Ctrl-C in its terminal sends)."""
+    return [("initialize", "answered")] + ([("interrupt", "answered")] if transport == "websocket" else [])
+
+
 def _assert_stopped_politely(options: Any, seen: list[Any]) -> None:
     """The interrupt reached the CLI, which ended the turn itself before it was stopped: its
     transcript (what a later ``resume`` sees) keeps the partial answer and the interruption.
-    A CLI stopped by a signal instead (stdio used to close the input after the prompt, so the
-    interrupt could not be sent) left only the prompt there."""
+    A CLI stopped by SIGTERM instead (what a close gives a CLI whose input is closed, as on
+    stdio after the prompt) leaves only the prompt there (measured)."""
     session_id = next(m.data["session_id"] for m in seen if getattr(m, "subtype", None) == "init")
     entries = _conversation(options, session_id)
     assert entries[0] == ("user", "talk")
@@ -206,8 +221,9 @@ def _assert_stopped_politely(options: Any, seen: list[Any]) -> None:
     assert entries[2] == ("user", "[Request interrupted by user]"), entries
 
 
+@_ON_EVERY_CLI
 def test_keyboard_interrupt_in_query_sends_interrupt_then_stops(
-    make_options: OptionsFactory, api: MockMessagesAPI, control_calls: list[tuple[str, str]], ctrl_c: None
+    make_options: OptionsFactory, api: MockMessagesAPI, control_calls: list[tuple[str, str]], ctrl_c: None, transport: str
 ) -> None:
     api.enqueue(SLOW)
     started = time.monotonic()
@@ -222,13 +238,14 @@ def test_keyboard_interrupt_in_query_sends_interrupt_then_stops(
                     timer.start()
     timer.join()
     assert time.monotonic() - started < 5
-    assert control_calls == [("initialize", "answered"), ("interrupt", "answered")]
+    assert control_calls == _interrupt_calls(transport)
     _wait(lambda: not child_pids(), 3)
     _assert_stopped_politely(options, seen)
 
 
+@_ON_EVERY_CLI
 def test_breaking_out_mid_turn_interrupts_then_stops(
-    make_options: OptionsFactory, api: MockMessagesAPI, control_calls: list[tuple[str, str]]
+    make_options: OptionsFactory, api: MockMessagesAPI, control_calls: list[tuple[str, str]], transport: str
 ) -> None:
     api.enqueue(SLOW)
     started = time.monotonic()
@@ -239,7 +256,7 @@ def test_breaking_out_mid_turn_interrupts_then_stops(
         if isinstance(message, StreamEvent) and message.event["type"] == "content_block_delta":
             break
     assert time.monotonic() - started < 5
-    assert control_calls == [("initialize", "answered"), ("interrupt", "answered")]
+    assert control_calls == _interrupt_calls(transport)
     assert child_pids() == []  # stopped by the time the loop is left
     _assert_stopped_politely(options, seen)
 

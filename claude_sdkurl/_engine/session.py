@@ -165,8 +165,6 @@ class Session:
         self._protocol = Protocol(run=self._run)
         # Set while the run is over (see _run.py); cleared when work reopens it.
         self._run_ended = threading.Event()
-        # Set by a result, cleared by prompt_sent(): the last prompt has its answer (see end_input).
-        self._turn_answered = threading.Event()
         self._ceiling_timer: threading.Timer | None = None
         self._input_ended = False
         self._rx_lock = threading.Lock()
@@ -184,6 +182,7 @@ class Session:
         self._state_lock = threading.Lock()
         self._worker: Workers | None = None
         self._ended: Ended | None = None
+        self._stream_over = threading.Event()  # set with _ended (the CLI's stream is over)
         self._closing = False
         self._closed = False
         self._closer: threading.Thread | None = None
@@ -321,6 +320,7 @@ class Session:
             if self._ended is None:
                 self._ended = Ended(None, None)
                 self._messages.put(self._ended)
+            self._stream_over.set()
             _live_sessions.discard(self)
             self._close_done.set()
             self._answering()
@@ -361,21 +361,12 @@ class Session:
             if type(event) is MessageReceived:
                 self._observe(event.message)
                 if type(event.message) is ResultMessage:
-                    # Set before the consumer can see the result: once it has, query() may send
-                    # the next prompt, whose prompt_sent() must not be undone by a late set.
-                    self._turn_answered.set()
                     if self._mirror is not None:
                         # As the official SDK: the turn is in the store before its result is seen.
                         if batch:
                             self._put_batch(batch)
                             batch = []
                         self._mirror.flush()
-                elif type(event.message) is SystemMessage and event.message.subtype == "background_tasks_changed" \
-                        and event.message.data.get("tasks"):  # fmt: skip
-                    # Background work started in this turn: the input may close now (see
-                    # end_input), so the CLI holds the turn's result until that work is done, as
-                    # with the official SDK, whose input is closed from the start.
-                    self._turn_answered.set()
                 if not self._version_checked:
                     self._check_version(event.message)
                 batch.append(event.message)
@@ -507,6 +498,7 @@ class Session:
             if self._ended is not None:
                 return
             self._ended = Ended(error, code)
+            self._stream_over.set()
         with self._rx_lock:
             self._run.finish()
             self._run.take_effects()
@@ -558,36 +550,27 @@ class Session:
 
     def prompt_sent(self) -> None:
         """A prompt went out: it owes a run of its own."""
-        self._turn_answered.clear()
         with self._rx_lock:
             self._run.prompt_sent()
             effects = self._run.take_effects()
         self._run_effects(effects)
 
     def end_input(self, stop: threading.Event | None = None, wait: bool = True) -> None:
-        """No more prompts: once the run is over, close the CLI's input (it then
-        finishes and exits; the stream ends with its exit).
+        """No more prompts: close the CLI's input (it then finishes the run and exits;
+        the stream ends with its exit).
 
-        As the official SDK, waits for the end of the run when callbacks may
-        still be asked (or the transport cannot close input alone, as
-        WebSocket). Otherwise the official SDK closes at once; we wait for the
-        last prompt's first result, then close and let the CLI finish the run
-        (background subagents included) by itself: until that result, the
-        input stays open for an ``interrupt`` after Ctrl-C or a ``break``, which
-        a closed input would lose (the CLI was then stopped with a signal and
-        its transcript missed the partial answer and the interruption; measured
-        on 2.1.330). Except when the turn starts background work (a
-        ``background_tasks_changed`` message listing tasks): the input closes
-        then, since 2.1.330 with its input open gives the turn's result as soon
-        as the turn ends, before the background work and the turn it wakes, where
-        with its input closed (the official SDK's case) it gives it after them,
-        with their cost. From there on, a Ctrl-C stops the CLI with a signal.
-        Returns early, doing nothing, if ``stop`` is set meanwhile.
+        As the official SDK: when callbacks may still be asked (or the transport
+        cannot close input alone, as WebSocket), waits for the end of the run
+        first; otherwise closes at once. A CLI whose input is closed holds a
+        turn's result until the background work the turn started (subagents,
+        background Bash) and the turn it wakes are done, so both results come
+        at the end, as there (2.1.330 with its input open gives the first result
+        as soon as the turn ends). Returns early, doing nothing, if ``stop`` is
+        set meanwhile.
         """
         run = self._run
-        if wait:
-            waited = self._run_ended if run.bidirectional or not self._transport_ends_input() else self._turn_answered
-            while not waited.wait(0.5):
+        if wait and (run.bidirectional or not self._transport_ends_input()):
+            while not self._run_ended.wait(0.5):
                 if (stop is not None and stop.is_set()) or self._ended is not None:
                     break
         if (stop is not None and stop.is_set()) or self._ended is not None or self._closing:
@@ -833,10 +816,22 @@ class Session:
         consumer, or a warm-up turn); with ``drain``, also swallow the rest of that turn
         (through its result) so the session stays usable.
 
+        Once the CLI's input is closed no request can reach it: it gets SIGINT instead
+        (:meth:`Transport.signal_interrupt`), ends the turn the same way and exits; this
+        waits for that exit.
+
         Never raises; bounded by ``timeout`` seconds. ``False`` if the CLI did not
-        answer the interrupt (it is stuck: a close should not wait for it).
+        answer the interrupt (it is stuck: a close should not wait for it), or could
+        not be asked.
         """
         deadline = Deadline(timeout)
+        if self._input_ended:
+            transport = self._transport
+            if transport is None or not transport.signal_interrupt():
+                return False
+            # the turn's end and the exit come as the stream's end (Ended): wait for it, so a
+            # close that follows does not signal a CLI still writing its transcript
+            return self._stream_over.wait(deadline.left())
         try:
             self.control({"subtype": "interrupt"}, timeout=min(2.0, timeout))
         except Exception as e:

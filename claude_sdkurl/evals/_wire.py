@@ -158,6 +158,9 @@ class _Watched(Transport):
     def abort(self) -> None:
         self.inner.abort()
 
+    def signal_interrupt(self) -> bool:
+        return self.inner.signal_interrupt()
+
 
 class WireTap:
     """Installed for a :func:`~claude_sdkurl.evals.run_eval`: sessions started in a registered

@@ -90,6 +90,9 @@ class RelayTransport(Transport):
         finally:
             self._end(None, None)
 
+    def signal_interrupt(self) -> bool:
+        return self.inner.signal_interrupt()
+
 
 class RelayTap:
     """The tap a serving relay installs: it never replaces a transport, it wraps each one."""

@@ -220,6 +220,9 @@ class RecordingTransport(Transport):
     def abort(self) -> None:
         self.inner.abort()
 
+    def signal_interrupt(self) -> bool:
+        return self.inner.signal_interrupt()
+
 
 # ---------------------------------------------------------------- replaying
 

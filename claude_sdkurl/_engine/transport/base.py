@@ -67,3 +67,10 @@ class Transport(abc.ABC):
     def abort(self) -> None:
         """As :meth:`close`, without waiting for a graceful exit (the stream is broken)."""
         self.close()
+
+    def signal_interrupt(self) -> bool:
+        """Stop the turn under way as Ctrl-C does in a terminal, for a CLI whose input is
+        closed (no ``interrupt`` request can reach it any more): it ends the turn, keeps the
+        partial answer and the interruption in its transcript, and exits. ``False`` where this
+        transport cannot (the default); the session then stops the CLI instead."""
+        return False

@@ -248,6 +248,14 @@ class CLIProcess:
             self._stderr_thread.join(wait)
         return "\n".join(self._tail)
 
+    def interrupt(self) -> bool:
+        """SIGINT to a running CLI of our own process group (what Ctrl-C in its terminal would
+        send); ``False`` for a spawner's process or one that has exited."""
+        if not self._own_group or self.wait(0) is not None:
+            return False
+        self._signal(signal.SIGINT)
+        return True
+
     def _signal(self, sig: int) -> None:
         if self._own_group:
             try:

@@ -204,6 +204,12 @@ class StdioTransport(Transport):
     def abort(self) -> None:
         self.close(graceful=False)
 
+    def signal_interrupt(self) -> bool:
+        # 2.1.330 and 2.1.332 with stdin at EOF: SIGINT ends the turn, the transcript keeps the
+        # partial answer and "[Request interrupted by user]", exit 0 within 0.1 s (measured;
+        # SIGTERM exits 143 and the transcript keeps only the prompt).
+        return self.process is not None and self.process.interrupt()
+
     def close(self, graceful: bool = True) -> None:
         with self._wake:
             if self._closed:
