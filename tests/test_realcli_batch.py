@@ -19,7 +19,7 @@ from claude_sdkurl import ClaudeAgentOptions, PermissionResultAllow
 from claude_sdkurl.batch import BatchProgress, BatchResult, BatchStopped, UnpicklableOptionError, run_batch
 from claude_sdkurl.testing import MockMessagesAPI, RecordedRequest, Reply, error, offline_env, text
 
-from .conftest import processes
+from .conftest import local_ray, processes
 
 pytestmark = [pytest.mark.realcli, pytest.mark.foreign_fds]
 
@@ -197,16 +197,12 @@ def test_a_dask_worker_killed_mid_batch(batch_options: Any, tmp_path: Path) -> N
 @pytest.mark.foreign_threads
 def test_twenty_prompts_on_a_local_ray_instance(batch_options: Any) -> None:
     """A real local Ray instance (its own GCS, raylet and worker processes), through RayExecutor."""
-    ray = pytest.importorskip("ray")  # in the test extra: never skipped in CI
     from claude_sdkurl.batch import RayExecutor
 
     api, options = batch_options
     prompts = [f"r{i}" for i in range(19)] + ["fail-ray"]
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
-    try:
+    with local_ray(2):
         result = run_batch(prompts, options, executor=RayExecutor(), max_concurrency=4)
-    finally:
-        ray.shutdown()
     check_totals(result, prompts)
     assert [i.prompt for i in result.failed] == ["fail-ray"] and len(result.succeeded) == 19
     assert sorted(r.last_user_text() for r in api.message_requests() if r.last_user_text().startswith("r")) == sorted(prompts[:-1])
@@ -226,14 +222,10 @@ def _cluster(kind: str) -> Iterator[cf.Executor]:
             with distributed.Client(cluster) as client:
                 yield client.get_executor()
     else:
-        ray = pytest.importorskip("ray")
         from claude_sdkurl.batch import RayExecutor
 
-        ray.init(num_cpus=3, include_dashboard=False, log_to_driver=False, configure_logging=False)
-        try:
+        with local_ray(3):
             yield RayExecutor()
-        finally:
-            ray.shutdown()
 
 
 @pytest.mark.foreign_threads

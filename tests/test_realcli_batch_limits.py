@@ -16,7 +16,7 @@ from claude_sdkurl import ClaudeAgentOptions
 from claude_sdkurl.batch import BatchProgress, RetryPolicy, run_batch
 from claude_sdkurl.testing import MockMessagesAPI, Reply, offline_env, text
 
-from .conftest import child_pids, processes
+from .conftest import child_pids, local_ray, processes
 
 pytestmark = pytest.mark.realcli
 
@@ -361,17 +361,13 @@ def test_a_limit_window_on_a_dask_cluster_loses_nothing(cli_paths: Any, api: Moc
 @pytest.mark.foreign_fds  # run alone, Ray's client keeps 11 descriptors of its own after ray.shutdown()
 def test_a_limit_window_on_a_ray_instance_loses_nothing(cli_paths: Any, api: MockMessagesAPI, home: Path) -> None:
     # The same pause and probe with items as Ray tasks (a real local instance: GCS, raylet, workers).
-    ray = pytest.importorskip("ray")  # in the test extra: never skipped in CI
     from claude_sdkurl.batch import RayExecutor
 
     window = LimitWindow(6.0)
     api.responder = window
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
-    try:
+    with local_ray(2):
         result = run_batch([f"item {i}" for i in range(8)], _options(cli_paths, api, home), executor=RayExecutor(),
                            max_concurrency=4, retry=RetryPolicy(first_wait=1.0, max_wait=2.0))  # fmt: skip
-    finally:
-        ray.shutdown()
     assert [i.error for i in result.items if i.error] == []
     assert all(i.text == f"answer to item {i.index}" for i in result.items)
     assert sum(1 for i in result.items if i.attempts > 1) >= 1
