@@ -223,7 +223,8 @@ def test_errors_are_claude_sdk_errors() -> None:
         if isinstance(cls, type) and issubclass(cls, Exception) and not issubclass(cls, Warning):
             assert issubclass(cls, ClaudeSDKError), name
 
-    silent = MockTransport(lambda message, cli: None)
+    # busy with the turn, as a real CLI whose input is closed goes on until the turn's end
+    silent = MockTransport(lambda message, cli: time.sleep(1.0) if message["type"] == "user" else None)
     with pytest.raises(TimeoutError) as raised:
         list(query("hi", ClaudeAgentOptions(), transport=silent, timeout=0.3))
     assert isinstance(raised.value, ReceiveTimeoutError) and isinstance(raised.value, ClaudeSDKError)
@@ -231,7 +232,8 @@ def test_errors_are_claude_sdk_errors() -> None:
 
 def test_ctrl_c_with_a_stopped_cli_returns_quickly(fake: Any, control_calls: list[tuple[str, str]], ctrl_c: None) -> None:
     """Regression: Ctrl-C took 7-9 s on a stopped CLI (SIGTERM ignored, 5 s + 3 s before SIGKILL).
-    The interrupt is sent (the input is still open mid-turn) and given up at its own bound."""
+    The input is closed after the prompt (no callbacks), so the interrupt is SIGINT, which a
+    stopped CLI does not act on: given up at its own bound (1 s), then SIGKILL."""
     import threading
 
     options = fake("silent")
@@ -252,7 +254,7 @@ def test_ctrl_c_with_a_stopped_cli_returns_quickly(fake: Any, control_calls: lis
             pass
     timer.join()
     assert time.monotonic() - t0 < 3.0
-    assert control_calls == [("initialize", "answered"), ("interrupt", "ControlRequestTimeoutError")]
+    assert control_calls == [("initialize", "answered")]  # nothing more could be sent
     assert not any(alive(p) for p in fake.pids())
 
 

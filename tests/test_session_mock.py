@@ -215,7 +215,9 @@ def test_per_call_bounds_win_over_control_timeout() -> None:
             interrupts.append(message["request_id"])  # and never answered
 
     started = time.monotonic()
-    for _ in query("hi", ClaudeAgentOptions(control_timeout=30), transport=MockTransport(deaf)):
+    # a hook keeps the input open through the turn (as the official SDK), so the interrupt is a request
+    hooks: dict[Any, Any] = {"PreToolUse": [HookMatcher(hooks=[lambda data, tool_use_id, context: {}])]}
+    for _ in query("hi", ClaudeAgentOptions(control_timeout=30, hooks=hooks), transport=MockTransport(deaf)):
         break
     assert len(interrupts) == 1  # it was sent, and waited for at most its own bound, not 30 s
     assert time.monotonic() - started < 10

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from claude_sdkurl import ClaudeClient, query
+from claude_sdkurl import ClaudeAgentOptions, ClaudeClient, HookMatcher, query
 from claude_sdkurl.testing import FakeCLI, MockTransport
 from claude_sdkurl.threads import CancelledError, Task, TaskGroup, create_task, gather, sleep, wait_for
 
@@ -252,7 +252,9 @@ def test_a_cancelled_task_stops_its_query_turn_as_a_break_does() -> None:
         # a user prompt is never answered: the turn runs until stopped
 
     def run() -> list[Any]:
-        return list(query("hi", transport=MockTransport(slow_cli)))
+        # a hook keeps the input open through the turn (as the official SDK), so the interrupt is a request
+        hooks: dict[Any, Any] = {"PreToolUse": [HookMatcher(hooks=[lambda data, tool_use_id, context: {}])]}
+        return list(query("hi", ClaudeAgentOptions(hooks=hooks), transport=MockTransport(slow_cli)))
 
     task = create_task(run)
     time.sleep(0.3)
