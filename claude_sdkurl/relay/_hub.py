@@ -255,7 +255,6 @@ class Frontend:
                     return
                 batch = [self._queue.popleft() for _ in range(min(len(self._queue), WRITE_BATCH))]
                 self._sending = True
-                self._bytes -= sum(len(text) for text in batch)
                 if not self._queue:
                     self._note_drops()  # caught up: say what was lost since
             try:
@@ -264,6 +263,9 @@ class Frontend:
                 self.close()
                 return
             with self._lock:
+                # counted until written: a send blocked on a frontend that does not read still
+                # holds its batch (up to WRITE_BATCH lines), within the same byte bound
+                self._bytes -= sum(len(text) for text in batch)
                 self._last_progress = time.monotonic()
                 self._sending = False
 
