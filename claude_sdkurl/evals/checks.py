@@ -175,6 +175,18 @@ JUDGE_SYSTEM = (
 )
 
 
+_CLOSING = re.compile(r"<(\s*/\s*answer\b)", re.IGNORECASE)
+
+
+def judge_prompt(criteria: str, task: str, answer: str) -> str:
+    """What the judge is asked: the criteria, the task, then the answer fenced in ``<answer>``.
+    Anything in the answer that could read as the fence's end (``</answer>`` in any case or
+    spacing) loses its ``<`` (``&lt;/answer>``), so the prompt holds one closing tag, after the
+    whole answer: an answer cannot end the fence early and write criteria of its own."""
+    fenced = _CLOSING.sub(r"&lt;\1", answer)
+    return f"Criteria: {criteria}\n\nThe task the agent was given:\n{task}\n\n<answer>\n{fenced}\n</answer>"
+
+
 def judge(criteria: str, options: Any = None, *, timeout: float = 300.0) -> Check:
     """A model grades the answer against ``criteria`` (the one check that costs tokens: ask for
     it when no check above can say it).
@@ -193,8 +205,7 @@ def judge(criteria: str, options: Any = None, *, timeout: float = 300.0) -> Chec
         from ..query import query
         from ..types import ClaudeAgentOptions, ResultMessage
 
-        prompt = (f"Criteria: {criteria}\n\nThe task the agent was given:\n{attempt.prompt}\n\n"
-                  f"<answer>\n{attempt.text.replace('</answer>', '</ answer>')}\n</answer>")  # fmt: skip
+        prompt = judge_prompt(criteria, attempt.prompt, attempt.text)
         verdict, cost = "", 0.0
         with tempfile.TemporaryDirectory(prefix="claude-sdkurl-judge-") as folder:
             mine = dataclasses.replace(options or ClaudeAgentOptions(), cwd=folder, tools=[], allowed_tools=[], max_turns=1,
