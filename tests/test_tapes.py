@@ -495,3 +495,34 @@ def test_a_tape_that_ends_in_a_refused_request_replays_the_same_error(tmp_path: 
             with pytest.raises(ResultError) as again:
                 list(query("anything", _offline(tmp_path)))
         assert str(again.value) == str(live.value) and again.value.data == live.value.data
+
+
+def test_a_request_recorded_twice_with_different_answers_replays_them_in_recorded_order(tmp_path: Path) -> None:
+    """Issue 57, item 12: the same request recorded twice (a 529 "overloaded", then its retry's
+    200) replays 529 then 200, as the CLI met them, and a third asking misses."""
+    import urllib.error
+    import urllib.request
+
+    from claude_sdkurl.testing import error
+
+    body = json.dumps({"model": "m", "max_tokens": 10, "messages": [{"role": "user", "content": "once more"}]}).encode()
+
+    def ask(url: str) -> tuple[int, str]:
+        request = urllib.request.Request(f"{url}/v1/messages", data=body, headers={"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(request, timeout=30) as answer:
+                return answer.status, answer.read().decode()
+        except urllib.error.HTTPError as e:
+            return e.code, e.read().decode()
+
+    tape = tmp_path / "retry.jsonl"
+    with MockMessagesAPI() as api:
+        api.enqueue(error(529, "overloaded_error", "Overloaded"), text("second time lucky"))
+        with model_tape(tape, upstream=api.url) as proxy:
+            recorded = [ask(proxy.url), ask(proxy.url)]
+    assert [status for status, _ in recorded] == [529, 200]
+    with pytest.raises(ModelTapeMiss, match="no request left"):
+        with model_tape(tape) as proxy:
+            replayed = [ask(proxy.url), ask(proxy.url)]
+            assert replayed == recorded  # the 529 first, then the answer, byte for byte
+            assert ask(proxy.url)[0] == 400  # the tape had two: a third is a miss
