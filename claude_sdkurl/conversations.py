@@ -33,15 +33,18 @@ another process holds leaves a mark the holder reads at its next look: an idle h
 later (its CLIs are gone long before: every CLI's orphan watcher stops it with its program); the
 next message, in any process, resumes from the last turn the transcript holds (the message that
 was under way is in it once, or not at all; nothing of that turn runs again). A holder that
-cannot renew (the store unreachable) stops its CLIs before its lease can run out, and a holder
-that finds its lease taken stops them at once (:class:`ConversationLeaseLost` for a turn under
-way). A store that fails is a :class:`ConversationStoreError`; nothing is half-written (each
+cannot renew (the store refuses, fails or hangs) stops its CLIs once half a lease has gone by
+since the last renewal the store confirmed was sent, so they are gone before the lease can run
+out; and a holder that finds its lease taken stops them at once (:class:`ConversationLeaseLost`
+for a turn under way). Neither gives back a lease it is not sure of: it runs out by itself. A store that fails is a :class:`ConversationStoreError`; nothing is half-written (each
 change is one transaction).
 
 Threads: one ``claude-sdkurl-conversations`` thread renews the leases, answers the marks and
 hibernates idle conversations (every ``lease_ttl / 4`` seconds, at most a quarter of a second,
-waiting on a condition; it ends with :meth:`Conversations.close`); each turn runs on the caller's
-thread. A CLI is stopped before another one takes its slot, so no more than ``max_live`` exist at
+waiting on a condition; it ends with :meth:`Conversations.close`); its renewals run on a
+``claude-sdkurl-conversations-renew`` thread each, one at a time per project, waited for at most
+one look (a store that hangs holds that thread, never the keeper's decisions); each turn runs on
+the caller's thread. A CLI is stopped before another one takes its slot, so no more than ``max_live`` exist at
 any moment in a :class:`Conversations`, and none serves a conversation without its lease.
 """
 
@@ -106,8 +109,29 @@ class _Conversation:
     last_used: float = dataclasses.field(default_factory=time.monotonic)
     busy: bool = False
     leased: bool = False  # this object holds the key's lease (from before its CLI starts to after it stops)
-    confirmed: float = 0.0  # (monotonic) when the store last said the lease is ours
+    confirmed: float = 0.0  # (monotonic) when the last call that the store answered "ours" was sent
     lost: bool = False  # the lease went to another holder: the CLI here was stopped
+
+
+class _Renewal:
+    """One renewal of the keeper's, on a thread of its own: a store that hangs (frozen, cut off
+    by a partition) must not hold the keeper, which has CLIs to stop before their leases can run
+    out. ``sent``: when it was asked (the lease, if renewed, runs from about then)."""
+
+    def __init__(self, call: Callable[[], tuple[set[str], set[str]]]) -> None:
+        self.sent = time.monotonic()
+        self.answer: tuple[set[str], set[str]] | None = None
+        self.error: BaseException | None = None
+        self.done = threading.Event()
+        threading.Thread(target=self._run, args=(call,), name="claude-sdkurl-conversations-renew", daemon=True).start()
+
+    def _run(self, call: Callable[[], tuple[set[str], set[str]]]) -> None:
+        try:
+            self.answer = call()
+        except BaseException as e:  # noqa: BLE001 - whatever the store's driver raises: the keeper reads it
+            self.error = e
+        finally:
+            self.done.set()
 
 
 class Conversations:
@@ -160,6 +184,7 @@ class Conversations:
         self._slots: set[_Conversation] = set()  # conversations holding a CLI (or about to)
         self._cond = threading.Condition()
         self._closed = False
+        self._renewals: dict[str, _Renewal] = {}  # (the keeper's) the renewal under way, by namespace
         self._reaper = threading.Thread(target=self._keep, name="claude-sdkurl-conversations", daemon=True)
         self._reaper.start()
 
@@ -372,11 +397,12 @@ class Conversations:
         deadline = time.monotonic() + wait
         delay, waited = 0.02, False
         while True:
+            sent = time.monotonic()
             taken, session_id = self._call(self.store.acquire, conversation.namespace, conversation.key, self._owner, self.lease_ttl)
             if taken:
                 with self._cond:
                     conversation.leased, conversation.lost = True, False
-                    conversation.confirmed = time.monotonic()
+                    conversation.confirmed = sent
                     if session_id:
                         conversation.session_id = session_id  # the store's word: another process may have gone on
                     if waited:
@@ -407,6 +433,10 @@ class Conversations:
             if not conversation.leased:
                 return
             conversation.leased = False
+            if conversation.lost:
+                # taken by another holder, or not confirmed in time (the store unreachable, maybe
+                # hanging): nothing to give back that is surely ours; it runs out by itself
+                return
         try:
             self.store.release(conversation.namespace, conversation.key, self._owner)
         except Exception:  # noqa: BLE001 - the lease runs out by itself; the CLI is stopped already
@@ -418,22 +448,35 @@ class Conversations:
         if another holder wants it or took it."""
         if not conversation.leased or self._closed:
             return
+        sent = time.monotonic()
         try:
             held, wanted = self.store.renew(conversation.namespace, self._owner, [conversation.key], self.lease_ttl)
         except Exception:  # noqa: BLE001 - the keeper thread tries again, and stops the CLI in time if it cannot
             return
-        why = self._verdict(conversation, held, wanted, time.monotonic())
+        why = self._verdict(conversation, held, wanted, sent)
         if why is not None:
             self._let_go(conversation, why)
 
     @staticmethod
-    def _verdict(conversation: _Conversation, held: set[str], wanted: set[str], now: float) -> str | None:
-        """What a renewal says of a conversation: ``"lost"``, ``"yielded"`` (another holder
-        wants it), or ``None`` (still ours, confirmed ``now``)."""
+    def _verdict(conversation: _Conversation, held: set[str], wanted: set[str], sent: float) -> str | None:
+        """What a renewal sent at ``sent`` says of a conversation: ``"lost"``, ``"yielded"``
+        (another holder wants it), or ``None`` (still ours, confirmed as of ``sent``)."""
         if conversation.key not in held:
             return "lost"
-        conversation.confirmed = now
+        conversation.confirmed = max(conversation.confirmed, sent)
         return "yielded" if conversation.key in wanted else None
+
+    def _renewed(self, namespace: str, keys: list[str]) -> _Renewal | None:
+        """The keeper's renewal of ``keys``: the one under way for ``namespace``, or a new one;
+        waited for at most one look (``None`` while it has not answered: a store that hangs
+        holds its thread, not the keeper's decisions)."""
+        renewal = self._renewals.get(namespace)
+        if renewal is None:
+            renewal = self._renewals[namespace] = _Renewal(lambda: self.store.renew(namespace, self._owner, keys, self.lease_ttl))
+        if not renewal.done.wait(self._poll):
+            return None
+        del self._renewals[namespace]
+        return renewal
 
     def _keep(self) -> None:
         """The keeper thread: renew the leases of the live conversations, hibernate those another
@@ -451,15 +494,20 @@ class Conversations:
             for conversation in leased:
                 by_namespace.setdefault(conversation.namespace, []).append(conversation)
             stop: list[tuple[_Conversation, str]] = []
-            now = time.monotonic()
             for namespace, group in by_namespace.items():
-                try:
-                    held, wanted = self.store.renew(namespace, self._owner, [c.key for c in group], self.lease_ttl)
-                except Exception:  # noqa: BLE001 - unreachable for now: stop in time, before anyone may take over
-                    logger.warning("renewing conversation leases failed", exc_info=True)
-                    stop += [(c, "unconfirmed") for c in group if now - c.confirmed > self.lease_ttl * 0.75]
+                renewal = self._renewed(namespace, [c.key for c in group])
+                if renewal is None or renewal.answer is None:
+                    # unreachable (failed, or no answer yet): stop in time, before anyone may take
+                    # over. Half the lease leaves the other half for noticing (a look or two) and
+                    # for the CLI to die (SIGTERM, SIGKILL half a second later)
+                    if renewal is not None:
+                        logger.warning("renewing conversation leases failed: %s", renewal.error)
+                    now = time.monotonic()
+                    stop += [(c, "unconfirmed") for c in group if now - c.confirmed > self.lease_ttl * 0.5]
                     continue
-                stop += [(c, why) for c in group if (why := self._verdict(c, held, wanted, now)) is not None]
+                held, wanted = renewal.answer
+                stop += [(c, why) for c in group if (why := self._verdict(c, held, wanted, renewal.sent)) is not None]
+            now = time.monotonic()
             if self.idle_timeout is not None:
                 with self._cond:
                     idle = [c for c in self._slots if not c.busy and c.client is not None and now - c.last_used > self.idle_timeout]

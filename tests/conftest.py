@@ -30,6 +30,8 @@ from claude_sdkurl.testing import (
     offline_env,
 )
 
+from .servers import descendants
+
 TRANSPORTS = ["websocket", "stdio"]
 CLI_VERSION = {"websocket": WEBSOCKET_CLI_VERSION, "stdio": STDIO_CLI_VERSION}
 
@@ -190,23 +192,6 @@ def _multiprocessing_helper(pid: int) -> bool:
             return b"multiprocessing" in f.read()
     except OSError:
         return False
-
-
-def descendants(pids: list[int]) -> list[int]:
-    """``pids`` and every live process below them (children, their children...), parents first."""
-    parent_of: dict[int, int] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as f:
-                    parent_of[int(entry)] = int(f.read().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-    found, level = list(pids), list(pids)
-    while level:
-        level = [pid for pid, parent in parent_of.items() if parent in level and pid not in found]
-        found += level
-    return found
 
 
 def stop_leftovers(keep: Collection[int] = ()) -> list[str]:

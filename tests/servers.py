@@ -17,6 +17,7 @@ import json
 import os
 import shlex
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -100,6 +101,23 @@ def _postgres_bindir() -> Path | None:
     return Path(found[-1]).parent if found else None
 
 
+def descendants(pids: list[int]) -> list[int]:
+    """``pids`` and every live process below them (children, their children...), parents first."""
+    parent_of: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    parent_of[int(entry)] = int(f.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+    found, level = list(pids), list(pids)
+    while level:
+        level = [pid for pid, parent in parent_of.items() if parent in level and pid not in found]
+        found += level
+    return found
+
+
 class PostgresServer:
     """``initdb`` + ``pg_ctl start`` in a temporary directory; trust auth on 127.0.0.1 only."""
 
@@ -148,13 +166,31 @@ class PostgresServer:
         opts = f"-c listen_addresses=127.0.0.1 -p {self.port} -k {self.root} -c fsync=off -c full_page_writes=off"
         self._run("pg_ctl", "start", "-D", str(self.data), "-w", "-t", "60", "-l", str(self.root / "log"), "-o", opts)
 
+    def freeze(self) -> None:
+        """SIGSTOP the server and every backend (a store that stops answering without refusing:
+        a partition, a VM paused): a call to it hangs. :meth:`thaw` undoes it."""
+        self._signal_all(signal.SIGSTOP)
+
+    def thaw(self) -> None:
+        self._signal_all(signal.SIGCONT)
+
+    def _signal_all(self, sig: int) -> None:
+        postmaster = int((self.data / "postmaster.pid").read_text().split()[0])
+        for pid in descendants([postmaster]):
+            try:
+                os.kill(pid, sig)
+            except ProcessLookupError:
+                pass
+
     @property
     def url(self) -> str:
         return f"postgresql://{self.user}@127.0.0.1:{self.port}/postgres"
 
     def stop(self) -> None:
         try:
-            self._run("pg_ctl", "stop", "-D", str(self.data), "-m", "immediate", "-w")
+            if (self.data / "postmaster.pid").exists():  # (not when paused)
+                self.thaw()  # a frozen server would not heed pg_ctl
+                self._run("pg_ctl", "stop", "-D", str(self.data), "-m", "immediate", "-w")
         finally:
             shutil.rmtree(self.root, ignore_errors=True)
 

@@ -206,3 +206,47 @@ def test_bad_input_is_a_typed_error_and_starts_nothing(options: ClaudeAgentOptio
         with pytest.raises(TypeError):
             chats.send("k", b"hello")  # type: ignore[arg-type]
     assert clis_with(home) == []
+
+
+def test_a_turn_under_way_whose_lease_is_taken_stops_at_once_with_lease_lost(options: ClaudeAgentOptions, home: Path) -> None:
+    """Issue 57, item 7: another holder takes the lease while a turn streams (here: the lease
+    made to run out in the store, as a holder frozen past it would find, and taken): the CLI is
+    stopped at once and the turn ends promptly with ConversationLeaseLost, not at its end."""
+    import sqlite3
+
+    from claude_sdkurl.conversations import ConversationLeaseLost
+    from claude_sdkurl.stores.conversations import SQLiteConversationStore
+
+    path = home / "conversations.sqlite3"
+    with Conversations(options, store=path, lease_ttl=30) as chats:
+        stream = iter(chats.send("conv-1", "tell me a story"))  # streams for about 10 s
+        next(stream)
+        assert len(clis_with(home)) == 1
+        with sqlite3.connect(path) as db:
+            ((namespace,),) = db.execute("SELECT namespace FROM conversations WHERE key = 'conv-1'").fetchall()
+            db.execute("UPDATE conversations SET expires = 0 WHERE key = 'conv-1'")  # run out
+        other = SQLiteConversationStore(path)
+        try:
+            assert other.acquire(namespace, "conv-1", "another-holder", 30)[0]  # taken
+        finally:
+            other.close()
+        taken = time.monotonic()
+        with pytest.raises(ConversationLeaseLost):
+            for _ in stream:
+                pass
+        assert time.monotonic() - taken < 3  # at the keeper's next look, not at the story's end
+        assert clis_with(home) == [] and chats.stats["lost"] == 1
+
+
+def test_after_close_another_process_takes_the_conversation_at_once(options: ClaudeAgentOptions, home: Path) -> None:
+    """Issue 57, item 8: a program that ends normally (close()) gives its leases back: the next
+    process's send for the key goes on at once, not after lease_ttl (30 s here)."""
+    path = home / "conversations.sqlite3"
+    first = Conversations(options, store=path, lease_ttl=30)
+    list(first.send("conv-1", "conv-1 message 0"))
+    first.close()
+    with Conversations(options, store=path, lease_ttl=30, lease_wait=20) as second:
+        began = time.monotonic()
+        last = [m for m in second.send("conv-1", "conv-1 message 1") if isinstance(m, ResultMessage)][-1]
+        assert time.monotonic() - began < 10  # the lease was free: no waiting on it
+        assert last.result == "echo: conv-1 message 1" and second.stats["waited"] == 0

@@ -288,3 +288,64 @@ def test_an_outage_of_the_store_is_a_typed_error_and_nothing_is_lost(settings: d
     finally:
         store.close()
         server.stop()
+
+
+@pytest.mark.parametrize("outage", ["stopped", "frozen"])
+def test_with_the_store_unreachable_the_holder_stops_its_cli_before_its_lease_can_run_out(
+    settings: dict[str, Any], api: MockMessagesAPI, home: Path, outage: str
+) -> None:
+    """Issue 57, item 6: measured, not only eventually. The lease was last renewed when the last
+    renewal that succeeded was *sent*; from then it may run out after ``lease_ttl``, when another
+    process may take the conversation. The holder's CLI must be gone before that, with a margin
+    (a tenth of the lease, for the CLI to die and /proc to show it). ``stopped``: PostgreSQL
+    refuses connections; ``frozen``: it is SIGSTOPped, so a call to it hangs (a partition, a
+    paused VM) and the holder must not wait on it to decide."""
+    from claude_sdkurl import ClaudeAgentOptions, Conversations, ResultMessage
+    from claude_sdkurl.stores.postgres import PostgresConversationStore
+
+    from .servers import PostgresServer
+
+    server = PostgresServer().start()
+    store = PostgresConversationStore(server.url)
+    renewals: list[tuple[float, bool]] = []  # (sent at, succeeded)
+    renew = store.renew
+
+    def timed_renew(*args: Any) -> Any:
+        sent = time.monotonic()
+        try:
+            answer = renew(*args)
+        except BaseException:
+            renewals.append((sent, False))
+            raise
+        renewals.append((sent, True))
+        return answer
+
+    store.renew = timed_renew  # type: ignore[method-assign]
+    options = ClaudeAgentOptions(cli_path=settings["cli"], env=settings["env"], cwd=settings["cwd"])
+    ttl = 4.0
+    try:
+        with Conversations(options, store=store, lease_ttl=ttl) as chats:
+            first = [m for m in chats.send("alice", "alice #1: hello") if isinstance(m, ResultMessage)][-1]
+            assert first.result == "alice #1: hello" and live_clis(home)
+            time.sleep(1.0)  # a few renewals
+            server.pause() if outage == "stopped" else server.freeze()
+            began = time.monotonic()
+            gone = None
+            while time.monotonic() - began < 30:
+                if not live_clis(home):
+                    gone = time.monotonic()
+                    break
+                time.sleep(0.02)
+            if outage == "frozen":
+                server.thaw()
+            last_ok = max(sent for sent, ok in renewals if ok and sent < began)
+            assert gone is not None, "the CLI outlived the outage"
+            assert gone - last_ok < ttl * 0.9, f"the CLI was gone {gone - last_ok:.2f} s after the last renewal, lease {ttl} s"
+            assert chats.stats["lost"] == 1
+            if outage == "stopped":
+                server.resume()
+            again = [m for m in chats.send("alice", "alice #2: still there?") if isinstance(m, ResultMessage)][-1]
+            assert again.result == "alice #1: hello | alice #2: still there?"
+    finally:
+        store.close()
+        server.stop()
