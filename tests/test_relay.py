@@ -666,3 +666,47 @@ def test_a_frontend_that_does_not_read_large_lines_costs_at_most_its_byte_bound(
     lines = [f for f in got if f.get("type") != "status"]
     dropped = sum(int(f["text"].split()[2]) for f in got if f.get("type") == "status" and "dropped" in f["text"])
     assert dropped >= 20 and len(lines) + dropped == 40 + 2  # init, the results, the result
+
+
+def _two_ides(home: Any, project: Any) -> tuple[int, int]:
+    """Two live IDEs (their pid is this process): one whose workspace holds ``project``, with
+    the older lockfile, and one of another project, newer. Returns their ports."""
+    import os
+
+    locks = home / ".claude" / "ide"
+    locks.mkdir(parents=True)
+    (locks / "41001.lock").write_text(json.dumps({"pid": os.getpid(), "workspaceFolders": [str(project)],
+                                                   "ideName": "Holder", "transport": "ws", "authToken": "a"}))  # fmt: skip
+    (locks / "41002.lock").write_text(json.dumps({"pid": os.getpid(), "workspaceFolders": [str(home / "elsewhere")],
+                                                   "ideName": "Other", "transport": "ws", "authToken": "b"}))  # fmt: skip
+    os.utime(locks / "41001.lock", (1_000_000, 1_000_000))  # older
+    return 41001, 41002
+
+
+@pytest.mark.relay(steer=True)
+def test_bind_ide_chooses_the_ide_whose_workspace_holds_the_sessions_folder(served: relay.Relay, tmp_path: Any) -> None:
+    """Issue 57, item 5: with two live IDEs, the one whose workspace holds the session's folder
+    (older lockfile) is chosen over a newer one of another project, by ide.choose (what
+    ClaudeClient.bind_ide() calls) and by the page's Bind IDE; and the page looks for lockfiles
+    where the session's CLI does (its HOME), not in this program's home (issue 59)."""
+    from claude_sdkurl import ide
+
+    home, project = tmp_path / "cli-home", tmp_path / "cli-home" / "project" / "sub"
+    project.mkdir(parents=True)
+    holder, other = _two_ides(home, project.parent)
+    env = {"HOME": str(home)}
+    assert [lock.port for lock in ide.ide_lockfiles(project, env)] == [holder, other]
+    assert ide.choose(project, env).port == holder
+    assert ide.choose(tmp_path / "unrelated", env).port == other  # none holds it: the newest
+    inner = StandIn()
+    outer = taps.wrapped(inner, SimpleNamespace(args=[], env=env, cwd=str(project), options=None))
+    outer.start(TransportCallbacks(on_data=lambda data: None, on_exit=lambda code, err: None))
+    inner.emit({"type": "system", "subtype": "init", "session_id": "ide-s"})
+    assert served.hub.drain()
+    (key,) = [k for k, s in served.hub.sessions.items() if s.session_id == "ide-s"]
+    with frontend(served, "/events") as page:
+        page.send(json.dumps({"op": "bind_ide", "session": key}))
+        done = read_until(page, lambda f: f.get("k") == "done")[-1]
+    assert done["error"] is None, done
+    (sent,) = [json.loads(line) for line in inner.sent if "mcp_set_servers" in line]
+    assert sent["request"]["servers"]["ide"]["url"] == f"ws://127.0.0.1:{holder}"

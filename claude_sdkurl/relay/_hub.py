@@ -151,6 +151,7 @@ class WatchedSession:
         self.seq = 0  # lines seen so far (a page drops a live line its history already had)
         self.partial = {"cli": "", "sdk": ""}
         self.mcp_servers: dict[str, Any] | None = None  # the last map sent with mcp_set_servers
+        self.ide_env: dict[str, str] = {}  # the CLI's HOME / CLAUDE_CONFIG_DIR: where its IDE lockfiles are
         self.relay_requests: dict[str, Callable[[dict[str, Any]], None]] = {}  # our own control requests
         # Lines for /ws (every session) said before the session_id was known: sent, tagged with
         # it, once the CLI names it (a notes frontend routes a line to a tab by its session_id).

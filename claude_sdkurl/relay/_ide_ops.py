@@ -19,7 +19,7 @@ def page_binding(hub: Hub, session: WatchedSession, bind: bool, port: Any,
     current = dict(session.mcp_servers) if session.mcp_servers is not None else {}
     if bind:
         try:
-            lock = ide.choose(session.cwd, None, port if isinstance(port, int) else None)
+            lock = ide.choose(session.cwd, session.ide_env, port if isinstance(port, int) else None)
         except ide.NoIdeError as e:
             return str(e)
         servers = ide.bound(current, lock)

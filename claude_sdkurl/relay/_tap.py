@@ -32,6 +32,9 @@ class RelayTransport(Transport):
             literals=secret_values(env),
             cwd=getattr(plan, "cwd", None),
         )
+        # where this session's CLI looks for IDE lockfiles (the page's Bind IDE looks there too);
+        # nothing else of its environment is kept
+        self.watched.ide_env = {k: env[k] for k in ("HOME", "CLAUDE_CONFIG_DIR") if k in env}
         options = getattr(plan, "options", None)
         # the dynamic MCP servers the session starts with (the page's Bind IDE merges into them)
         self.watched.mcp_servers = ide.dynamic_servers(getattr(options, "mcp_servers", None))
