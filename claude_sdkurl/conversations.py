@@ -51,6 +51,7 @@ any moment in a :class:`Conversations`, and none serves a conversation without i
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import secrets
 import socket
@@ -239,14 +240,19 @@ class Conversations:
             self._closed = True
             live = [(c.client, c.busy) for c in self._conversations.values() if c.client is not None]
             self._cond.notify_all()
+        # every CLI at once, not one after another (each stop may wait half a second for SIGTERM
+        # before SIGKILL): a thread each, all joined here
+        stopping = []
         for client, busy in live:
             session = getattr(client, "_session", None)
-            if busy and session is not None:
-                # a turn holds the client: its CLI is stopped under it (the turn ends with the
-                # error and tidies the client up itself); waiting for the turn could take long
-                session.close(abort=True)
-            else:
-                client.disconnect()
+            # a turn holds the client: its CLI is stopped under it (the turn ends with the error
+            # and tidies the client up itself); waiting for the turn could take long
+            stop = functools.partial(session.close, abort=True) if busy and session is not None else client.disconnect
+            stopping.append(threading.Thread(target=stop, name="claude-sdkurl-conversations-close", daemon=True))
+        for thread in stopping:
+            thread.start()
+        for thread in stopping:
+            thread.join()
         self._reaper.join(5)
         with self._cond:
             held = [c for c in self._conversations.values() if c.leased and not c.busy]

@@ -189,7 +189,10 @@ def test_closing_with_turns_under_way_stops_everything_at_once(options: ClaudeAg
     chats.close()
     for t in threads:
         t.join(10)
-    assert time.monotonic() - closed < 3
+    # The stories stream for about 19 s: ending well before that shows close() did not wait for
+    # the turns. 8 s, not less: quiet it takes well under a second, but it took 4.6 s at load 29
+    # (issue 57) when the three CLIs were stopped one after another (they are stopped at once now)
+    assert time.monotonic() - closed < 8
     assert len(failures) == 3 and clis_with(home) == []
     with pytest.raises(RuntimeError, match="closed"):
         chats.send("conv-9", "hello")

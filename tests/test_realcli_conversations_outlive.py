@@ -110,19 +110,49 @@ def live_clis(home: Path) -> list[int]:
     return found
 
 
+def _described(pid: int) -> str:
+    """A CLI process as the sampler saw it: pid, parent, state, what it resumed, how long it has run."""
+    try:
+        stat = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+        args = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\0")
+    except OSError:
+        return f"{pid} (gone)"
+    resumed = args[args.index(b"--resume") + 1].decode()[:8] if b"--resume" in args else "new"
+    return f"{pid} parent {stat[1]} state {stat[0]} resumed {resumed} started at {stat[19]} ticks after boot"
+
+
+def _parent(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return int(f.read().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
 class Sampler:
     """Counts this test's live CLIs (under any of ``homes``) every 50 ms, in a thread, until
-    stopped: the most at once."""
+    stopped: the most at once, and what each sample with more than one held (``overlaps``).
+
+    A process the CLI forks (to run git, a shell...) has the CLI's command line and environment
+    until it execs: under two CPU burners a sample caught one (its parent the CLI, started 0.2 s
+    after it), and most == 2 was seen (issue 57, 1 run in 5 here, 1 at load 6 before): a CLI
+    and its own child, not two CLIs on one conversation. A CLI whose parent is a CLI is not
+    counted; ``overlaps`` says what a sample with two held, should one be seen again."""
 
     def __init__(self, *homes: Path) -> None:
         self.homes, self.most, self.samples = homes, 0, 0
+        self.overlaps: list[list[str]] = []
         self.done = threading.Event()
         self.thread = threading.Thread(target=self.run)
         self.thread.start()
 
     def run(self) -> None:
         while not self.done.wait(0.05):
-            self.most = max(self.most, sum(len(live_clis(home)) for home in self.homes))
+            found = [pid for home in self.homes for pid in live_clis(home)]
+            pids = [pid for pid in found if _parent(pid) not in found]  # a CLI's fork before its exec is not one
+            if len(pids) > 1:
+                self.overlaps.append([_described(pid) for pid in pids])
+            self.most = max(self.most, len(pids))
             self.samples += 1
 
     def stop(self) -> int:
@@ -199,7 +229,7 @@ def test_two_live_workers_take_one_conversation_in_turns_never_both(settings: di
     for n, answer in enumerate(answers, 1):
         assert answer["text"].split(" | ") == [f"alice #{i}: message {i}" for i in range(1, n + 1)]
     assert len({answer["session_id"] for answer in answers}) == 1
-    assert most == 1 and sampler.samples > 20
+    assert most == 1 and sampler.samples > 20, sampler.overlaps
     assert stats[0]["yielded"] == 3 and stats[1]["yielded"] == 2  # each handed it over when the other asked
     assert stats[0]["started"] + stats[0]["woken"] + stats[1]["woken"] == 6
 
