@@ -190,6 +190,29 @@ def test_approval_buttons_allow_deny_and_always(nb: Kernel, api: MockMessagesAPI
     assert cell.done.wait(60) and not (work / "c.txt").exists()
 
 
+@pytest.mark.parametrize("transport", ["stdio"], indirect=True)  # 2.1.120 suggests no rule: no "Always allow"
+@pytest.mark.parametrize("flag", ["--continue", "--resume"])
+def test_always_allow_does_not_follow_a_cell_into_a_resumed_or_continued_conversation(nb: Kernel, api: MockMessagesAPI,
+                                                                                     home: Path, flag: str) -> None:  # fmt: skip
+    """Issue 57, item 14: "Always allow" is given for the conversation it was asked in: after it,
+    a cell with ``--resume <another session>`` or ``--continue`` asks again (--new is tested above)."""
+    work = home / "work"
+    script(api, run_touch)
+    nb.ok("%%claude\nhello")
+    other = nb.ok("print(_claude.session_id)").text().strip()  # a session to resume later
+    cell = nb.submit("%%claude --new\ntouch c.txt")
+    nb.click(nb.button("Always allow Bash(touch c.txt)"))
+    assert cell.done.wait(60) and (work / "c.txt").exists()
+    (work / "c.txt").unlink()
+    nb.ok("%%claude\ntouch c.txt")  # the rule holds in its own conversation: no button
+    assert (work / "c.txt").exists()
+    (work / "c.txt").unlink()
+    line = f"%%claude --resume {other}" if flag == "--resume" else "%%claude --continue"
+    cell = nb.submit(f"{line}\ntouch c.txt")
+    nb.click(nb.button("Deny"))  # asked again
+    assert cell.done.wait(60) and not (work / "c.txt").exists()
+
+
 def test_a_cell_without_permission_flags_is_back_to_the_base_rules(nb: Kernel, api: MockMessagesAPI, home: Path) -> None:
     work = home / "work"
     api.responder = lambda r: text("done") if r.tool_results() else tool_use("Bash", {"command": f"touch {r.last_user_text().split()[-1]}"})
