@@ -124,3 +124,65 @@ def test_tool_calls_read_as_a_person_reads_them() -> None:
     assert "```bash\nls -l\n```" in bash and '"description": "list"' in bash and '"command"' not in bash
     assert '"file_path": "/x"' in tool_markdown("Read", {"file_path": "/x"})
     assert without_ansi("\x1b[31mError:\x1b[0m bad \x1b]0;title\x07ok \x1b[2K") == "Error: bad ok "
+
+
+class _CtrlCOnWrite:
+    """A text stream that is interrupted (Ctrl-C, a notebook's stop) at its ``at``-th write."""
+
+    def __init__(self, at: int) -> None:
+        self.at, self.writes = at, 0
+
+    def write(self, text: str) -> int:
+        self.writes += 1
+        if self.writes == self.at:
+            raise KeyboardInterrupt
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize("where", ["writing", "rendering"])
+def test_a_stop_while_stream_text_writes_or_renders_still_stops_the_querys_cli(where: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 57, item 15: the stop lands while stream_text writes a delta, or renders (the
+    notebook's Markdown update at a message's end), not while it waits for the next message:
+    the query is closed all the same (its CLI stopped at once) and StreamStopped raised."""
+    import threading
+    import time
+    import uuid
+
+    from claude_sdkurl import ClaudeAgentOptions, query
+    from claude_sdkurl import display
+    from claude_sdkurl.display import StreamStopped, stream_text
+    from claude_sdkurl.testing import MockTransport
+
+    def cli(message: dict, fake: object) -> None:
+        if message["type"] != "user":
+            return
+        fake.emit({"type": "system", "subtype": "init", "session_id": "s", "uuid": str(uuid.uuid4())})  # type: ignore[attr-defined]
+        for event in ({"type": "message_start"}, *({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta",
+                      "text": f"word{i} "}} for i in range(3)), {"type": "message_stop"}):  # fmt: skip
+            fake.emit({"type": "stream_event", "uuid": str(uuid.uuid4()), "session_id": "s", "event": event})  # type: ignore[attr-defined]
+        # and the turn goes on: no result comes
+
+    transport = MockTransport(cli)
+    messages = query("talk", ClaudeAgentOptions(include_partial_messages=True), transport=transport)
+    if where == "rendering":
+        stops = [KeyboardInterrupt()]  # one stop, at the first render
+
+        def stopped_while_rendering(self: object) -> None:
+            if stops:
+                raise stops.pop()
+
+        monkeypatch.setattr(display._Live, "flush", stopped_while_rendering)
+        file = _CtrlCOnWrite(at=0)  # (never)
+    else:
+        file = _CtrlCOnWrite(at=2)
+    began = time.monotonic()
+    with pytest.raises(StreamStopped):
+        stream_text(messages, file=file)
+    assert messages.gi_frame is None  # type: ignore[attr-defined]  # the query was closed: its finally stopped the CLI
+    assert transport._thread is not None
+    transport._thread.join(5)
+    assert not transport._thread.is_alive() and time.monotonic() - began < 5  # the CLI stopped, at once
+    assert [t for t in threading.enumerate() if t.name.startswith("claude-sdkurl") and t.is_alive()] == []
