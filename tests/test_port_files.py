@@ -343,3 +343,49 @@ def test_the_lines_reported_are_libcsts_positions(monkeypatch: pytest.MonkeyPatc
         port_source(path.read_text(encoding="utf-8"), str(path))
     assert len(compared) > 500
     assert [pair for pair in compared if pair[0] != pair[1]] == []
+
+
+APP = """
+from claude_agent_sdk import query
+from helpers import later
+from steps import step
+
+
+async def on_message(text):
+    async for message in query(prompt=text):
+        print(message)
+
+
+async def main():
+    await step(on_message)
+    await later(on_message)
+"""
+
+HELPERS = """
+async def later(callback):
+    # a helper of the program's own: async, but neither the SDK nor a loop library
+    await callback("hello")
+"""
+
+STEPS = """
+import asyncio
+
+
+async def step(callback):
+    await asyncio.sleep(0)
+    await callback("hi")
+"""
+
+
+def test_a_function_handed_to_a_helper_file_the_command_leaves_alone_is_marked(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 57, item 16: helpers.py has ``async def``s but uses neither the SDK nor a loop
+    library, so the command leaves it as it is, async: a function of app.py handed to it (which
+    will await it) is marked for a person. Handed to steps.py, ported in the same run (it uses
+    asyncio), it is not: steps.step is made plain there too."""
+    for name, text in (("app.py", APP), ("helpers.py", HELPERS), ("steps.py", STEPS)):
+        (tmp_path / name).write_text(text)
+    assert main([str(tmp_path)]) == 0
+    err = capsys.readouterr().err
+    assert "1 place(s) left for you" in err, err
+    (left,) = [line for line in err.splitlines() if " is passed to " in line]
+    assert "app.py:14: on_message is passed to later," in left, left  # the helper's call, not step's
