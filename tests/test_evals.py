@@ -235,7 +235,15 @@ def test_the_command_line_writes_a_baseline_then_gates(tmp_path: Path, capsys: p
             "TASKS = [Task('one', 'hi', checks=[said])]\nTARGETS = [Target('p', program=program)]\nRUNS = 5\n")  # fmt: skip
     suite.write_text(body.format(broken=False))
     base = str(tmp_path / "base.json")
+    # no baseline, or one that is not one: exit 2 before the first attempt, nothing spent (issue 56)
+    ran = tmp_path / "ran"
+    suite.write_text(body.format(broken=False).replace("    return []", f"    open({str(ran)!r}, 'a').write('x')\n    return []"))
     assert main([str(suite), "--baseline", base]) == 2
+    Path(base).write_text('{"baseline": 1, "cells": {"one\\tp": {"passes": 9, "n": 3}}}')  # edited on disk
+    assert main([str(suite), "--baseline", base]) == 2
+    assert "not a baseline" in capsys.readouterr().err and not ran.exists()
+    Path(base).unlink()
+    suite.write_text(body.format(broken=False))
     assert main([str(suite), "--baseline", base, "--update-baseline"]) == 0 and Path(base).exists()
     assert main([str(suite), "--baseline", base]) == 0
     suite.write_text(body.format(broken=True))

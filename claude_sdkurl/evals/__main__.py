@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from . import Scorecard, gate, run_eval
+from ._scorecard import _baseline
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -29,6 +30,17 @@ def main(argv: list[str] | None = None) -> int:
     if "TASKS" not in suite or "TARGETS" not in suite:
         parser.error(f"{args.suite} defines no TASKS and TARGETS")
     runs = args.runs or int(suite.get("RUNS", 3))
+    baseline = Path(args.baseline)
+    if not args.update_baseline:
+        # read and checked before anything runs: a gate that cannot be taken should cost nothing
+        if not baseline.exists():
+            print(f"no baseline at {baseline}: run with --update-baseline first (nothing was run)", file=sys.stderr)
+            return 2
+        try:
+            _baseline(baseline)
+        except (OSError, ValueError) as error:
+            print(f"{error} (nothing was run)", file=sys.stderr)
+            return 2
 
     def once() -> Scorecard:
         return run_eval(suite["TASKS"], suite["TARGETS"], runs, max_concurrency=args.concurrency, max_total_cost_usd=args.budget,
@@ -36,7 +48,6 @@ def main(argv: list[str] | None = None) -> int:
 
     card = once()
     print(card.summary())
-    baseline = Path(args.baseline)
     if args.update_baseline:
         again = once()  # the same suite, unchanged: how far two runs fall apart is the noise
         noisy = {k: v for k, v in card.noise(again).items() if v != (0.0, 0.0)}
@@ -45,9 +56,6 @@ def main(argv: list[str] | None = None) -> int:
             card.save_html(args.html)
         print(f"baseline written: {baseline} (two runs; " + (f"{len(noisy)} cell(s) differed between them" if noisy else "they agreed") + ")")
         return 0
-    if not baseline.exists():
-        print(f"no baseline at {baseline}: run with --update-baseline first", file=sys.stderr)
-        return 2
     found = gate(card, baseline, cost_ratio=args.cost_ratio)
     if args.html:
         card.save_html(args.html, baseline=baseline, cost_ratio=args.cost_ratio)
