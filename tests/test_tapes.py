@@ -448,9 +448,12 @@ def test_a_model_tape_of_the_twenty_turn_session_replays_with_callbacks_and_suba
             live = run(api.url, proxy.env(), "live")
     with model_tape(tmp_path / "model.jsonl") as proxy:  # no model at all: the tape answers
         again = run("http://127.0.0.1:9", proxy.env(), "again")
-    # tool inputs, texts, results, callback calls and files alike; the same messages, though a
-    # background subagent's notices may land a message earlier or later, as in two live runs
-    assert sorted(again.pop("messages")) == sorted(live.pop("messages"))
+    # tool inputs, callback calls and files alike; the same messages, texts and results, though a
+    # background subagent's notice, and the turn it wakes, may land a turn earlier or later, as in
+    # two live runs (the tape serves each request its own answer wherever the notice lands:
+    # test_a_background_notice_that_lands_a_turn_later_on_replay_is_still_on_the_tape)
+    for moving in ("messages", "texts", "results"):
+        assert sorted(again.pop(moving)) == sorted(live.pop(moving)), moving
     assert again == live
 
 
@@ -526,3 +529,49 @@ def test_a_request_recorded_twice_with_different_answers_replays_them_in_recorde
             replayed = [ask(proxy.url), ask(proxy.url)]
             assert replayed == recorded  # the 529 first, then the answer, byte for byte
             assert ask(proxy.url)[0] == 400  # the tape had two: a third is a miss
+
+
+NOTICE = ("<system-reminder>\n[SYSTEM NOTIFICATION - NOT USER INPUT]\nThis is an automated background-task event, NOT a "
+          "message from the user.\n\n<task-notification>\n<task-id>a1b2c3d4e5f6a7b8c</task-id>\n<status>completed</status>\n"
+          "<summary>Agent \"helper\" finished</summary>\n</task-notification>\n</system-reminder>")  # fmt: skip
+
+
+def test_a_background_notice_that_lands_a_turn_later_on_replay_is_still_on_the_tape(tmp_path: Path) -> None:
+    """Issue 57's flaky twenty-turn tape (1 replay in 4 under two CPU burners missed): a
+    background task's notice, and the turn it wakes, reached the conversation before turn 3's
+    prompt when recorded and after it on replay. The tape matches the history without notices
+    and woken turns, and a woken turn's request by its notice: each request gets the answer
+    recorded for it; a request that differs otherwise still misses."""
+    import urllib.request
+
+    def ask(url: str, messages: list[dict[str, Any]]) -> str:
+        body = json.dumps({"model": "m", "max_tokens": 10, "messages": messages}).encode()
+        request = urllib.request.Request(f"{url}/v1/messages", data=body, headers={"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(request, timeout=30) as answer:
+                return str(json.loads(answer.read())["content"][0]["text"])
+        except urllib.error.HTTPError as e:
+            return f"HTTP {e.code}"
+
+    import urllib.error
+
+    def user(*texts: str) -> dict[str, Any]:
+        return {"role": "user", "content": [{"type": "text", "text": t} for t in texts]}
+
+    def said(text_: str) -> dict[str, Any]:
+        return {"role": "assistant", "content": [{"type": "text", "text": text_}]}
+
+    one, notice, three = user("turn 1"), user(NOTICE), user("turn 3")
+    as_string = {"role": "user", "content": NOTICE}  # the CLI writes a notice in history either way
+    recorded = [[one], [one, said("a1"), notice], [one, said("a1"), notice, said("woken"), three]]
+    replayed = [[one], [one, said("a1"), three], [one, said("a1"), three, said("a3"), as_string]]
+    tape = tmp_path / "notice.jsonl"
+    with MockMessagesAPI() as api:
+        api.enqueue(text("a1"), text("woken"), text("a3"))
+        with model_tape(tape, upstream=api.url) as proxy:
+            assert [ask(proxy.url, m) for m in recorded] == ["a1", "woken", "a3"]
+    with pytest.raises(ModelTapeMiss):
+        with model_tape(tape) as proxy:
+            # turn 3 before the notice now: turn 3 gets turn 3's answer, the woken turn its own
+            assert [ask(proxy.url, m) for m in replayed] == ["a1", "a3", "woken"]
+            assert ask(proxy.url, [one, said("a1"), user("turn 4")]) == "HTTP 400"  # not what moves: a miss

@@ -9,7 +9,10 @@ every string uuids, tool-use and message ids, dates, times and temporary or home
 replaced by placeholders, and so are long hexadecimal ids (a subagent's ``agentId``) and a
 background task's ``<duration_ms>``: the CLI puts the date, its folder, fresh ids and timings
 in its requests.
-A request that matches none is answered at once with an API error (HTTP 400, which the CLI
+A request that matches none exactly is matched loosely (:func:`loose_request`): a background
+task's notice lands a turn earlier or later from run to run, with the turn it wakes, so the
+history is compared without them.
+A request that matches neither way is answered at once with an API error (HTTP 400, which the CLI
 does not retry) naming the first field that differs from the nearest recorded request, and
 the context raises :class:`ModelTapeMiss` on leaving.
 """
@@ -71,6 +74,60 @@ def _key(method: str, path: str, body: Any) -> tuple[str, str, str]:
     return method, path, json.dumps(normalised_request(body), sort_keys=True)
 
 
+_NOTICE = "[SYSTEM NOTIFICATION - NOT USER INPUT]"
+
+
+def _is_notice(block: Any) -> bool:
+    """A background task's notice, as the CLI (2.1.330) puts it in a user message: a text
+    block, or the message's whole content as a string (both are seen, in one run)."""
+    text = block.get("text") if isinstance(block, dict) and block.get("type") == "text" else block
+    return isinstance(text, str) and text.startswith("<system-reminder>") and _NOTICE in text and "<task-notification>" in text
+
+
+def _only_notices(message: Any) -> bool:
+    content = message.get("content") if isinstance(message, dict) else None
+    if message.get("role") != "user":
+        return False
+    return _is_notice(content) or (isinstance(content, list) and bool(content) and all(map(_is_notice, content)))
+
+
+def _tool_results_only(message: dict[str, Any]) -> bool:
+    content = message.get("content")
+    return isinstance(content, list) and bool(content) and all(isinstance(b, dict) and b.get("type") == "tool_result" for b in content)
+
+
+def loose_request(body: Any) -> Any:
+    """A request as matched when its exact form is not on the tape: a background task's notice
+    reaches the conversation when the task ends, a turn earlier or later from run to run, and
+    wakes a turn of its own. So the history is taken without notices and the turns they woke
+    (their answers, tool calls and results), and a request the notice itself woke is matched
+    by that notice alone. Requests of one loose form are served in the order recorded."""
+    messages = body.get("messages") if isinstance(body, dict) else None
+    if not isinstance(messages, list) or not messages:
+        return body
+    rest = {k: v for k, v in body.items() if k != "messages"}
+    if _only_notices(messages[-1]):
+        content = messages[-1]["content"]  # (its two forms alike)
+        return {**rest, "woken_by": [{"type": "text", "text": content}] if isinstance(content, str) else content}
+    kept: list[Any] = []
+    woken = False  # inside a turn a notice woke
+    for message in messages[:-1]:
+        if not isinstance(message, dict):
+            kept.append(message)
+            continue
+        if _only_notices(message):
+            woken = True
+            continue
+        if woken and (message.get("role") == "assistant" or _tool_results_only(message)):
+            continue
+        woken = False
+        content = message.get("content")
+        if message.get("role") == "user" and isinstance(content, list) and any(map(_is_notice, content)):
+            message = {**message, "content": [b for b in content if not _is_notice(b)]}
+        kept.append(message)
+    return {**rest, "messages": [*kept, messages[-1]]}
+
+
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
 
@@ -90,11 +147,13 @@ class ModelTape:
         # replaying: each recorded request's normalised form, once (a run of hundreds of
         # requests normalised every candidate on every request: quadratic), by what it matches on
         self._unused: dict[tuple[str, str, str], list[int]] = {}
+        self._loosely: dict[tuple[str, str, str], list[int]] = {}  # the same by loose_request (a fallback)
         if not self.recording:
             self.exchanges = _load(self.path)
             for i, exchange in enumerate(self.exchanges):
                 request = exchange["request"]
                 self._unused.setdefault(_key(request["method"], request["path"], request["body"]), []).append(i)
+                self._loosely.setdefault(_key(request["method"], request["path"], loose_request(request["body"])), []).append(i)
         tape = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -175,9 +234,11 @@ class ModelTape:
         framed = self.scrubber.frame(body)
         key = _key(method, path, framed)
         with self.lock:
-            same = self._unused.get(key)
-            if same:  # the first recorded of its kind not served yet
-                i = same.pop(0)
+            # the first recorded of its kind not served yet; else of its loose kind
+            i = self._first_unused(self._unused.get(key))
+            if i is None:
+                i = self._first_unused(self._loosely.get(_key(method, path, loose_request(framed))))
+            if i is not None:
                 self.used.add(i)
                 response = self.exchanges[i]["response"]
                 return int(response["status"]), dict(response["headers"]), response["body"].encode()
@@ -187,6 +248,15 @@ class ModelTape:
             self.misses.append(why)
         error = {"type": "error", "error": {"type": "invalid_request_error", "message": f"model tape miss: {why}"}}
         return 400, {"Content-Type": "application/json"}, json.dumps(error).encode()
+
+    def _first_unused(self, indices: list[int] | None) -> int | None:
+        """The first of ``indices`` not served yet (served ones are dropped from the list on
+        the way: an exchange is in both indexes, and is served once)."""
+        while indices:
+            if indices[0] not in self.used:
+                return indices.pop(0)
+            indices.pop(0)
+        return None
 
     def _why(self, method: str, path: str, wanted: Any, candidates: list[tuple[int, dict[str, Any]]]) -> str:
         if not candidates:
