@@ -101,6 +101,15 @@ def _postgres_bindir() -> Path | None:
     return Path(found[-1]).parent if found else None
 
 
+def alive(pid: int) -> bool:
+    """Whether ``pid`` is a live process (a zombie is not)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
 def descendants(pids: list[int]) -> list[int]:
     """``pids`` and every live process below them (children, their children...), parents first."""
     parent_of: dict[int, int] = {}

@@ -31,6 +31,7 @@ from claude_sdkurl import (
 from claude_sdkurl.testing import MockTransport
 
 from .conftest import child_pids
+from .servers import alive
 
 FAKE_CLI = r'''#!{python}
 import json, os, signal, subprocess, sys, time
@@ -92,14 +93,6 @@ def fake(tmp_path: Path) -> Any:
 
     options.pids = lambda: [int(p) for p in pidfile.read_text().split()] if pidfile.exists() else []  # type: ignore[attr-defined]
     return options
-
-
-def alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
 
 
 def test_cli_that_stops_reading_blocks_nothing(fake: Any) -> None:

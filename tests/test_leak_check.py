@@ -11,15 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from .servers import alive
+
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
 
 
 @pytest.fixture
@@ -52,7 +46,7 @@ def test_a_test_that_leaves_a_process_tree_fails_alone_and_the_next_one_passes(i
     result.stdout.re_match_lines([r".*leaked processes \(killed now\): \['\d+ sh', '\d+ sleep'\]"])
     assert "failing on purpose" in result.stdout.str()
     grandchild = int((inner.path / "grandchild").read_text())
-    assert not _alive(grandchild)  # the whole tree went, not only the test's own child
+    assert not alive(grandchild)  # the whole tree went, not only the test's own child
 
 
 def test_a_ray_that_cannot_start_leaves_nothing_and_says_the_machine_is_the_cause(inner: pytest.Pytester) -> None:

@@ -17,6 +17,8 @@ import pytest
 
 from claude_sdkurl._engine.transport.process import guard_orphan, release_guard
 
+from .servers import alive
+
 PROGRAM = textwrap.dedent(
     """
     import os, subprocess, sys, time
@@ -30,14 +32,6 @@ PROGRAM = textwrap.dedent(
     time.sleep(300)
     """
 )
-
-
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
 
 
 def _watchers(cli: int) -> list[int]:
@@ -91,17 +85,17 @@ def test_a_killed_programs_cli_is_stopped_and_its_watcher_idles_for_free(how: st
         before = _switches(watcher)
         time.sleep(2.5)
         # blocked on its pipe: not a single wake-up (the old watcher ran `sleep 1` each second)
-        assert _switches(watcher) == before and _alive(cli)
+        assert _switches(watcher) == before and alive(cli)
         program.send_signal(signal.SIGKILL)  # the program only: the CLI leads a group of its own
         program.wait(10)
-        assert _until(lambda: not _alive(cli), 10), "the CLI outlived the program that started it"
+        assert _until(lambda: not alive(cli), 10), "the CLI outlived the program that started it"
         assert _until(lambda: not _watchers(cli), 10)
     finally:
-        os.killpg(program.pid, signal.SIGKILL) if _alive(program.pid) else None
+        os.killpg(program.pid, signal.SIGKILL) if alive(program.pid) else None
         program.wait(10)
         if program.stdout:
             program.stdout.close()
-        if _alive(cli):
+        if alive(cli):
             os.kill(cli, signal.SIGKILL)
         if how == "fork":  # the forked child is in the program's session
             subprocess.run(["pkill", "-KILL", "-s", str(program.pid)], check=False)
