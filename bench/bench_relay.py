@@ -5,7 +5,8 @@ mock model.
   the relay serving 0, 1 and 10 ``/ws`` frontends that read everything, as ratios to no relay;
 * the page's time from a line reaching the relay to its text being on screen (headless Chromium,
   a MutationObserver in the page), p50 and p95;
-* memory per frontend: the process's RSS with 100 idle ``/ws`` frontends, less with none, / 100.
+* memory per frontend: the process's RSS with 100 idle ``/ws`` frontends, less with none, / 100;
+* the scrub's CPU per streamed delta, line by line and across the stream (``--scrub-only``: that alone).
 
     .venv/bin/pip install -q -e '.[test]' && .venv/bin/python bench/bench_relay.py [--turns 30]
 
@@ -21,6 +22,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from typing import Any
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -120,11 +122,45 @@ def page_latency(r: relay.Relay, samples: int) -> list[float]:
         driver.quit()
 
 
+def scrub_cost(deltas: int = 20_000) -> None:
+    """The stream scrub's CPU per streamed delta (no CLI): each line of a 5-character-delta text
+    stream through the session's StreamScrub, against the per-line scrub alone and against
+    nothing, with two secret values of the session's environment to look for."""
+    from claude_sdkurl.relay._hub import scrub
+    from claude_sdkurl.relay._stream_scrub import StreamScrub
+
+    literals = {"correct-horse-battery", "hunter22-and-more"}
+    text = ("word " * 4 + "sk-ant-api03-Zq7xW2vB9nM4kL8pR1tY6uI3oE5aS0dF " + "word " * 40) * (deltas * 5 // 250 + 1)
+    lines = [json.dumps({"type": "stream_event", "session_id": "s", "parent_tool_use_id": None, "event": {
+        "type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": text[i:i + 5]}}})
+        for i in range(0, deltas * 5, 5)]  # fmt: skip
+
+    def per_line(work: Any) -> float:
+        best = float("inf")
+        for _ in range(5):
+            start = time.perf_counter()
+            for line in lines:
+                work(line)
+            best = min(best, (time.perf_counter() - start) / len(lines))
+        return best * 1e6
+
+    stream = StreamScrub(lambda t: scrub(t, literals), literals)
+    nothing = per_line(lambda line: None)
+    line_scrub = per_line(lambda line: scrub(line, literals))
+    both = per_line(lambda line: [scrub(out, literals) for out in stream.lines(line)])
+    print(f"  scrub per streamed delta (best of 5, {len(lines)} deltas, a key every 250 characters): per line "
+          f"{line_scrub - nothing:.1f} us, across the stream and per line {both - nothing:.1f} us")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--turns", type=int, default=15, help="turns per session")
     parser.add_argument("--rounds", type=int, default=3, help="sessions per setting, the settings taking turns")
+    parser.add_argument("--scrub-only", action="store_true", help="only the scrub's CPU per delta (no CLI)")
     args = parser.parse_args()
+    if args.scrub_only:
+        scrub_cost()
+        return
     cli = install_cli(STDIO_CLI_VERSION)
     reply = Reply([{"type": "text", "text": "word " * 200}], chunk=5)
     with tempfile.TemporaryDirectory() as home, MockMessagesAPI(lambda request: reply) as api:
@@ -166,6 +202,7 @@ def main() -> None:
                   "in another process)")
             process.kill()
             process.wait()
+    scrub_cost()
     print(json.dumps({"base_ms": round(base * 1000, 1)}))
 
 

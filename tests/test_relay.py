@@ -710,3 +710,101 @@ def test_bind_ide_chooses_the_ide_whose_workspace_holds_the_sessions_folder(serv
     assert done["error"] is None, done
     (sent,) = [json.loads(line) for line in inner.sent if "mcp_set_servers" in line]
     assert sent["request"]["servers"]["ide"]["url"] == f"ws://127.0.0.1:{holder}"
+
+
+# ---------------------------------------------------------------- issue 56: a secret streamed in pieces
+
+KEY = "sk-ant-api03-Zq7xW2vB9nM4kL8pR1tY6uI3oE5aS0dF"
+
+
+def _stream(inner: StandIn, text: str, size: int, chunk: int | None = None, kind: str = "text_delta") -> None:
+    """``text`` as the CLI streams it: ``size`` characters a delta, the lines' bytes cut into
+    ``chunk``-byte reads when given (a read may end anywhere in a line)."""
+    field = {"text_delta": "text", "input_json_delta": "partial_json"}[kind]
+    frames = [{"type": "stream_event", "session_id": "s", "parent_tool_use_id": None,
+               "event": {"type": "content_block_delta", "index": 0, "delta": {"type": kind, field: text[i:i + size]}}}
+              for i in range(0, len(text), size)]  # fmt: skip
+    frames.append({"type": "stream_event", "session_id": "s", "parent_tool_use_id": None,
+                   "event": {"type": "content_block_stop", "index": 0}})  # fmt: skip
+    data = "".join(json.dumps(f) + "\n" for f in frames).encode()
+    assert inner.callbacks is not None
+    for i in range(0, len(data), chunk or len(data)):
+        inner.callbacks.on_data(data[i:i + (chunk or len(data))])
+
+
+def _rebuilt(lines: list[dict[str, Any]]) -> str:
+    """The text a frontend rebuilds from the deltas it got."""
+    out = []
+    for f in lines:
+        delta = (f.get("event") or {}).get("delta") or {}
+        out.append(delta.get("text") or delta.get("partial_json") or "")
+    return "".join(out)
+
+
+@pytest.mark.parametrize(("size", "chunk"), [(4, None), (1, None), (4, 7)], ids=["4-char deltas", "1-char deltas", "7-byte reads"])
+def test_a_secret_streamed_in_pieces_never_reaches_a_frontend_whole(served: relay.Relay, size: int, chunk: int | None) -> None:
+    """An API key, a secret-named variable's value and a bearer token, each streamed across many
+    deltas (no line holds one whole): the text a /ws frontend rebuilds, the page's live lines and
+    the page's history hold none of them, and the rest of the text is intact."""
+    env = {"DB_PASSWORD": "correct-horse-battery"}
+    said = f"the key is {KEY} and the password correct-horse-battery, header Authorization: Bearer abcDEF123456789xyz done"
+    with frontend(served) as ws, frontend(served, "/events") as page:
+        inner, _ = watched(env)
+        inner.emit({"type": "system", "subtype": "init", "session_id": "s"})
+        _stream(inner, said, size, chunk)
+        inner.emit({"type": "result", "subtype": "success", "is_error": False, "session_id": "s"})
+        frames = read_until(ws, lambda f: f.get("type") == "result")
+        envelopes = read_until(page, lambda f: f.get("k") == "line" and '"result"' in f.get("l", ""))
+    assert served.hub.drain()
+    (key,) = [k for k, s in served.hub.sessions.items() if s.session_id == "s"]
+    history = [json.loads(line) for _, _, line in served.hub.history(key) or []]
+    live_page = [json.loads(e["l"]) for e in envelopes if e.get("k") == "line"]
+    for lines in (frames, live_page, history):
+        text = _rebuilt(lines)
+        assert text == ("the key is <scrubbed> and the password <scrubbed>, header Authorization: Bearer <scrubbed> done"), text
+    assert "correct-horse" not in json.dumps(history) and KEY[:20] not in json.dumps(frames)
+
+
+def test_tool_input_streamed_in_pieces_is_scrubbed_and_plain_text_goes_on_as_it_came(served: relay.Relay) -> None:
+    """A key in a tool's input JSON, streamed in pieces, is scrubbed too; a stream with no secret
+    reaches a frontend line for line as the CLI wrote it; what is held back at a block's end (an
+    "s" that might have begun a key) is sent before the block's stop, never kept."""
+    with frontend(served) as ws:
+        inner, _ = watched()
+        inner.emit({"type": "system", "subtype": "init", "session_id": "s"})
+        _stream(inner, json.dumps({"command": f"curl -H 'x-api-key: {KEY}' https://x"}), 3, kind="input_json_delta")
+        plain = "nothing secret here, just words"
+        _stream(inner, plain, 5)
+        _stream(inner, "it ends with s", 4)
+        inner.emit({"type": "result", "subtype": "success", "is_error": False, "session_id": "s"})
+        got = read_until(ws, lambda f: f.get("type") == "result")
+    lines = [f for f in got if f.get("type") == "stream_event"]
+    blocks, current = [], []
+    for f in lines:
+        current.append(f)
+        if f["event"]["type"] == "content_block_stop":
+            blocks.append(current)
+            current = []
+    assert json.loads(_rebuilt(blocks[0])) == {"command": "curl -H 'x-api-key: <scrubbed>' https://x"}
+    assert _rebuilt(blocks[1]) == plain and len(blocks[1]) == len(range(0, len(plain), 5)) + 1  # as the CLI wrote them
+    assert _rebuilt(blocks[2]) == "it ends with s" and blocks[2][-1]["event"]["type"] == "content_block_stop"
+
+
+def test_what_a_stream_keeps_back_is_bounded(served: relay.Relay) -> None:
+    """A key-shaped run of 20,000 characters streamed in 100-character deltas: what the relay
+    keeps back for the block never passes MAX_HELD characters (it goes on scrubbed past that),
+    so a frontend keeps getting lines while it streams."""
+    from claude_sdkurl.relay import _stream_scrub
+
+    inner, _ = watched()
+    inner.emit({"type": "system", "subtype": "init", "session_id": "long"})
+    assert served.hub.drain()
+    (session,) = [s for s in served.hub.sessions.values() if s.session_id == "long"]
+    text = "sk-ant-" + "A" * 20_000
+    most = 0
+    for i in range(0, len(text), 100):
+        inner.emit({"type": "stream_event", "session_id": "long", "event": {"type": "content_block_delta", "index": 0,
+                    "delta": {"type": "text_delta", "text": text[i:i + 100]}}})  # fmt: skip
+        assert served.hub.drain()
+        most = max([most, *(len(held[0]) for held in session.stream_scrub._held.values())])
+    assert 0 < most <= _stream_scrub.MAX_HELD

@@ -35,6 +35,7 @@ from typing import Any
 from .._engine.transport._wsserver import frame_text
 from .._engine.transport.taps import whole_lines
 from ..tapes._scrub import _SECRETS
+from ._stream_scrub import StreamScrub
 
 logger = logging.getLogger("claude_sdkurl.relay")
 
@@ -152,6 +153,8 @@ class WatchedSession:
         self.partial = {"cli": "", "sdk": ""}
         self.mcp_servers: dict[str, Any] | None = None  # the last map sent with mcp_set_servers
         self.ide_env: dict[str, str] = {}  # the CLI's HOME / CLAUDE_CONFIG_DIR: where its IDE lockfiles are
+        # the CLI's streamed text scrubbed across deltas (see _stream_scrub), before it is kept
+        self.stream_scrub = StreamScrub(lambda text: scrub(text, literals), literals)
         self.relay_requests: dict[str, Callable[[dict[str, Any]], None]] = {}  # our own control requests
         # Lines for /ws (every session) said before the session_id was known: sent, tagged with
         # it, once the CLI names it (a notes frontend routes a line to a tab by its session_id).
@@ -402,8 +405,16 @@ class Hub:
             del self.sessions[old.key]
 
     def _line(self, session: WatchedSession, direction: str, raw: str) -> None:
-        """Keep the line as it came (scrubbed when it leaves: a line nobody watches costs no
-        scrub) and hand it to the frontends."""
+        """Keep the line (each whole line is scrubbed when it leaves: a line nobody watches costs
+        no scrub; streamed text is scrubbed across its deltas first, see :mod:`._stream_scrub`)
+        and hand it to the frontends."""
+        if direction == "cli":
+            for line in session.stream_scrub.lines(raw):
+                self._one_line(session, direction, line)
+        else:
+            self._one_line(session, direction, raw)
+
+    def _one_line(self, session: WatchedSession, direction: str, raw: str) -> None:
         kind = line_type(raw)
         known = session.session_id
         if kind in _WATCHED_TYPES:
@@ -485,6 +496,8 @@ class Hub:
             rest, session.partial[direction] = session.partial[direction], ""
             if rest.strip():
                 self._line(session, direction, rest)
+        for kept in session.stream_scrub.flush_all():  # a stream cut off mid-block: what was kept back
+            self._one_line(session, "cli", kept)
         if session.untagged and session.visible:
             self._flush_untagged(session)  # it never said its session_id: as they are
         session.ended_at = time.time()
