@@ -808,3 +808,17 @@ def test_what_a_stream_keeps_back_is_bounded(served: relay.Relay) -> None:
         assert served.hub.drain()
         most = max([most, *(len(held[0]) for held in session.stream_scrub._held.values())])
     assert 0 < most <= _stream_scrub.MAX_HELD
+
+
+def test_where_a_key_came_from_is_not_scrubbed_but_a_key_is(served: relay.Relay) -> None:
+    """Issue 56, item 3: the init line's apiKeySource / tokenSource say where the CLI's key came
+    from ("none", "ANTHROPIC_API_KEY"): not secrets, so /ws has them as the CLI wrote them; a
+    field holding a key or token still is scrubbed."""
+    with frontend(served) as ws:
+        inner, _ = watched()
+        inner.emit({"type": "system", "subtype": "init", "session_id": "src", "apiKeySource": "ANTHROPIC_API_KEY",
+                    "tokenSource": "none", "access_token": "tok-1234567890"},
+                   {"type": "result", "subtype": "success", "is_error": False, "session_id": "src"})  # fmt: skip
+        init = read_until(ws, lambda f: f.get("subtype") == "init")[-1]
+    assert init["apiKeySource"] == "ANTHROPIC_API_KEY" and init["tokenSource"] == "none"
+    assert init["access_token"] == "<scrubbed>"

@@ -16,7 +16,9 @@ SCRUBBED = "<scrubbed>"
 _SECRETS = [
     (re.compile(r"sk-ant-[A-Za-z0-9_\-]{8,}"), SCRUBBED),
     (re.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=\-]{8,}"), r"\1" + SCRUBBED),
-    (re.compile(r'(?i)("(?:[a-z_]*(?:api_?key|token|secret|password|authorization)[a-z_]*)"\s*:\s*")[^"]+(")'),
+    # (a name ending in "source" says where a key came from, as the CLI's apiKeySource and
+    # tokenSource do: "none", "ANTHROPIC_API_KEY"; not a secret, kept)
+    (re.compile(r'(?i)("(?:[a-z_]*(?:api_?key|token|secret|password|authorization)[a-z_]*)(?<!source)"\s*:\s*")[^"]+(")'),
      r"\1" + SCRUBBED + r"\2"),
 ]  # fmt: skip
 
