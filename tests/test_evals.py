@@ -388,3 +388,35 @@ def test_a_program_that_runs_its_agent_in_a_subfolder_of_the_workspace_is_read(t
                              "response": {"behavior": "deny", "message": "no"}}}) + "\n")  # fmt: skip
     assert seen.decisions == [("Bash", {"command": "rm -rf build"}, "deny")]
     assert seen.hooks == ["PreToolUse"]
+
+
+def test_the_gate_says_what_it_can_see_and_refuses_to_run_blind(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 56, item 7: at 3 runs a cell with 5 cells (the command line's default runs), no
+    p-value can reach alpha / 5: a task at 0/3 against 6/6 passed the gate. Now: detectable()
+    says so before anything runs, the command line refuses (exit 2, nothing run, naming the
+    runs needed), gate() warns, and at the runs needed a fall to 0 is flagged."""
+    import warnings
+
+    from claude_sdkurl.evals import detectable, runs_needed
+    from claude_sdkurl.evals.__main__ import main
+
+    base = tmp_path / "base.json"
+    base.write_text(json.dumps({"baseline": 1, "cells": {f"t{i}\tp": {"passes": 6, "n": 6} for i in range(5)}}))
+    assert set(detectable(base, 3).values()) == {None} and runs_needed(base) == 4
+    assert set(detectable(base, 4).values()) == {0}
+    ran = tmp_path / "ran"
+    suite = tmp_path / "suite.py"
+    suite.write_text("from claude_sdkurl.evals import Task, Target\n"
+                     f"def program(prompt, options):\n    open({str(ran)!r}, 'a').write('x')\n    return []\n"
+                     "def broken(attempt):\n    return 'broken'\n"
+                     "TASKS = [Task(f't{i}', 'hi', checks=[broken]) for i in range(5)]\nTARGETS = [Target('p', program=program)]\n")  # fmt: skip
+    assert main([str(suite), "--baseline", str(base)]) == 2  # RUNS unset: 3
+    assert "run with --runs 4 or more (nothing was run)" in capsys.readouterr().err and not ran.exists()
+    card = Scorecard([Attempt("t0", "p", r, passed=False) for r in range(3)] +
+                     [Attempt(f"t{i}", "p", r, passed=True) for i in range(1, 5) for r in range(3)])  # fmt: skip
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        assert gate(card, base) == []  # 0/3 against 6/6: nothing it can flag ...
+    assert any("cannot flag a drop in 5 cell(s)" in str(w.message) for w in said)  # ... and it says so
+    assert main([str(suite), "--baseline", str(base), "--runs", "4"]) == 1  # at 4 runs the fall to 0 is flagged
+    assert "gate at 4 runs: 5 cell(s) flagged when they fall to 0/4 passes or fewer" in capsys.readouterr().err

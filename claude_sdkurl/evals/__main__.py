@@ -10,7 +10,7 @@ import runpy
 import sys
 from pathlib import Path
 
-from . import Scorecard, gate, run_eval
+from . import Scorecard, detectable, gate, run_eval, runs_needed
 from ._scorecard import _baseline
 
 
@@ -41,6 +41,21 @@ def main(argv: list[str] | None = None) -> int:
         except (OSError, ValueError) as error:
             print(f"{error} (nothing was run)", file=sys.stderr)
             return 2
+        # what the gate can see at these runs, said before anything runs; a gate that could
+        # flag no drop at all would pass whatever happens: refused
+        seen = detectable(baseline, runs)
+        blind = sorted(key.replace("\t", " on ") for key, most in seen.items() if most is None)
+        needed = runs_needed(baseline)
+        if seen and len(blind) == len(seen):
+            print(f"at {runs} runs a cell the gate cannot flag a drop in any of its {len(seen)} cells, not even to 0 passes: "
+                  f"run with --runs {needed} or more (nothing was run)", file=sys.stderr)  # fmt: skip
+            return 2
+        for most in sorted({m for m in seen.values() if m is not None}):
+            cells = sum(1 for m in seen.values() if m == most)
+            print(f"gate at {runs} runs: {cells} cell(s) flagged when they fall to {most}/{runs} passes or fewer", file=sys.stderr)
+        if blind:
+            print(f"gate at {runs} runs: blind to {len(blind)} cell(s) ({', '.join(blind[:5])}{', ...' if len(blind) > 5 else ''}): "
+                  f"--runs {needed} sees a drop in every cell", file=sys.stderr)  # fmt: skip
 
     def once() -> Scorecard:
         return run_eval(suite["TASKS"], suite["TARGETS"], runs, max_concurrency=args.concurrency, max_total_cost_usd=args.budget,

@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -253,6 +254,37 @@ def fewer_passes(now_passes: int, now_n: int, then_passes: int, then_n: int) -> 
 COST_FLOOR = 0.10  # a cost per run within 10 % of the baseline's is never a regression by itself
 
 
+def detectable(baseline: str | Path | Scorecard, runs: int, *, alpha: float = 0.05) -> dict[str, int | None]:
+    """What :func:`gate` can see at ``runs`` attempts a cell, before anything runs: for each cell
+    of ``baseline`` (``"task\ttarget"``), the most passes of ``runs`` that it would still flag
+    (``None``: not even 0 of ``runs``, the gate is blind to that cell). A cell that never passed
+    has nothing to fall from and is left out. ``alpha`` is shared among the cells as
+    :func:`gate` shares it; the measured noise can only make a drop harder to flag."""
+    if not isinstance(runs, int) or runs < 1:
+        raise ValueError("runs must be a whole number, at least 1")
+    before = _baseline(baseline)
+    each = alpha / max(1, len(before))
+    out: dict[str, int | None] = {}
+    for key, old in before.items():
+        then_passes, then_n = int(old["passes"]), int(old["n"])
+        if then_passes == 0:
+            continue
+        rate_noise = float((old.get("noise") or {}).get("rate", 0.0))
+        flagged = [k for k in range(runs + 1)
+                   if fewer_passes(k, runs, then_passes, then_n) < each and then_passes / then_n - k / runs > rate_noise]  # fmt: skip
+        out[key] = max(flagged) if flagged else None
+    return out
+
+
+def runs_needed(baseline: str | Path | Scorecard, *, alpha: float = 0.05, most: int = 200) -> int | None:
+    """The fewest runs a cell at which :func:`gate` can flag some drop in every cell of
+    ``baseline`` (``None``: none up to ``most``)."""
+    for runs in range(1, most + 1):
+        if all(v is not None for v in detectable(baseline, runs, alpha=alpha).values()):
+            return runs
+    return None  # (a baseline whose cells never passed: every runs count sees all there is)
+
+
 def gate(current: Scorecard, baseline: str | Path | Scorecard, *, cost_ratio: float | None = None,
          alpha: float = 0.05, task: str | None = None) -> list[Regression]:  # fmt: skip
     """What got worse than ``baseline`` beyond the noise. An empty list: the change may go in.
@@ -273,6 +305,13 @@ def gate(current: Scorecard, baseline: str | Path | Scorecard, *, cost_ratio: fl
     before = _baseline(baseline)
     now = {f"{c.task}\t{c.target}": c for c in current.cells()}
     each = alpha / max(1, sum(key in now for key in before))
+    blind = [key.replace("\t", " on ") for key in before if key in now and (task is None or key.split("\t", 1)[0] == task)
+             and int(before[key]["passes"]) > 0
+             and fewer_passes(0, now[key].n, int(before[key]["passes"]), int(before[key]["n"])) >= each]  # fmt: skip
+    if blind:
+        warnings.warn(f"the gate cannot flag a drop in {len(blind)} cell(s) at the runs they had, not even to 0 passes "
+                      f"({', '.join(blind[:5])}{', ...' if len(blind) > 5 else ''}): run more (evals.runs_needed)",
+                      RuntimeWarning, stacklevel=2)  # fmt: skip
     for key, old in before.items():
         name, target = key.split("\t", 1)
         if task is not None and name != task:
