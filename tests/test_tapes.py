@@ -575,3 +575,26 @@ def test_a_background_notice_that_lands_a_turn_later_on_replay_is_still_on_the_t
             # turn 3 before the notice now: turn 3 gets turn 3's answer, the woken turn its own
             assert [ask(proxy.url, m) for m in replayed] == ["a1", "a3", "woken"]
             assert ask(proxy.url, [one, said("a1"), user("turn 4")]) == "HTTP 400"  # not what moves: a miss
+
+
+def test_a_replayed_answer_names_this_runs_folder_not_the_recordings(tmp_path: Path) -> None:
+    """Issue 56, item 4: a model sends absolute paths (a Write's file_path) into the recording's
+    temporary workspace; replayed in another workspace, the answer names the replay's, so the
+    file is written there, not re-created in the recording's folder."""
+    import urllib.request
+
+    def ask(url: str, work: str) -> str:
+        body = json.dumps({"model": "m", "max_tokens": 10, "system": f"Working directory: {work}",
+                           "messages": [{"role": "user", "content": "write the report"}]}).encode()  # fmt: skip
+        request = urllib.request.Request(f"{url}/v1/messages", data=body, headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=30) as answer:
+            return answer.read().decode()
+
+    recording, replay = "/tmp/claude-sdkurl-eval-rec123/work", "/tmp/claude-sdkurl-eval-rep98765/work"
+    tape = tmp_path / "paths.jsonl"
+    with MockMessagesAPI(lambda r: tool_use("Write", {"file_path": f"{recording}/report.md", "content": "hi"})) as api:
+        with model_tape(tape, upstream=api.url) as proxy:
+            assert f"{recording}/report.md" in ask(proxy.url, recording)
+    with model_tape(tape) as proxy:
+        served = ask(proxy.url, replay)
+    assert f"{replay}/report.md" in served and "rec123" not in served

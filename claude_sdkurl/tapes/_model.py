@@ -12,6 +12,9 @@ in its requests.
 A request that matches none exactly is matched loosely (:func:`loose_request`): a background
 task's notice lands a turn earlier or later from run to run, with the turn it wakes, so the
 history is compared without them.
+The answer served has the recording's temporary folders (an eval's workspace, say) written as
+this run's (:func:`path_map`), so a path the model names, as a Write's ``file_path``, points into
+this run's folder, not the recording's.
 A request that matches neither way is answered at once with an API error (HTTP 400, which the CLI
 does not retry) naming the first field that differs from the nearest recorded request, and
 the context raises :class:`ModelTapeMiss` on leaving.
@@ -45,6 +48,35 @@ _VOLATILE = [
     (re.compile(r"\d{4}-\d{2}-\d{2}(?:[T ][\d:.]+Z?)?"), "<date>"),
     (re.compile(r"/(?:tmp|var/folders|private/var)/[^\s\"'`]*"), "<tmp>"),
 ]
+
+
+_TEMPORARY = _VOLATILE[-1][0]
+
+
+def path_map(recorded: Any, asked: Any) -> list[tuple[str, str]]:
+    """How the recording's temporary paths read in this run, from a recorded request and the
+    request it was matched with: their temporary paths stand in the same places (the match
+    replaced them by one placeholder), so each pair, less the end they share, maps a folder of
+    the recording to this run's (``/tmp/claude-sdkurl-eval-abc`` to ``-xyz``, its files with it).
+    Longest first; empty where the two do not pair up."""
+    theirs = _TEMPORARY.findall(json.dumps(recorded, sort_keys=True))
+    ours = _TEMPORARY.findall(json.dumps(asked, sort_keys=True))
+    if len(theirs) != len(ours):
+        return []
+    found: dict[str, str] = {}
+    for a, b in zip(theirs, ours):
+        shared = 0  # how long an end the two paths share
+        while shared < min(len(a), len(b)) and a[-1 - shared] == b[-1 - shared]:
+            shared += 1
+        if shared == len(a) == len(b):
+            continue  # the same path
+        # the differing beginning, to the end of its path segment: /tmp/eval-abc, not /tmp/eval-ab
+        end = a.find("/", len(a) - shared)
+        end = len(a) if end < 0 else end
+        head_a, head_b = a[:end], b[: end + len(b) - len(a)]
+        if head_a and head_a != head_b:
+            found.setdefault(head_a, head_b)
+    return sorted(found.items(), key=lambda item: -len(item[0]))
 
 
 class ModelTapeMiss(AssertionError):
@@ -241,7 +273,12 @@ class ModelTape:
             if i is not None:
                 self.used.add(i)
                 response = self.exchanges[i]["response"]
-                return int(response["status"]), dict(response["headers"]), response["body"].encode()
+                served = response["body"]
+                # the recording's temporary folders (its workspace) as this run's: a path the
+                # model names in its answer (a Write's file_path) lands in this run's folder
+                for theirs, ours in path_map(self.exchanges[i]["request"]["body"], framed):
+                    served = served.replace(theirs, ours)
+                return int(response["status"]), dict(response["headers"]), served.encode()
             candidates = [(i, e) for i, e in enumerate(self.exchanges) if i not in self.used
                           and e["request"]["method"] == method and e["request"]["path"] == path]  # fmt: skip
             why = self._why(method, path, normalised_request(framed), candidates)
