@@ -420,3 +420,30 @@ def test_the_gate_says_what_it_can_see_and_refuses_to_run_blind(tmp_path: Path, 
     assert any("cannot flag a drop in 5 cell(s)" in str(w.message) for w in said)  # ... and it says so
     assert main([str(suite), "--baseline", str(base), "--runs", "4"]) == 1  # at 4 runs the fall to 0 is flagged
     assert "gate at 4 runs: 5 cell(s) flagged when they fall to 0/4 passes or fewer" in capsys.readouterr().err
+
+
+def test_the_judge_talks_to_the_runs_model_tape(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 56, item 6: in a run with a model tape, checks.judge asks through the tape (recorded
+    with the attempts, replayed offline), not whatever its own options name; its env is kept
+    otherwise. The tape's environment is not written to the scorecard."""
+    import sys
+
+    from claude_sdkurl import ClaudeAgentOptions
+    from claude_sdkurl.testing import MockMessagesAPI
+    from claude_sdkurl.types import ResultMessage
+
+    asked: list[dict[str, str]] = []
+
+    def judge_model(prompt: str, options: ClaudeAgentOptions, timeout: float) -> object:
+        asked.append(dict(options.env))
+        yield ResultMessage(subtype="success", duration_ms=1, duration_api_ms=1, is_error=False, num_turns=1,
+                            session_id="j", total_cost_usd=0.0, result="PASS")  # fmt: skip
+
+    monkeypatch.setattr(sys.modules["claude_sdkurl.query"], "query", judge_model)
+    own = ClaudeAgentOptions(env={"ANTHROPIC_BASE_URL": "https://live.example", "MY_SETTING": "kept"})
+    task = Task("t", "hi", checks=[checks.judge("says hi", own)])
+    with MockMessagesAPI() as api:
+        card = run_eval([task], [Target("p", program=lambda prompt, options: [])], runs=1, tape=tmp_path / "t.jsonl", record_from=api.url)
+    (env,) = asked
+    assert env["ANTHROPIC_BASE_URL"].startswith("http://127.0.0.1:") and env["MY_SETTING"] == "kept"
+    assert card.attempts[0].passed and "model_env" not in card.attempts[0].record()

@@ -34,10 +34,13 @@ class Attempt:
     tries: int = 1  # this attempt's runs: a run a rate limit cut short is run again afresh
     workspace: Path = Path()
     messages: list[Message] = dataclasses.field(default_factory=list, repr=False)  # not kept on disk
+    # a model tape's environment while the run has one (its checks' model calls use it too: a
+    # judge's verdicts are on the tape); not kept on disk
+    model_env: dict[str, str] = dataclasses.field(default_factory=dict, repr=False)
 
     def record(self) -> dict[str, Any]:
         """The attempt as a JSON-able dict (what a scorecard's JSONL keeps: no messages)."""
-        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name not in ("messages", "workspace")}
+        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name not in ("messages", "workspace", "model_env")}
         out["tool_calls"] = [list(c) for c in self.tool_calls]
         out["decisions"] = [list(d) for d in self.decisions]
         return out

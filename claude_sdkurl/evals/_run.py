@@ -118,7 +118,7 @@ def _read(attempt: Attempt, messages: list[Message]) -> None:
 def _attempt(task: Task, target: Target, run: int, tap: WireTap, keep: bool, timeout: float | None, model_env: dict[str, str],
              share: float | None = None, release_after: float | None = None) -> Attempt:  # fmt: skip
     """One attempt, its checks run, wherever it runs (this process or a worker's)."""
-    attempt = Attempt(task=task.name, target=target.name, run=run, prompt=task.prompt)
+    attempt = Attempt(task=task.name, target=target.name, run=run, prompt=task.prompt, model_env=dict(model_env))
     folder = Path(tempfile.mkdtemp(prefix="claude-sdkurl-eval-"))
     attempt.workspace = folder
     seen: Seen = tap.watch(folder, task.fault, release_after)

@@ -196,7 +196,8 @@ def judge(criteria: str, options: Any = None, *, timeout: float = 300.0) -> Chec
     ``ClaudeAgentOptions``: the model, the environment; default ones otherwise). Its verdict must
     be a first line of ``PASS`` or ``FAIL: reason``: anything else fails the check, saying what
     it was. What it cost is the attempt's ``judge_cost_usd``, shown apart from the agent's cost
-    and counted in the eval's budget."""
+    and counted in the eval's budget. In a run with a model tape (``run_eval(tape=...)``) the
+    judge talks to the tape too: recorded with the attempts, replayed offline."""
 
     def check(attempt: Attempt) -> str | None:
         import dataclasses
@@ -208,7 +209,10 @@ def judge(criteria: str, options: Any = None, *, timeout: float = 300.0) -> Chec
         prompt = judge_prompt(criteria, attempt.prompt, attempt.text)
         verdict, cost = "", 0.0
         with tempfile.TemporaryDirectory(prefix="claude-sdkurl-judge-") as folder:
-            mine = dataclasses.replace(options or ClaudeAgentOptions(), cwd=folder, tools=[], allowed_tools=[], max_turns=1,
+            mine = options or ClaudeAgentOptions()
+            # on a model tape when the run has one: the verdicts recorded, and replayed offline
+            mine = dataclasses.replace(mine, env={**mine.env, **attempt.model_env}) if attempt.model_env else mine
+            mine = dataclasses.replace(mine, cwd=folder, tools=[], allowed_tools=[], max_turns=1,
                                        system_prompt=JUDGE_SYSTEM, can_use_tool=None, hooks=None, mcp_servers={},
                                        resume=None, continue_conversation=False)  # fmt: skip
             for message in query(prompt, mine, timeout=timeout):
