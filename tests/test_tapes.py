@@ -598,3 +598,29 @@ def test_a_replayed_answer_names_this_runs_folder_not_the_recordings(tmp_path: P
     with model_tape(tape) as proxy:
         served = ask(proxy.url, replay)
     assert f"{replay}/report.md" in served and "rec123" not in served
+
+
+def test_each_run_replays_its_own_answers_to_identical_requests(tmp_path: Path) -> None:
+    """Issue 56, item 5: two runs (an eval's attempts) ask the same thing and a noisy model
+    answered them differently; replayed in the other order, each still gets its own answer
+    (they came in arrival order before: 1 replay in 5 equal to the recording)."""
+    import urllib.request
+
+    from claude_sdkurl.tapes._model import ATTEMPT_HEADER, attempt_env
+
+    def ask(url: str, run: str) -> str:
+        body = json.dumps({"model": "m", "max_tokens": 10, "messages": [{"role": "user", "content": "flip a coin"}]}).encode()
+        header = attempt_env(run)["ANTHROPIC_CUSTOM_HEADERS"].split(": ", 1)
+        assert header[0] == ATTEMPT_HEADER
+        request = urllib.request.Request(f"{url}/v1/messages", data=body, headers={"Content-Type": "application/json", header[0]: header[1]})
+        with urllib.request.urlopen(request, timeout=30) as answer:
+            return str(json.loads(answer.read())["content"][0]["text"])
+
+    tape = tmp_path / "coins.jsonl"
+    with MockMessagesAPI() as api:
+        api.enqueue(text("heads"), text("tails"))
+        with model_tape(tape, upstream=api.url) as proxy:
+            assert [ask(proxy.url, "run one"), ask(proxy.url, "run two")] == ["heads", "tails"]
+    with model_tape(tape) as proxy:
+        assert [ask(proxy.url, "run two"), ask(proxy.url, "run one")] == ["tails", "heads"]
+    assert attempt_env("x", {"ANTHROPIC_CUSTOM_HEADERS": "a: b"})["ANTHROPIC_CUSTOM_HEADERS"].startswith("a: b\n")

@@ -129,8 +129,11 @@ def _attempt(task: Task, target: Target, run: int, tap: WireTap, keep: bool, tim
         options = dataclasses.replace(target.options or ClaudeAgentOptions(), cwd=str(folder))
         if share is not None:  # the attempt's part of the eval's budget: the CLI stops there
             options = dataclasses.replace(options, max_budget_usd=share)
-        if model_env:  # a model tape's proxy stands in for the API
+        if model_env:  # a model tape's proxy stands in for the API; the attempt's own exchanges served to it
+            from ..tapes._model import attempt_env
+
             options = dataclasses.replace(options, env={**options.env, **model_env})
+            options = dataclasses.replace(options, env={**options.env, **attempt_env(f"{task.name}\0{target.name}\0{run}", options.env)})
         if task.fault in MOCK_FAULTS:
             options = dataclasses.replace(options, env={**options.env, **fault_env(task.fault, folder.name, options.env)})
         if target.program is not None:

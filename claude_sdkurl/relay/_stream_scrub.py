@@ -78,9 +78,11 @@ class StreamScrub:
 
     def _delta(self, raw: str, frame: dict[str, Any], event: dict[str, Any], key: tuple[Any, Any]) -> list[str]:
         delta = event.get("delta")
-        field = _DELTA_FIELDS.get(delta.get("type")) if isinstance(delta, dict) else None
-        piece = delta.get(field) if field is not None and isinstance(delta, dict) else None
-        if not isinstance(piece, str):
+        if not isinstance(delta, dict):
+            return [raw]
+        field = _DELTA_FIELDS.get(str(delta.get("type")))
+        piece = delta.get(field) if field is not None else None
+        if field is None or not isinstance(piece, str):
             return [raw]
         held = self._held.pop(key, None)
         text = (held[0] if held else "") + piece

@@ -52,6 +52,21 @@ _VOLATILE = [
 
 _TEMPORARY = _VOLATILE[-1][0]
 
+ATTEMPT_HEADER = "x-claude-sdkurl-attempt"
+"""A header naming which run of a program a request belongs to (an eval's attempt): recorded with
+its exchange, and on replay that run's own exchanges are served first. The CLI sends it when
+``ANTHROPIC_CUSTOM_HEADERS`` holds it (see :func:`attempt_env`)."""
+
+
+def attempt_env(tag: str, env: dict[str, str] | None = None) -> dict[str, str]:
+    """The ``ANTHROPIC_CUSTOM_HEADERS`` of ``env`` (if any) with the header naming run ``tag``
+    (any text: sent as a hash of it)."""
+    import hashlib
+
+    line = f"{ATTEMPT_HEADER}: {hashlib.sha256(tag.encode()).hexdigest()[:20]}"
+    earlier = (env or {}).get("ANTHROPIC_CUSTOM_HEADERS", "")
+    return {"ANTHROPIC_CUSTOM_HEADERS": f"{earlier}\n{line}" if earlier else line}
+
 
 def path_map(recorded: Any, asked: Any) -> list[tuple[str, str]]:
     """How the recording's temporary paths read in this run, from a recorded request and the
@@ -178,14 +193,18 @@ class ModelTape:
         self.lock = threading.Lock()
         # replaying: each recorded request's normalised form, once (a run of hundreds of
         # requests normalised every candidate on every request: quadratic), by what it matches on
-        self._unused: dict[tuple[str, str, str], list[int]] = {}
-        self._loosely: dict[tuple[str, str, str], list[int]] = {}  # the same by loose_request (a fallback)
+        self._unused: dict[tuple[str, ...], list[int]] = {}
+        self._loosely: dict[tuple[str, ...], list[int]] = {}  # the same by loose_request (a fallback)
         if not self.recording:
             self.exchanges = _load(self.path)
             for i, exchange in enumerate(self.exchanges):
                 request = exchange["request"]
-                self._unused.setdefault(_key(request["method"], request["path"], request["body"]), []).append(i)
-                self._loosely.setdefault(_key(request["method"], request["path"], loose_request(request["body"])), []).append(i)
+                exact, loose = _key(request["method"], request["path"], request["body"]), _key(request["method"], request["path"], loose_request(request["body"]))
+                self._unused.setdefault(exact, []).append(i)
+                self._loosely.setdefault(loose, []).append(i)
+                if exchange.get("attempt"):  # the same, within the run that asked (see ATTEMPT_HEADER)
+                    self._unused.setdefault((str(exchange["attempt"]), *exact), []).append(i)
+                    self._loosely.setdefault((str(exchange["attempt"]), *loose), []).append(i)
         tape = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -212,11 +231,12 @@ class ModelTape:
                 self._serve(body, raw)
 
             def _serve(self, body: Any, raw: bytes = b"") -> None:
+                attempt = self.headers.get(ATTEMPT_HEADER)
                 if tape.recording:
                     status, headers, data = tape._forward(self.command, self.path, dict(self.headers.items()), raw)
-                    tape._keep(self.command, self.path, body, status, headers, data)
+                    tape._keep(self.command, self.path, body, status, headers, data, attempt)
                 else:
-                    status, headers, data = tape._find(self.command, self.path, body)
+                    status, headers, data = tape._find(self.command, self.path, body, attempt)
                 self.send_response(status)
                 for name, value in headers.items():
                     self.send_header(name, value)
@@ -253,23 +273,34 @@ class ModelTape:
         finally:
             connection.close()
 
-    def _keep(self, method: str, path: str, body: Any, status: int, headers: dict[str, str], data: bytes) -> None:
+    def _keep(self, method: str, path: str, body: Any, status: int, headers: dict[str, str], data: bytes,
+              attempt: str | None = None) -> None:  # fmt: skip
+        exchange: dict[str, Any] = {
+            "request": {"method": method, "path": path, "body": self.scrubber.frame(body)},
+            "response": {"status": status, "headers": headers, "body": self.scrubber.text(data.decode("utf-8", "replace"))},
+        }
+        if attempt:
+            exchange["attempt"] = attempt
         with self.lock:
-            self.exchanges.append({
-                "request": {"method": method, "path": path, "body": self.scrubber.frame(body)},
-                "response": {"status": status, "headers": headers, "body": self.scrubber.text(data.decode("utf-8", "replace"))},
-            })  # fmt: skip
+            self.exchanges.append(exchange)
 
     # -- replaying
 
-    def _find(self, method: str, path: str, body: Any) -> tuple[int, dict[str, str], bytes]:
+    def _find(self, method: str, path: str, body: Any, attempt: str | None = None) -> tuple[int, dict[str, str], bytes]:
         framed = self.scrubber.frame(body)
         key = _key(method, path, framed)
+        loose = _key(method, path, loose_request(framed))
         with self.lock:
-            # the first recorded of its kind not served yet; else of its loose kind
-            i = self._first_unused(self._unused.get(key))
-            if i is None:
-                i = self._first_unused(self._loosely.get(_key(method, path, loose_request(framed))))
+            # the first recorded of its kind not served yet, the asking run's own first; else of
+            # its loose kind, the same way
+            i = None
+            for index, wanted in ((self._unused, key), (self._loosely, loose)):
+                for tagged in ([(attempt, *wanted)] if attempt else []) + [wanted]:
+                    i = self._first_unused(index.get(tagged))
+                    if i is not None:
+                        break
+                if i is not None:
+                    break
             if i is not None:
                 self.used.add(i)
                 response = self.exchanges[i]["response"]
