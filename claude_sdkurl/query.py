@@ -12,7 +12,14 @@ from ._errors import CLIConnectionError, ReceiveTimeoutError
 from ._engine.start import start_cold, take_ready
 from ._engine.transport import Transport
 from .tracing import RunTrace
-from .types import ClaudeAgentOptions, Message, ResultMessage, warn_if_can_use_tool_shadowed
+from .types import (
+    ClaudeAgentOptions,
+    Message,
+    ResultMessage,
+    SystemMessage,
+    TaskNotificationMessage,
+    warn_if_can_use_tool_shadowed,
+)
 
 if TYPE_CHECKING:
     from ._engine.session import Session
@@ -130,11 +137,15 @@ def _run(
         feeder.start()
         input_done = False
         failed: BaseException | None = None
+        woken = False  # a background task's notice came, and the turn it wakes has not begun
         while True:
             # Once every turn has its result and the CLI's input is closed, the CLI should
             # exit; one that neither exits nor writes gets the official 5 s, then is stopped
-            # (in finally) and the iteration ends as if it had exited.
-            lingering = input_done and counts["results"] >= counts["sent"] and session.input_ended
+            # (in finally) and the iteration ends as if it had exited. Not while a turn a
+            # background task's notice wakes is still to come: the CLI runs it after the result
+            # (2.1.332 took over 5 s to begin it under two CPU burners), as the official SDK,
+            # which reads until the CLI exits, shows.
+            lingering = input_done and counts["results"] >= counts["sent"] and session.input_ended and not woken
             try:
                 item = session.next_message(deadline.bound(EXIT_GRACE) if lingering else deadline.left(), cancellable=True)
             except queue.Empty:
@@ -167,6 +178,10 @@ def _run(
             elif isinstance(item, _InputClosed):
                 pass  # only wakes the loop: a silent CLI may now be lingering
             else:
+                if isinstance(item, TaskNotificationMessage):
+                    woken = True
+                elif woken and isinstance(item, SystemMessage) and item.subtype == "init":
+                    woken = False  # the woken turn began: its result ends the run as any other
                 yield item
                 if isinstance(item, ResultMessage):
                     with turn:

@@ -315,3 +315,32 @@ def test_a_websocket_cli_that_goes_away_alive_is_a_typed_error(tmp_path: Path, m
         list(query("hi", options))
     assert 1.9 < time.monotonic() - t0 < 6
     assert not any(alive(int(p)) for p in pidfile.read_text().split())
+
+
+def test_a_turn_a_background_notice_wakes_is_waited_for_past_the_grace(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The CLI gives a result, its input closed, then runs the turn a background task's notice
+    woke: under two CPU burners 2.1.332 began it more than the 5 s grace later, and the query
+    stopped the CLI with one result of two. While such a turn is to come, the CLI is read until
+    it exits (as the official SDK); a silent CLI with no such turn is still stopped at the grace."""
+    import sys
+    import uuid
+
+    from claude_sdkurl import TaskNotificationMessage
+
+    monkeypatch.setattr(sys.modules["claude_sdkurl.query"], "EXIT_GRACE", 0.5)
+
+    def cli(message: dict[str, Any], fake: Any) -> None:
+        if message["type"] != "user":
+            return
+        # as 2.1.332 wrote it: the turn's init, the task's notice (it ended first), the result,
+        # then, silent for a while, the woken turn
+        fake.emit({"type": "system", "subtype": "init", "session_id": fake.session_id, "uuid": str(uuid.uuid4())})
+        fake.emit({"type": "system", "subtype": "task_notification", "task_id": "t1", "status": "completed",
+                   "output_file": "/tmp/t1.output", "summary": "done", "session_id": fake.session_id, "uuid": str(uuid.uuid4())})  # fmt: skip
+        fake.result("started it")
+        time.sleep(1.5)  # silent for three graces
+        fake.turn("it finished")
+
+    messages = list(query("go", transport=MockTransport(cli)))
+    assert any(isinstance(m, TaskNotificationMessage) for m in messages)
+    assert [m.result for m in messages if isinstance(m, ResultMessage)] == ["started it", "it finished"]

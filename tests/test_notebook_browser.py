@@ -366,7 +366,10 @@ def test_a_person_in_jupyterlab(lab: JupyterLabServer, browser: Any, api: MockMe
     assert not [o for o in outputs if "application/vnd.jupyter.widget-view+json" in o.get("data", {})]
     assert any("✔ **Allowed:** `Bash touch allowed.txt`" in "".join(o.get("data", {}).get("text/markdown", "")) for o in outputs)
     browser.get(f"{lab.url}/lab/tree/claude.ipynb?token={lab.token}")
-    page.wait(lambda: "Allowed: Bash touch allowed.txt" in browser.find_element(page.by.CSS_SELECTOR, ".jp-Notebook").text, 60,
+    # both decisions rendered (under two CPU burners the page was read once the first was, before
+    # the second cell's output was drawn)
+    page.wait(lambda: all(line in browser.find_element(page.by.CSS_SELECTOR, ".jp-Notebook").text
+                          for line in ("Allowed: Bash touch allowed.txt", "Denied: Bash touch denied.txt")), 60,
               "the saved decisions, reopened")  # fmt: skip
     shown = browser.find_element(page.by.CSS_SELECTOR, ".jp-Notebook").text
     assert "Denied: Bash touch denied.txt" in shown

@@ -137,7 +137,8 @@ class Sampler:
     until it execs: under two CPU burners a sample caught one (its parent the CLI, started 0.2 s
     after it), and most == 2 was seen (issue 57, 1 run in 5 here, 1 at load 6 before): a CLI
     and its own child, not two CLIs on one conversation. A CLI whose parent is a CLI is not
-    counted; ``overlaps`` says what a sample with two held, should one be seen again."""
+    counted, nor one gone before its parent could be read (seen once under load: a fork that had
+    exec'd or ended); ``overlaps`` says what a sample with two held, should one be seen again."""
 
     def __init__(self, *homes: Path) -> None:
         self.homes, self.most, self.samples = homes, 0, 0
@@ -149,7 +150,8 @@ class Sampler:
     def run(self) -> None:
         while not self.done.wait(0.05):
             found = [pid for home in self.homes for pid in live_clis(home)]
-            pids = [pid for pid in found if _parent(pid) not in found]  # a CLI's fork before its exec is not one
+            # a CLI's fork before its exec is not one, nor a process gone before its parent is read
+            pids = [pid for pid in found if (parent := _parent(pid)) is not None and parent not in found]
             if len(pids) > 1:
                 self.overlaps.append([_described(pid) for pid in pids])
             self.most = max(self.most, len(pids))

@@ -314,13 +314,15 @@ def test_100_sequential_queries_leak_nothing(make_options: OptionsFactory) -> No
     options = make_options()
     list(query("warm up", options))
     gc.collect()
-    threads, fds = threading.active_count(), len(os.listdir("/proc/self/fd"))
+    threads, fds = set(threading.enumerate()), len(os.listdir("/proc/self/fd"))
     for i in range(100):
         result = list(query(f"q{i}", options))[-1]
         assert isinstance(result, ResultMessage) and result.result == "pong"
     gc.collect()
-    assert threading.active_count() == threads
-    assert len(os.listdir("/proc/self/fd")) == fds
+    # none left that was not there before (one of the warm-up's still ending then may be gone:
+    # under two CPU burners the count fell from 4 to 3, which is no leak)
+    assert [t.name for t in threading.enumerate() if t not in threads] == []
+    assert len(os.listdir("/proc/self/fd")) <= fds
     assert child_pids() == []
 
 
