@@ -63,9 +63,9 @@ def attempt_env(tag: str, env: dict[str, str] | None = None) -> dict[str, str]:
     (any text: sent as a hash of it)."""
     import hashlib
 
-    line = f"{ATTEMPT_HEADER}: {hashlib.sha256(tag.encode()).hexdigest()[:20]}"
-    earlier = (env or {}).get("ANTHROPIC_CUSTOM_HEADERS", "")
-    return {"ANTHROPIC_CUSTOM_HEADERS": f"{earlier}\n{line}" if earlier else line}
+    from ..testing.faults import with_header
+
+    return with_header(f"{ATTEMPT_HEADER}: {hashlib.sha256(tag.encode()).hexdigest()[:20]}", env)
 
 
 def path_map(recorded: Any, asked: Any) -> list[tuple[str, str]]:

@@ -32,7 +32,12 @@ def fault_env(kind: str, run_id: str | None = None, env: dict[str, str] | None =
     ``ANTHROPIC_CUSTOM_HEADERS`` of ``env`` (if any) with the fault's header added."""
     if kind not in KINDS:
         raise ValueError(f"unknown fault {kind!r}: one of {', '.join(KINDS)}")
-    line = f"{HEADER}: {kind} {run_id or uuid.uuid4().hex}"
+    return with_header(f"{HEADER}: {kind} {run_id or uuid.uuid4().hex}", env)
+
+
+def with_header(line: str, env: dict[str, str] | None = None) -> dict[str, str]:
+    """The ``ANTHROPIC_CUSTOM_HEADERS`` of ``env`` (if any) with the header ``line``
+    (``"name: value"``) added: the CLI sends each of its lines with every API request."""
     earlier = (env or {}).get("ANTHROPIC_CUSTOM_HEADERS", "")
     return {"ANTHROPIC_CUSTOM_HEADERS": f"{earlier}\n{line}" if earlier else line}
 
