@@ -331,7 +331,8 @@ def test_with_the_store_unreachable_the_holder_stops_its_cli_before_its_lease_ca
     process may take the conversation. The holder's CLI must be gone before that, with a margin
     (a tenth of the lease, for the CLI to die and /proc to show it). ``stopped``: PostgreSQL
     refuses connections; ``frozen``: it is SIGSTOPped, so a call to it hangs (a partition, a
-    paused VM) and the holder must not wait on it to decide."""
+    paused VM) and the holder must not wait on it to decide, nor give back a lease it is not sure
+    of (that call would hang too, before the second conversation's CLI was stopped)."""
     from claude_sdkurl import ClaudeAgentOptions, Conversations, ResultMessage
     from claude_sdkurl.stores.postgres import PostgresConversationStore
 
@@ -358,7 +359,9 @@ def test_with_the_store_unreachable_the_holder_stops_its_cli_before_its_lease_ca
     try:
         with Conversations(options, store=store, lease_ttl=ttl) as chats:
             first = [m for m in chats.send("alice", "alice #1: hello") if isinstance(m, ResultMessage)][-1]
-            assert first.result == "alice #1: hello" and live_clis(home)
+            assert first.result == "alice #1: hello"
+            list(chats.send("bob", "bob #1: hi"))
+            assert len(live_clis(home)) == 2
             time.sleep(1.0)  # a few renewals
             server.pause() if outage == "stopped" else server.freeze()
             began = time.monotonic()
@@ -372,8 +375,8 @@ def test_with_the_store_unreachable_the_holder_stops_its_cli_before_its_lease_ca
                 server.thaw()
             last_ok = max(sent for sent, ok in renewals if ok and sent < began)
             assert gone is not None, "the CLI outlived the outage"
-            assert gone - last_ok < ttl * 0.9, f"the CLI was gone {gone - last_ok:.2f} s after the last renewal, lease {ttl} s"
-            assert chats.stats["lost"] == 1
+            assert gone - last_ok < ttl * 0.9, f"the CLIs were gone {gone - last_ok:.2f} s after the last renewal, lease {ttl} s"
+            assert chats.stats["lost"] == 2
             if outage == "stopped":
                 server.resume()
             again = [m for m in chats.send("alice", "alice #2: still there?") if isinstance(m, ResultMessage)][-1]
