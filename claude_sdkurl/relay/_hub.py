@@ -39,7 +39,12 @@ from ._stream_scrub import StreamScrub
 
 logger = logging.getLogger("claude_sdkurl.relay")
 
-HISTORY_LINES = 2000  # lines of each session kept for pages that join late
+HISTORY_LINES = 2000  # lines of each session kept for pages that join late ...
+HISTORY_BYTES = 2_000_000  # ... and bytes (its newest lines)
+TOTAL_HISTORY_BYTES = 32_000_000  # bytes kept for all sessions together (the oldest ended go first)
+ENDED_KEEP_SECONDS = 600.0  # an ended session's lines are let go this long after its end with no frontend
+HOUSEKEEPING_SECONDS = 1.0  # how often the hub's thread looks for stuck frontends and lines to let go
+LINE_OVERHEAD = 100  # what keeping one line costs besides its text (the tuple, the str header)
 KEEP_ENDED = 100  # ended sessions listed (older ones are forgotten)
 FRONTEND_LINES = 4000  # lines a frontend may fall behind before the relay drops lines for it
 FRONTEND_BYTES = 16 * 1024 * 1024  # ... or bytes
@@ -148,7 +153,11 @@ class WatchedSession:
         self.exited = False  # the transport ended (set on the session's thread, before the hub sees it)
         self.last_result_error = False
         self.last_result_subtype = ""
-        self.history: collections.deque[tuple[int, str, str]] = collections.deque(maxlen=HISTORY_LINES)
+        self.history: collections.deque[tuple[int, str, str]] = collections.deque()  # bounded by Hub._keep
+        self.history_bytes = 0  # what the kept lines cost (their UTF-8 and LINE_OVERHEAD each)
+        self.history_dropped = 0  # lines let go before the first one kept
+        self.lines_released = False  # every line let go (ended, nobody came for it: see ENDED_KEEP_SECONDS)
+        self.ended_monotonic: float | None = None
         self.seq = 0  # lines seen so far (a page drops a live line its history already had)
         self.partial = {"cli": "", "sdk": ""}
         self.mcp_servers: dict[str, Any] | None = None  # the last map sent with mcp_set_servers
@@ -178,6 +187,7 @@ class WatchedSession:
             "transport": self.transport,
             "input_open": self.input_open,
             "cwd": self.cwd,
+            "lines_released": self.lines_released,
         }
 
 
@@ -221,6 +231,8 @@ class Frontend:
                 self.dropped_total += 1
                 abort = time.monotonic() - self._last_progress > STUCK_SECONDS
             else:
+                if not self._queue and not self._sending:
+                    self._last_progress = time.monotonic()  # idle until now: not behind
                 self._note_drops()
                 self._queue.append(text)
                 self._bytes += len(text)
@@ -273,6 +285,12 @@ class Frontend:
                 self._last_progress = time.monotonic()
                 self._sending = False
 
+    def stuck(self, now: float) -> bool:
+        """Something waits to be written and the frontend took nothing for ``STUCK_SECONDS``."""
+        with self._lock:
+            behind = bool(self._queue) or self._sending
+            return behind and not self._closed and now - self._last_progress > STUCK_SECONDS
+
     @property
     def idle(self) -> bool:
         """Nothing queued and nothing being written."""
@@ -312,6 +330,9 @@ class Hub:
         self._inbox: collections.deque[tuple[Any, ...]] = collections.deque()
         self._inbox_ready = threading.Condition(threading.Lock())
         self.inbox_dropped = 0
+        self.history_bytes = 0  # what every session's kept lines cost together
+        self._watched_at = time.monotonic()  # the last time a frontend was connected
+        self._housekept_at = time.monotonic()
         self._stopped = False
         self._thread = threading.Thread(target=self._loop, name="claude-sdkurl-relay-hub", daemon=True)
         self._thread.start()
@@ -357,8 +378,14 @@ class Hub:
         while True:
             with self._inbox_ready:
                 while not self._inbox and not self._stopped:
-                    self._inbox_ready.wait()
+                    if not self._inbox_ready.wait(self._housekeeping_due()):
+                        break
                 stopping = self._stopped
+            if time.monotonic() - self._housekept_at >= HOUSEKEEPING_SECONDS:
+                try:
+                    self._housekeep()
+                except Exception:  # pragma: no cover - the relay goes on
+                    logger.exception("the relay's housekeeping failed")
             if not stopping:
                 # what the next few milliseconds bring is handled with this: one wake-up of this
                 # thread (which competes with the sessions' own for the interpreter) for many chunks
@@ -373,6 +400,75 @@ class Hub:
                     self._handle(item)
                 except Exception:  # one bad line must not stop the relay
                     logger.exception("the relay could not handle %s", item[0])
+
+    def _housekeeping_due(self) -> float:
+        return max(0.0, HOUSEKEEPING_SECONDS - (time.monotonic() - self._housekept_at))
+
+    def _housekeep(self) -> None:
+        """Let go of frontends that take nothing (with no line coming, nothing else would notice)
+        and of ended sessions' lines nobody could still come for: kept ``ENDED_KEEP_SECONDS``
+        after the session ended or the last frontend left, whichever is later."""
+        now = self._housekept_at = time.monotonic()
+        with self._lock:
+            frontends = list(self.frontends)
+        for frontend in frontends:
+            if frontend.stuck(now):
+                logger.warning("a relay frontend took nothing for %.1f s: disconnected", STUCK_SECONDS)
+                self.leave(frontend)
+        with self._lock:
+            if self.frontends:  # (the keep time counts from the last one's leaving: see leave())
+                return
+            ended = [s for s in self.sessions.values() if s.ended_monotonic is not None and s.history]
+        for session in ended:
+            assert session.ended_monotonic is not None
+            if now - max(session.ended_monotonic, self._watched_at) > ENDED_KEEP_SECONDS:
+                self._release(session)
+
+    def _keep(self, session: WatchedSession, direction: str, raw: str) -> None:
+        """Keep a line for pages that join late, within the session's bounds and the total."""
+        session.seq += 1
+        session.history.append((session.seq, direction, raw))
+        cost = (len(raw) if raw.isascii() else len(raw.encode("utf-8", "replace"))) + LINE_OVERHEAD
+        session.history_bytes += cost
+        self.history_bytes += cost
+        session.lines_released = False
+        while session.history and (len(session.history) > HISTORY_LINES or session.history_bytes > HISTORY_BYTES):
+            self._let_go_oldest(session)
+        if self.history_bytes > TOTAL_HISTORY_BYTES:
+            self._fit_total(session)
+
+    def _let_go_oldest(self, session: WatchedSession) -> None:
+        _, _, raw = session.history.popleft()
+        cost = (len(raw) if raw.isascii() else len(raw.encode("utf-8", "replace"))) + LINE_OVERHEAD
+        session.history_bytes -= cost
+        self.history_bytes -= cost
+        session.history_dropped += 1
+
+    def _release(self, session: WatchedSession) -> None:
+        """Let go of every kept line of ``session`` (its summary stays listed)."""
+        session.history_dropped += len(session.history)
+        session.history.clear()
+        self.history_bytes -= session.history_bytes
+        session.history_bytes = 0
+        session.lines_released = True
+        self._publish_sessions()
+
+    def _fit_total(self, keeping: WatchedSession) -> None:
+        """Over the total: ended sessions' lines go first, the longest-ended first; then the oldest
+        lines of the session that keeps the most (never the newest lines of ``keeping``'s last)."""
+        with self._lock:
+            ended = sorted((s for s in self.sessions.values() if s.ended_monotonic is not None and s.history),
+                           key=lambda s: s.ended_monotonic or 0.0)  # fmt: skip
+            running = [s for s in self.sessions.values() if s.ended_monotonic is None and s.history]
+        for session in ended:
+            if self.history_bytes <= TOTAL_HISTORY_BYTES:
+                return
+            self._release(session)
+        while self.history_bytes > TOTAL_HISTORY_BYTES and running:
+            biggest = max(running, key=lambda s: s.history_bytes)
+            if len(biggest.history) <= 1:
+                return
+            self._let_go_oldest(biggest)
 
     def _handle(self, item: tuple[Any, ...]) -> None:
         kind = item[0]
@@ -403,6 +499,7 @@ class Hub:
         ended = [s for s in self.sessions.values() if not s.running]
         for old in ended[: max(0, len(ended) - KEEP_ENDED)]:
             del self.sessions[old.key]
+            self.history_bytes -= old.history_bytes
 
     def _line(self, session: WatchedSession, direction: str, raw: str) -> None:
         """Keep the line (each whole line is scrubbed when it leaves: a line nobody watches costs
@@ -421,8 +518,7 @@ class Hub:
             self._summarize(session, direction, kind, raw)
         if session.session_id and not known and session.visible:
             self._flush_untagged(session)
-        session.seq += 1
-        session.history.append((session.seq, direction, raw))
+        self._keep(session, direction, raw)
         if session.visible:
             self._fan_out(session, session.seq, direction, raw)
 
@@ -501,6 +597,7 @@ class Hub:
         if session.untagged and session.visible:
             self._flush_untagged(session)  # it never said its session_id: as they are
         session.ended_at = time.time()
+        session.ended_monotonic = time.monotonic()
         session.input_open = False
         failed = error is not None or code not in (0, None) or session.last_result_error
         session.state = "failed" if failed else "ended"
@@ -621,9 +718,12 @@ class Hub:
     def leave(self, frontend: Frontend) -> None:
         with self._lock:
             self.frontends.discard(frontend)
+            self._watched_at = time.monotonic()
         frontend.close()
 
     def history(self, key: str) -> list[tuple[int, str, str]] | None:
+        """The kept lines of session ``key``, scrubbed (``None``: no such session is shown).
+        Lines before the first one were let go (see ``HISTORY_BYTES``, ``ENDED_KEEP_SECONDS``)."""
         with self._lock:
             session = self.sessions.get(key)
         if session is None or not session.visible:

@@ -135,7 +135,8 @@ function showTranscript() {
   const t = $("transcript"); state.live = "";
   t.innerHTML = '<div id="live"></div>';
   const lines = state.lines.get(state.chosen) || [];
-  $("live").insertAdjacentHTML("beforebegin", lines.map(([n, d, l]) => render(d, l)).join(""));
+  const gone = lines.dropped ? '<div class="note">' + lines.dropped + " earlier lines were let go by the relay (it keeps a session's newest lines, and an ended session's only while someone could come for them)</div>" : "";
+  $("live").insertAdjacentHTML("beforebegin", gone + lines.map(([n, d, l]) => render(d, l)).join(""));
   t.scrollTop = t.scrollHeight;
 }
 function money(v) { return typeof v === "number" ? "$" + v.toFixed(4) : "—"; }
@@ -198,7 +199,7 @@ function connect() {
     else if (m.k === "line") { addLine(m.s, m.n, m.d, m.l); }
     else if (m.k === "history") {
       const old = state.lines.get(m.s) || [], last = m.lines.length ? m.lines[m.lines.length - 1][0] : 0;
-      const lines = m.lines.concat(old.filter(l => l[0] > last)); lines.requested = true;
+      const lines = m.lines.concat(old.filter(l => l[0] > last)); lines.requested = true; lines.dropped = m.dropped || 0;
       state.lines.set(m.s, lines); if (m.s === state.chosen) showTranscript();
     } else if (m.k === "dropped") { notice("the relay dropped " + m.count + " lines this page did not read in time"); }
     else if (m.k === "done") { notice(m.error ? m.op + ": " + m.error : ""); }

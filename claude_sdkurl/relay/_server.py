@@ -303,8 +303,12 @@ class Relay:
             return
         name = op["op"]
         if name == "history":
-            lines = self.hub.history(str(op.get("session")))
-            answer({"k": "history", "s": op.get("session"), "lines": lines or []})
+            lines = self.hub.history(str(op.get("session"))) or []
+            dropped = lines[0][0] - 1 if lines else 0
+            found = self.hub.session(str(op.get("session")))
+            if found is not None and not lines:
+                dropped = found.seq
+            answer({"k": "history", "s": op.get("session"), "lines": lines, "dropped": dropped})
             return
         session = self.hub.session(str(op.get("session"))) if "session" in op else None
         error: str | None

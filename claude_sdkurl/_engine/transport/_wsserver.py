@@ -21,6 +21,7 @@ import select
 import selectors
 import socket
 import threading
+import time
 from collections.abc import Callable
 from http import HTTPStatus
 
@@ -37,6 +38,7 @@ logger = logging.getLogger("claude_sdkurl.transport.websocket")
 RECV_SIZE = 256 * 1024
 HANDSHAKE_TIMEOUT = 10.0  # seconds a peer may take to send its upgrade request
 MAX_PENDING_HANDSHAKES = 16  # connections still in their handshake; past it the oldest is dropped
+HANDSHAKE_WARNING_SECONDS = 60.0  # at most one warning this often about dropped handshakes
 ACCEPT_BACKOFF = 0.1  # seconds to wait after accept() failed (e.g. out of descriptors)
 
 
@@ -337,6 +339,8 @@ class Listener:
         self._lock = threading.Lock()
         self._conns: dict[Connection, threading.Thread] = {}  # open connections and their threads
         self._stopped = False
+        self._warned_at: float | None = None
+        self._dropped_handshakes = 0
         self._thread = threading.Thread(target=self._accept_loop, name=f"claude-sdkurl-ws-{self.port}", daemon=True)
         self._thread.start()
 
@@ -366,7 +370,16 @@ class Listener:
                     # its handshake in milliseconds; what has waited longest is a silent (or slow)
                     # peer, and refusing newcomers would let a flood of them lock the CLI's
                     # reconnect out for the whole handshake timeout.
-                    logger.warning("%d handshakes pending: dropping the oldest", len(waiting))
+                    # Said once a minute at most: any local process can open silent sockets,
+                    # and each must not cost a line on the program's stderr.
+                    self._dropped_handshakes += 1
+                    now = time.monotonic()
+                    if self._warned_at is None or now - self._warned_at >= HANDSHAKE_WARNING_SECONDS:
+                        logger.warning("%d handshakes pending: dropping the oldest (%d dropped since the last warning)",
+                                       len(waiting), self._dropped_handshakes)  # fmt: skip
+                        self._warned_at, self._dropped_handshakes = now, 0
+                    else:
+                        logger.debug("%d handshakes pending: dropping the oldest", len(waiting))
                     waiting[0].abort()
                 sock.setblocking(True)
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
