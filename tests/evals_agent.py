@@ -22,6 +22,7 @@ from claude_sdkurl.testing import Reply
 from claude_sdkurl.testing.mock_api import RecordedRequest, text, tool_use
 
 MODEL = "claude-sonnet-4-6"
+RAN: list[tuple[Any, ...]] = []  # each run of the in-process tool (its side effect), in this process
 RULES = "Run the tests (cat fix.txt) before you say you are done."
 
 # fault -> the task(s) whose checks it breaks
@@ -56,6 +57,7 @@ def program(fault: str | None = None) -> Any:
 
     def add(args: dict[str, Any]) -> dict[str, Any]:
         a, b = args["a"], args["b"]
+        RAN.append(("add", a, b))
         if fault == "strings joined in a tool":
             value: Any = f"{a}{b}"
         elif fault == "swapped tool":

@@ -189,6 +189,24 @@ def test_fault_variants_are_played_for_their_attempt_alone(make_options: Options
     assert asked["slow"] == ["slow", "slow"] and asked["none"] == [None] * (2 + 1 + 2), asked
 
 
+@pytest.mark.parametrize("transport", ["stdio", "websocket"], indirect=True)
+def test_the_tool_error_variant_answers_before_the_tool_runs(make_options: OptionsFactory, api: MockMessagesAPI, seed: Path) -> None:
+    """The tool-error fault stands for a tool that failed: the tool must not have run (before, its
+    answer was replaced after it ran, so its side effect happened, and twice when the model
+    asked again). Its call is answered on the wire and never reaches the program."""
+    api.responder = evals_agent.model
+    add = tasks(seed)[0]
+    evals_agent.RAN.clear()
+    result = run_eval(variants(add, "tool-error"), [Target("agent", make_options(), program=evals_agent.program())], runs=1)
+    (broken,) = result.attempts
+    assert evals_agent.RAN == []  # the program's tool never ran for the broken call
+    assert broken.error is None and broken.failures and f"the sum is {INJECTED}" in broken.text, (broken.error, broken.failures)
+    assert broken.tool_calls == [("mcp__calc__add", {"a": 2, "b": 3})]
+    # the plain task beside it: its tool runs once, as ever
+    plain = run_eval([add], [Target("agent", make_options(), program=evals_agent.program())], runs=1)
+    assert plain.attempts[0].passed and evals_agent.RAN == [("add", 2, 3)], plain.summary()
+
+
 @pytest.mark.parametrize("transport", ["stdio"], indirect=True)
 def test_a_suite_replayed_from_a_model_tape_scores_the_same_ten_times_out_of_ten(make_options: OptionsFactory, api: MockMessagesAPI,
                                                                                   seed: Path, tmp_path: Path) -> None:  # fmt: skip

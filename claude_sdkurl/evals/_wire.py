@@ -3,8 +3,8 @@ each hook call; and the faults a task variant plays there (a killed CLI, a tool 
 batch driver's rule that no CLI sits on a long rate limit. Read through a tap
 (:mod:`claude_sdkurl._engine.transport.taps`) that wraps the transport of every session whose
 folder is an attempt's workspace, so a program's own callbacks are seen as well as ours; the
-session's path is unchanged (a copy of each line is parsed here, and only the tool-error variant
-rewrites one).
+session's path is unchanged (a copy of each line is parsed here; only the tool-error variant
+changes it: it holds back one tool call from the program and answers it itself).
 """
 
 from __future__ import annotations
@@ -29,7 +29,8 @@ INJECTED = "injected tool error (a tool-error variant of the task)"
 class Seen:
     """What one attempt's sessions asked and were answered, and the fault it plays on the wire
     (``"kill"``: the CLI is SIGKILLed when its first assistant message arrives; ``"tool-error"``:
-    the first in-process tool call's answer becomes an error). Guarded by ``lock``."""
+    the first in-process tool call is answered with an error before the tool runs: the program
+    never sees that call). Guarded by ``lock``."""
 
     def __init__(self, fault: str | None = None, release_after: float | None = None) -> None:
         self.lock = threading.Lock()
@@ -37,7 +38,7 @@ class Seen:
         self.release_after = release_after  # a CLI about to wait this long on a rate limit is stopped
         self.limited = False
         self.played = False  # the fault has been played (once an attempt)
-        self._break: str | None = None  # the tool call's request id whose answer becomes an error
+        self._break: dict[str, Any] | None = None  # the CLI's tool call to answer with an error, once seen
         self.decisions: list[tuple[str, dict[str, Any], str]] = []  # (tool, input, "allow"/"deny")
         self.hooks: list[str] = []  # hook event names, in order
         self._asked: dict[str, tuple[str, dict[str, Any]]] = {}  # request id -> (tool, input)
@@ -51,7 +52,7 @@ class Seen:
                 self._asked[str(msg.get("request_id"))] = (str(request.get("tool_name")), dict(request.get("input") or {}))
             elif request.get("subtype") == "mcp_message" and self.fault == "tool-error" and not self.played \
                     and (request.get("message") or {}).get("method") == "tools/call":  # fmt: skip
-                self._break, self.played = str(msg.get("request_id")), True
+                self._break, self.played = msg, True
             elif request.get("subtype") == "hook_callback":
                 event = (request.get("input") or {}).get("hook_event_name")
                 if isinstance(event, str):
@@ -71,19 +72,18 @@ class Seen:
                 return signal.SIGTERM
         return None
 
-    def rewrite(self, line: str, msg: dict[str, Any]) -> str:
-        """The SDK's line as sent to the CLI: for the ``tool-error`` fault, the broken call's
-        answer is an MCP tool error instead of the tool's result."""
-        response = msg.get("response") if msg.get("type") == "control_response" else None
+    def broken_answer(self, msg: dict[str, Any]) -> str | None:
+        """For the ``tool-error`` fault's call (``msg``, from the CLI): the answer the CLI gets in
+        place of the tool's, an MCP tool error (the call is then held back from the program)."""
         with self.lock:
-            if not isinstance(response, dict) or self._break is None or str(response.get("request_id")) != self._break:
-                return line
+            if self._break is not msg:
+                return None
             self._break = None
-        reply = (response.get("response") or {}).get("mcp_response") or {}
-        broken = {"jsonrpc": "2.0", "id": reply.get("id"), "result": {"content": [{"type": "text", "text": INJECTED}], "isError": True}}
-        out = {"type": "control_response", "response": {"subtype": "success", "request_id": response.get("request_id"),
+        call = (msg.get("request") or {}).get("message") or {}
+        broken = {"jsonrpc": "2.0", "id": call.get("id"), "result": {"content": [{"type": "text", "text": INJECTED}], "isError": True}}
+        out = {"type": "control_response", "response": {"subtype": "success", "request_id": msg.get("request_id"),
                                                         "response": {"mcp_response": broken}}}  # fmt: skip
-        return json.dumps(out) + ("\n" if line.endswith("\n") else "")
+        return json.dumps(out) + "\n"
 
     def sdk_line(self, msg: dict[str, Any]) -> None:
         if msg.get("type") != "control_response":
@@ -115,21 +115,44 @@ class _Watched(Transport):
     def start(self, callbacks: TransportCallbacks) -> None:
         partial = [""]  # what the last chunk left unfinished (the reader thread's alone)
 
+        # With the tool-error fault the program gets whole lines only (what it parses anyway),
+        # so that the broken call's line can be left out of what it reads.
+        whole = self.seen.fault == "tool-error"
+
         def on_data(chunk: bytes | str) -> None:
-            try:
-                lines, partial[0] = taps.whole_lines(partial[0], chunk, self.name)
-                for line in lines:
+            kept: list[str] = []
+            held = False
+            lines, partial[0] = taps.whole_lines(partial[0], chunk, self.name)
+            for line in lines:
+                try:
                     msg = _parsed(line)
                     if msg is not None:
                         self.seen.cli_line(msg)
                         how = self.seen.kill_now(msg)
                         if how is not None:
                             self._kill(how)
-            except Exception:  # watching never breaks the run
-                pass
-            callbacks.on_data(chunk)
+                        answer = self.seen.broken_answer(msg) if whole else None
+                        if answer is not None:  # answered here, before the tool could run
+                            held = True
+                            self.inner.send(answer)
+                            continue
+                except Exception:  # watching never breaks the run
+                    pass
+                kept.append(line)
+            if not whole:
+                callbacks.on_data(chunk)
+            elif self.name == "websocket":
+                if not held:
+                    callbacks.on_data(chunk)  # one message: as it came
+            elif kept:
+                callbacks.on_data("".join(line + "\n" for line in kept).encode())
 
-        self.inner.start(TransportCallbacks(on_data=on_data, on_exit=callbacks.on_exit, on_reconnect=callbacks.on_reconnect,
+        def on_exit(code: int | None, stderr: str) -> None:
+            if whole and partial[0] and self.name != "websocket":
+                callbacks.on_data(partial[0].encode())  # a last line with no newline: as it came
+            callbacks.on_exit(code, stderr)
+
+        self.inner.start(TransportCallbacks(on_data=on_data, on_exit=on_exit, on_reconnect=callbacks.on_reconnect,
                                             on_error=callbacks.on_error))  # fmt: skip
 
     def wait_ready(self, timeout: float) -> None:
@@ -143,8 +166,6 @@ class _Watched(Transport):
 
     def send(self, line: str) -> None:
         msg = _parsed(line.strip())
-        if msg is not None and self.seen.fault == "tool-error":
-            line = self.seen.rewrite(line, msg)
         self.inner.send(line)
         if msg is not None:
             self.seen.sdk_line(msg)
