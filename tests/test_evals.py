@@ -447,3 +447,46 @@ def test_the_judge_talks_to_the_runs_model_tape(tmp_path: Path, monkeypatch: pyt
     (env,) = asked
     assert env["ANTHROPIC_BASE_URL"].startswith("http://127.0.0.1:") and env["MY_SETTING"] == "kept"
     assert card.attempts[0].passed and "model_env" not in card.attempts[0].record()
+
+
+def test_attempts_stopped_at_their_budget_share_are_their_own_outcome_never_a_regression(tmp_path: Path) -> None:
+    """Issue 56, item 8: with ``max_total_cost_usd`` a little above the suite's cost the priciest
+    task was stopped at its per-attempt share and scored a failure the gate flagged (which task
+    depends on the order attempts end). Now such an attempt is ``stopped="budget"``: not measured,
+    not in its cell's runs, passes or cost per run; counted apart, and the gate says so."""
+    import warnings
+
+    base = card({("big", "agent"): (6, 6), ("small", "agent"): (6, 6)})
+    stopped = [Attempt("big", "agent", r, passed=False, cost_usd=0.004, error="error_max_budget_usd: over its share",
+                       stopped="budget") for r in range(6)]  # fmt: skip
+    now = Scorecard(stopped + [Attempt("small", "agent", r, passed=True, cost_usd=0.001) for r in range(6)])
+    big = now.cell("big", "agent")
+    assert big is not None and (big.n, big.passes, big.stopped, big.cost_usd) == (0, 0, 6, 0.0)
+    assert now.cost_usd == pytest.approx(0.03)  # the money was spent all the same
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        assert gate(now, base) == []  # not a pass-rate fall, not a cost rise
+    assert any("6 attempt(s) stopped at their share of the budget" in str(w.message) and "big on agent" in str(w.message) for w in said)
+    assert "stopped (budget)" in now.summary() and "0/0 +6 stopped" in now.summary()
+    # half measured: the cell is the measured half alone
+    half = Scorecard(stopped[:3] + [Attempt("big", "agent", r, passed=True, cost_usd=0.001) for r in range(3, 6)])
+    cell = half.cell("big", "agent")
+    assert cell is not None and (cell.n, cell.passes, cell.stopped, cell.cost_usd) == (3, 3, 3, pytest.approx(0.003))
+    assert gate(half, card({("big", "agent"): (6, 6)}), cost_ratio=1.5) == []
+    # kept on disk, and a baseline made of it never holds an unmeasured cell
+    half.save(tmp_path / "card.jsonl")
+    assert [a.stopped for a in Scorecard.load(tmp_path / "card.jsonl").attempts] == ["budget"] * 3 + [None] * 3
+    now.save_baseline(tmp_path / "base.json")
+    assert list(json.loads((tmp_path / "base.json").read_text())["cells"]) == ["small\tagent"]
+
+
+def test_an_attempt_the_eval_stopped_at_its_share_is_marked_and_one_its_own_options_stopped_is_not() -> None:
+    from claude_sdkurl.evals._run import _outcome_of
+    from claude_sdkurl.types import ResultMessage
+
+    over = ResultMessage(subtype="error_max_budget_usd", duration_ms=1, duration_api_ms=1, is_error=True, num_turns=1,
+                         session_id="s", total_cost_usd=0.01)  # fmt: skip
+    mine = Attempt("t", "p", 0, error="error_max_budget_usd", messages=[over])
+    assert _outcome_of(mine, share=0.005) == ("budget", "budget")
+    assert _outcome_of(Attempt("t", "p", 0, error="error_max_budget_usd", messages=[over]), share=None) == ("budget", None)
+    assert _outcome_of(Attempt("t", "p", 0), share=0.005) == (None, None)

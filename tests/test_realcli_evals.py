@@ -152,6 +152,10 @@ def test_the_cost_is_the_ledgers_and_the_mocks(make_options: OptionsFactory, api
     assert first.error is not None and first.error.startswith("error_max_budget_usd") and first.cost_usd > 0, first.error
     assert after_first == [before + 1] == [len(api.message_requests())]  # one call, then nothing more was served
     assert all(a.error is not None and a.error.startswith("BudgetSpent") and not a.session_ids for a in rest)
+    # stopped by the eval's budget, not by the program: not measured, never a failed run of the cell
+    assert [a.stopped for a in small.attempts] == ["budget"] * 4
+    cell = small.cell("add", "agent")
+    assert cell is not None and (cell.n, cell.stopped) == (0, 4) and small.cost_usd == first.cost_usd
 
 
 @pytest.mark.parametrize("transport", ["websocket"], indirect=True)

@@ -32,6 +32,9 @@ class Attempt:
     session_ids: list[str] = dataclasses.field(default_factory=list)
     limited: bool = False  # its CLI was released from a long rate-limit wait (the attempt runs again)
     tries: int = 1  # this attempt's runs: a run a rate limit cut short is run again afresh
+    # "budget": stopped at its share of the eval's max_total_cost_usd, or never started once that
+    # was spent: not measured (its cell counts it apart, not as a run that failed)
+    stopped: str | None = None
     workspace: Path = Path()
     messages: list[Message] = dataclasses.field(default_factory=list, repr=False)  # not kept on disk
     # a model tape's environment while the run has one (its checks' model calls use it too: a

@@ -181,6 +181,14 @@ def _fault(attempt: Attempt) -> str | None:
     return None
 
 
+def _outcome_of(attempt: Attempt, share: float | None) -> tuple[str | None, str | None]:
+    """The batch driver's fault (see :func:`_fault`) and whether the attempt was ``stopped``:
+    ``"budget"`` when the CLI stopped it at the share of the eval's budget the eval gave it (a
+    budget of the target's own options that stops it is the program's outcome: it stands)."""
+    fault = _fault(attempt)
+    return fault, ("budget" if fault == "budget" and share is not None else None)
+
+
 def _job(task: Task, target: Target, run: int, keep: bool, timeout: float | None, model_env: dict[str, str],
          index: int, tries: int, release_after: float | None, share: float | None) -> BatchItem:  # fmt: skip
     """An attempt as the batch driver's job (module level: Dask and Ray ship it to workers)."""
@@ -190,7 +198,8 @@ def _job(task: Task, target: Target, run: int, keep: bool, timeout: float | None
     item = BatchItem(index=index, prompt=f"{task.name} · {target.name} · {run}", error=attempt.error, attempts=tries,
                      total_cost_usd=round(attempt.cost_usd + attempt.judge_cost_usd, 10), seconds=attempt.seconds,
                      session_id=attempt.session_ids[-1] if attempt.session_ids else None)  # fmt: skip
-    item.fault, item.outcome = _fault(attempt), attempt
+    item.fault, attempt.stopped = _outcome_of(attempt, share)
+    item.outcome = attempt
     return item
 
 
@@ -199,6 +208,7 @@ def _unran(task: Task, target: Target, run: int, item: BatchItem, budget: float 
     attempt = Attempt(task=task.name, target=target.name, run=run, prompt=task.prompt)
     if item.fault == "budget":
         attempt.error = f"BudgetSpent: the eval's max_total_cost_usd (${budget or 0:.4f}) was spent before this attempt started"
+        attempt.stopped = "budget"
     else:
         attempt.error = item.error or "not run"
     return attempt
@@ -231,7 +241,8 @@ def run_eval(
     program that raises) are the attempt's outcome, recorded with its ``error``, and the others
     run. ``max_total_cost_usd``: each attempt gets a share as its ``max_budget_usd`` (the CLI
     stops it there: at most one API call over), and attempts not started once it is spent are
-    recorded failed (``BudgetSpent``). ``timeout`` bounds each attempt of an options target.
+    recorded with ``BudgetSpent``; both are ``stopped="budget"``, not measured: their cells count
+    them apart, never as failed runs (see :func:`gate`). ``timeout`` bounds each attempt of an options target.
     ``progress``: ``True`` for a line on standard error, or ``f(done, total, passed)``.
     ``out``: the scorecard's JSONL, written when the run ends (see :meth:`Scorecard.save`).
     Ctrl-C stops every running attempt; ``out`` gets what finished and

@@ -39,6 +39,7 @@ class Cell:
     turns: float | None  # per run, on average (None: no result)
     seconds: float  # per run, on average
     errors: int  # runs that failed to run (not a failed check)
+    stopped: int = 0  # attempts stopped at their share of the budget: not in n, passes, cost or time
 
     @property
     def rate(self) -> float:
@@ -73,13 +74,14 @@ class Scorecard:
         out = []
         for task in self.tasks:
             for target in self.targets:
-                mine = [a for a in self.attempts if a.task == task and a.target == target]
-                if not mine:
+                every = [a for a in self.attempts if a.task == task and a.target == target]
+                if not every:
                     continue
+                mine = [a for a in every if a.stopped is None]  # measured
                 turns = [a.turns for a in mine if a.turns is not None]
                 out.append(Cell(task, target, len(mine), sum(a.passed for a in mine), round(sum(a.cost_usd for a in mine), 10),
-                                sum(turns) / len(turns) if turns else None, sum(a.seconds for a in mine) / len(mine),
-                                sum(a.error is not None for a in mine)))  # fmt: skip
+                                sum(turns) / len(turns) if turns else None, sum(a.seconds for a in mine) / max(1, len(mine)),
+                                sum(a.error is not None for a in mine), len(every) - len(mine)))  # fmt: skip
         return out
 
     def cell(self, task: str, target: str) -> Cell | None:
@@ -138,7 +140,7 @@ class Scorecard:
         out = {}
         for c in self.cells():
             o = theirs.get((c.task, c.target))
-            if o is not None:
+            if o is not None and c.n and o.n:
                 out[(c.task, c.target)] = (abs(c.rate - o.rate), _relative(c.cost_usd / c.n, o.cost_usd / o.n))
         return out
 
@@ -148,7 +150,8 @@ class Scorecard:
         out = []
         for c in self.cells():
             lo, hi = c.interval
-            out.append([c.task, c.target, f"{c.passes}/{c.n}", f"{c.rate:.0%} [{lo:.0%}, {hi:.0%}]", f"${c.cost_usd:.4f}",
+            runs = f"{c.passes}/{c.n}" + (f" +{c.stopped} stopped" if c.stopped else "")
+            out.append([c.task, c.target, runs, f"{c.rate:.0%} [{lo:.0%}, {hi:.0%}]" if c.n else "–", f"${c.cost_usd:.4f}",
                         "–" if c.turns is None else f"{c.turns:.1f}", f"{c.seconds:.1f} s"])  # fmt: skip
         return out
 
@@ -160,9 +163,12 @@ class Scorecard:
         widths = [max(len(r[i]) for r in rows) for i in range(len(self.HEADERS))]
         text = ["  ".join(v.ljust(w) for v, w in zip(r, widths)) for r in rows]
         passed = sum(a.passed for a in self.attempts)
+        measured = [a for a in self.attempts if a.stopped is None]
         judged = f" · the judge ${self.judge_cost_usd:.4f}" if self.judge_cost_usd else ""
-        text.append(f"{passed}/{len(self.attempts)} attempts passed · ${self.cost_usd:.4f}{judged}")
-        for a in [a for a in self.attempts if not a.passed][:5]:
+        stopped = len(self.attempts) - len(measured)
+        held = f" · {stopped} stopped (budget): not measured" if stopped else ""
+        text.append(f"{passed}/{len(measured)} attempts passed{held} · ${self.cost_usd:.4f}{judged}")
+        for a in [a for a in measured if not a.passed][:5]:
             why = a.error or "; ".join(a.failures)
             text.append(f"  ✘ {a.task} on {a.target} (run {a.run}): {why[:160]}")
         return "\n".join(text)
@@ -200,7 +206,8 @@ def _relative(a: float, b: float) -> float:
 def _cells_of(card: Scorecard, again: Scorecard | None = None) -> dict[str, dict[str, Any]]:
     cells: dict[str, dict[str, Any]] = {}
     for c in card.cells():
-        cells[f"{c.task}\t{c.target}"] = {"passes": c.passes, "n": c.n, "cost_usd": c.cost_usd}
+        if c.n:  # (a cell no attempt of which was measured is not a baseline's)
+            cells[f"{c.task}\t{c.target}"] = {"passes": c.passes, "n": c.n, "cost_usd": c.cost_usd}
     if again is not None:
         apart = card.noise(again)
         for c in again.cells():
@@ -304,9 +311,14 @@ def gate(current: Scorecard, baseline: str | Path | Scorecard, *, cost_ratio: fl
     found = []
     before = _baseline(baseline)
     now = {f"{c.task}\t{c.target}": c for c in current.cells()}
+    held = [c for key, c in now.items() if c.stopped and (task is None or c.task == task)]
+    if held:
+        warnings.warn(f"{sum(c.stopped for c in held)} attempt(s) stopped at their share of the budget are not counted "
+                      f"({', '.join(f'{c.task} on {c.target}' for c in held[:5])}{', ...' if len(held) > 5 else ''}): "
+                      "a larger max_total_cost_usd measures them", RuntimeWarning, stacklevel=2)  # fmt: skip
     each = alpha / max(1, sum(key in now for key in before))
     blind = [key.replace("\t", " on ") for key in before if key in now and (task is None or key.split("\t", 1)[0] == task)
-             and int(before[key]["passes"]) > 0
+             and int(before[key]["passes"]) > 0 and now[key].n
              and fewer_passes(0, now[key].n, int(before[key]["passes"]), int(before[key]["n"])) >= each]  # fmt: skip
     if blind:
         warnings.warn(f"the gate cannot flag a drop in {len(blind)} cell(s) at the runs they had, not even to 0 passes "
