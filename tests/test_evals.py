@@ -4,6 +4,7 @@ first: a torn or forged file, a baseline edited on disk), the checks, and the wi
 from __future__ import annotations
 
 import json
+import math
 import os
 import stat
 from pathlib import Path
@@ -490,3 +491,142 @@ def test_an_attempt_the_eval_stopped_at_its_share_is_marked_and_one_its_own_opti
     assert _outcome_of(mine, share=0.005) == ("budget", "budget")
     assert _outcome_of(Attempt("t", "p", 0, error="error_max_budget_usd", messages=[over]), share=None) == ("budget", None)
     assert _outcome_of(Attempt("t", "p", 0), share=0.005) == (None, None)
+
+
+def baseline_file(tmp_path: Path, cells: int, passes: int, n: int) -> Path:
+    path = tmp_path / f"base-{cells}-{passes}-{n}.json"
+    path.write_text(json.dumps({"baseline": 1, "cells": {f"t{i}\tp": {"passes": passes, "n": n} for i in range(cells)}}))
+    return path
+
+
+def test_a_sequential_run_flags_a_fall_from_90_to_50_percent_four_times_in_five_and_keeps_alpha(tmp_path: Path) -> None:
+    """Issue 56, item 7: at 5 runs a cell, a task going from 90 % to 50 % was flagged 8 % of the
+    time. With looks doubling from 5 runs up to the max_runs max_runs_for() names, the exact
+    power is at least 80 % for every cell of a 5-cell baseline of 30 runs at 27/30, and an
+    unchanged task is flagged no more often than alpha. Exact figures checked against 4,000
+    simulated sequential runs of the same rule."""
+    import random
+
+    from claude_sdkurl.evals import looks_from, max_runs_for, power
+    from claude_sdkurl.evals._scorecard import _unclear, _worse
+
+    base = baseline_file(tmp_path, 5, 27, 30)
+    assert max(power(base, 5, 0.5).values()) < 0.2  # one look at 5 runs: (nearly) blind to it
+    top = max_runs_for(base, 5, drop_to=0.5, chance=0.8)
+    assert top is not None and top <= 80, top
+    looks = looks_from(5, top)
+    assert looks[0] == 5 and looks[-1] == top
+    assert min(power(base, looks, 0.5).values()) >= 0.8
+    assert max(power(base, looks, 0.9).values()) <= 0.05  # unchanged: alpha kept over the looks
+    assert max_runs_for(baseline_file(tmp_path, 5, 9, 10), 5) is None  # a 10-run baseline cannot give it
+    rng = random.Random(56)
+    each = 0.05 / 5 / len(looks)
+
+    def simulated(rate: float) -> float:
+        flagged = 0
+        for _ in range(4000):
+            passes = done = 0
+            for n in looks:
+                passes += sum(rng.random() < rate for _ in range(n - done))
+                done = n
+                if _worse(passes, n, 27, 30, 0.0, each):
+                    flagged += 1
+                    break
+                if not _unclear(passes, n, 27, 30, 0.0):
+                    break
+        return flagged / 4000
+
+    assert simulated(0.5) == pytest.approx(power(base, looks, 0.5)["t0\tp"], abs=0.03)
+    assert simulated(0.9) == pytest.approx(power(base, looks, 0.9)["t0\tp"], abs=0.01)
+    # exactly, on every sequence of ten outcomes: one cell, looks at 5 and 10, a cell at 5/5 stops
+    import itertools
+
+    one = baseline_file(tmp_path, 1, 27, 30)
+    exact = 0.0
+    for outcomes in itertools.product((0, 1), repeat=10):
+        weight = math.prod(0.6 if o else 0.4 for o in outcomes)
+        for n in (5, 10):
+            passes = sum(outcomes[:n])
+            if _worse(passes, n, 27, 30, 0.0, 0.05 / 2):
+                exact += weight
+                break
+            if not _unclear(passes, n, 27, 30, 0.0):
+                break
+    assert power(one, [5, 10], 0.6)["t0\tp"] == pytest.approx(exact, abs=1e-12)
+
+
+def test_a_sequential_run_adds_attempts_only_where_a_cell_is_unclear_and_gates_with_the_looks(tmp_path: Path) -> None:
+    base = tmp_path / "base.json"
+    base.write_text(json.dumps({"baseline": 1, "cells": {"good\tp": {"passes": 27, "n": 30}, "worse\tp": {"passes": 27, "n": 30}}}))
+    # the worse task passes every other attempt, in order of its runs (no chance in the test)
+    def half(attempt: Attempt) -> str | None:
+        return None if attempt.task == "good" or attempt.run % 2 == 0 else "fails every other run"
+
+    def program(prompt: str, options: Any) -> list[Any]:
+        return []
+
+    tasks = [Task("good", "hi", checks=[half]), Task("worse", "hi", checks=[half])]
+    card = run_eval(tasks, [Target("p", program=program)], runs=5, baseline=base, max_runs=40, out=tmp_path / "card.jsonl")
+    good, worse = card.cell("good", "p"), card.cell("worse", "p")
+    assert good is not None and worse is not None
+    assert (good.n, good.passes) == (5, 5)  # clear at the first look: no more runs
+    assert worse.n in (10, 20, 40) and worse.n > 5 and sorted(a.run for a in card.attempts if a.task == "worse") == list(range(worse.n))
+    assert card.looks == 4  # 5, 10, 20, 40
+    found = gate(card, base)
+    assert [r.task for r in found] == ["worse"]
+    assert Scorecard.load(tmp_path / "card.jsonl").looks == 4
+    # the looks share alpha: a fall flagged at one look is not at four
+    one = Scorecard([Attempt("t0", "p", r, passed=r < 5) for r in range(10)])  # 5/10 against 27/30: p = 0.015
+    assert gate(one, baseline_file(tmp_path, 1, 27, 30), alpha=0.05)
+    one.looks = 4
+    assert gate(one, baseline_file(tmp_path, 1, 27, 30), alpha=0.05) == []
+
+
+def test_a_sequential_run_refuses_bad_arguments_and_forged_looks_before_anything_runs(tmp_path: Path) -> None:
+    ran: list[str] = []
+
+    def program(prompt: str, options: Any) -> list[Any]:
+        ran.append(prompt)
+        return []
+
+    target = [Target("p", program=program)]
+    with pytest.raises(ValueError, match="give baseline too"):
+        run_eval([Task("t0", "hi")], target, runs=5, max_runs=20)
+    with pytest.raises(ValueError, match="max_runs at least runs"):
+        run_eval([Task("t0", "hi")], target, runs=5, max_runs=4, baseline=baseline_file(tmp_path, 1, 5, 5))
+    (tmp_path / "forged.json").write_text('{"baseline": 1, "cells": {"t0\\tp": {"passes": 9, "n": 5}}}')
+    with pytest.raises(ValueError, match="not a baseline"):
+        run_eval([Task("t0", "hi")], target, runs=5, max_runs=20, baseline=tmp_path / "forged.json")
+    assert ran == []
+    Scorecard([Attempt("t0", "p", 0, passed=True)]).save(tmp_path / "card.jsonl")
+    for looks in (0, -1, "4", True):
+        lines = (tmp_path / "card.jsonl").read_text().splitlines()
+        head = json.loads(lines[0])
+        head["looks"] = looks
+        (tmp_path / "edited.jsonl").write_text("\n".join([json.dumps(head), *lines[1:]]) + "\n")
+        with pytest.raises(ValueError, match="looks"):
+            Scorecard.load(tmp_path / "edited.jsonl")
+
+
+def test_the_command_line_prints_the_power_table_before_running_and_runs_sequentially(tmp_path: Path,
+                                                                                      capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    from claude_sdkurl.evals.__main__ import main
+
+    base = baseline_file(tmp_path, 5, 27, 30)
+    ran = tmp_path / "ran"
+    suite = tmp_path / "suite.py"
+    suite.write_text("from claude_sdkurl.evals import Task, Target\n"
+                     f"def program(prompt, options):\n    open({str(ran)!r}, 'a').write('x')\n    return []\n"
+                     "TASKS = [Task(f't{i}', 'hi') for i in range(5)]\nTARGETS = [Target('p', program=program)]\n")  # fmt: skip
+    assert main([str(suite), "--baseline", str(base), "--runs", "5", "--max-runs", "3"]) == 2
+    assert "max_runs at least runs (nothing was run)" in capsys.readouterr().err and not ran.exists()
+    assert main([str(suite), "--baseline", str(base), "--runs", "5"]) == 0
+    err = capsys.readouterr().err
+    assert "a cell falling to 50% passes is flagged at least 19% of the time at 5 runs" in err  # 6/32: 1/5 or fewer
+    assert "a cell falling to 0% passes is flagged at least 100% of the time at 5 runs" in err
+    assert "--max-runs 40 flags a fall to 50% at least 80% of the time" in err
+    assert main([str(suite), "--baseline", str(base), "--runs", "5", "--max-runs", "40"]) == 0
+    err = capsys.readouterr().err
+    assert "a cell falling to 50% passes is flagged at least 81% of the time at looks at 5, 10, 20, 40 runs (at most 200 attempts)" in err
+    assert "--max-runs 40 flags" not in err
+    assert len(ran.read_text()) == 5 * 5 + 5 * 5  # every cell clear at its first look, in both runs

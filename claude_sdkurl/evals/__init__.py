@@ -18,7 +18,8 @@ from __future__ import annotations
 from . import checks
 from ._attempt import Attempt
 from ._run import FAULTS, Target, Task, run_eval, variants
-from ._scorecard import Cell, Regression, Scorecard, assert_gate, detectable, gate, runs_needed, wilson
+from ._scorecard import (Cell, Regression, Scorecard, assert_gate, detectable, gate, looks_from, max_runs_for, power, runs_needed,
+                         wilson)
 
-__all__ = ["FAULTS", "Attempt", "Cell", "Regression", "Scorecard", "Target", "Task", "assert_gate", "checks", "detectable", "gate", "run_eval",
-           "runs_needed", "variants", "wilson"]
+__all__ = ["FAULTS", "Attempt", "Cell", "Regression", "Scorecard", "Target", "Task", "assert_gate", "checks", "detectable", "gate", "looks_from",
+           "max_runs_for", "power", "run_eval", "runs_needed", "variants", "wilson"]

@@ -10,7 +10,7 @@ import runpy
 import sys
 from pathlib import Path
 
-from . import Scorecard, detectable, gate, run_eval, runs_needed
+from . import Scorecard, detectable, gate, looks_from, max_runs_for, power, run_eval, runs_needed
 from ._scorecard import _baseline
 
 
@@ -25,6 +25,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--baseline", default="eval-baseline.json", help="the baseline to gate against (default: %(default)s)")
     parser.add_argument("--update-baseline", action="store_true", help="write the baseline from this run instead of gating")
     parser.add_argument("--cost-ratio", type=float, help="also fail when a task's cost per run rises more than this ratio")
+    parser.add_argument("--max-runs", type=int, help="run more attempts, doubling up to this many, where a cell is unclear "
+                                                     "against the baseline (sequential; alpha kept)")  # fmt: skip
     args = parser.parse_args(argv)
     suite = runpy.run_path(args.suite, run_name="__eval_suite__")
     if "TASKS" not in suite or "TARGETS" not in suite:
@@ -56,10 +58,32 @@ def main(argv: list[str] | None = None) -> int:
         if blind:
             print(f"gate at {runs} runs: blind to {len(blind)} cell(s) ({', '.join(blind[:5])}{', ...' if len(blind) > 5 else ''}): "
                   f"--runs {needed} sees a drop in every cell", file=sys.stderr)  # fmt: skip
+        # the power table: how likely a fall to 50 % (or to 0) is flagged
+        try:
+            looks = looks_from(runs, args.max_runs) if args.max_runs else [runs]
+        except ValueError as error:
+            print(f"{error} (nothing was run)", file=sys.stderr)
+            return 2
+        kept = _baseline(baseline)
+        planned = sum(1 for c in kept.values() if int(c["passes"])) * looks[-1]
+        for rate in (0.5, 0.0):
+            seen_power = power(baseline, looks, rate)
+            if seen_power:
+                low = min(seen_power.values())
+                how = f"{runs} runs" if len(looks) == 1 else f"looks at {', '.join(map(str, looks))} runs (at most {planned} attempts)"
+                print(f"gate: a cell falling to {rate:.0%} passes is flagged at least {low:.0%} of the time at {how}",
+                      file=sys.stderr)  # fmt: skip
+        top = max_runs_for(baseline, runs)
+        if top is not None and (not args.max_runs or args.max_runs < top):
+            print(f"gate: --max-runs {top} flags a fall to 50% at least 80% of the time", file=sys.stderr)
+        elif top is None and kept:
+            print("gate: the baseline has too few runs to flag a fall to 50% 80% of the time: "
+                  "write it with more runs (RUNS in the suite)", file=sys.stderr)  # fmt: skip
 
     def once() -> Scorecard:
+        sequential = {} if args.update_baseline or not args.max_runs else {"baseline": baseline, "max_runs": args.max_runs}
         return run_eval(suite["TASKS"], suite["TARGETS"], runs, max_concurrency=args.concurrency, max_total_cost_usd=args.budget,
-                        progress=sys.stderr.isatty(), out=args.out)  # fmt: skip
+                        progress=sys.stderr.isatty(), out=args.out, **sequential)  # fmt: skip
 
     card = once()
     print(card.summary())

@@ -20,6 +20,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 from ..batch._driver import Driver
 from ..batch._elsewhere import picklable
@@ -229,6 +230,9 @@ def run_eval(
     out: str | Path | None = None,
     tape: str | Path | None = None,
     record_from: str | None = None,
+    baseline: str | Path | Scorecard | None = None,
+    max_runs: int | None = None,
+    alpha: float = 0.05,
 ) -> Scorecard:
     """Run each task on each target ``runs`` times, ``max_concurrency`` at a time, and score them.
 
@@ -253,6 +257,14 @@ def run_eval(
     recorded there; without, they are replayed, offline, and the suite gives the same scorecard
     every time. A replay that asked for something not on the tape raises
     :class:`~claude_sdkurl.tapes.ModelTapeMiss` once the run ends (``out`` is written first).
+
+    ``max_runs`` with ``baseline``: a sequential run. After ``runs`` attempts a cell, each cell
+    is looked at against the baseline: one the gate flags, or one passing at the baseline's rate
+    or better, is done; the others (unclear) get more attempts, doubling, up to ``max_runs``.
+    ``alpha`` is shared among the looks as among the cells, so the false-alarm rate stays
+    ``alpha`` however many looks are taken; the scorecard records the looks and :func:`gate`
+    applies the same share. :func:`power` says beforehand how likely a given fall is flagged,
+    :func:`max_runs_for` which ``max_runs`` reaches a chosen power.
     """
     if runs < 1 or max_concurrency < 1:
         raise ValueError("runs and max_concurrency must be at least 1")
@@ -262,6 +274,14 @@ def run_eval(
     for target in targets:
         if target.options is None and target.program is None:
             raise ValueError(f"target {target.name!r} has neither options nor a program")
+    looks, before = [runs], {}
+    if max_runs is not None:
+        if baseline is None:
+            raise ValueError("max_runs runs more attempts where a cell is unclear against a baseline: give baseline too")
+        from ._scorecard import _baseline, looks_from
+
+        looks = looks_from(runs, max_runs)
+        before = _baseline(baseline)  # read and checked before anything runs
     if record_from is not None and tape is None:
         raise ValueError("record_from names where to record a tape from: give the tape's path too")
     if executor is not None and not isinstance(executor, cf.ThreadPoolExecutor):
@@ -269,17 +289,24 @@ def run_eval(
         _travels(tasks, targets)
     plan = [(task, target, run) for run in range(runs) for task in tasks for target in targets]
     report = progress if callable(progress) else (_line if progress else None)
-    ended = [0, 0]  # items finished (run or not), attempts passed
+    ended = [0, 0, len(plan)]  # items finished (run or not), attempts passed, attempts planned so far
+    done: list[Attempt] = []  # every look's attempts so far
 
     def on_finish(item: BatchItem) -> None:
         ended[0] += 1
         ended[1] += isinstance(item.outcome, Attempt) and item.outcome.passed
         if report is not None:
-            report(ended[0], len(plan), ended[1])
+            report(ended[0], ended[2], ended[1])
 
-    def scored(items: list[BatchItem]) -> Scorecard:
-        attempts = [i.outcome if isinstance(i.outcome, Attempt) else _unran(*plan[i.index], i, max_total_cost_usd) for i in items]
-        return Scorecard(attempts, tasks=names, targets=[t.name for t in targets])
+    def scored(stage: list[tuple[Task, Target, int]], items: list[BatchItem]) -> Scorecard:
+        attempts = [i.outcome if isinstance(i.outcome, Attempt) else _unran(*stage[i.index], i, max_total_cost_usd) for i in items]
+        return Scorecard(done + attempts, tasks=names, targets=[t.name for t in targets], looks=len(looks))
+
+    def spare() -> float | None:
+        """What is left of the budget for the next look's attempts."""
+        if max_total_cost_usd is None:
+            return None
+        return max(0.0, max_total_cost_usd - sum(a.cost_usd + a.judge_cost_usd for a in done))
 
     with contextlib.ExitStack() as stack:
         model_env: dict[str, str] = {}
@@ -287,23 +314,53 @@ def run_eval(
             from ..tapes import model_tape
 
             model_env = stack.enter_context(model_tape(tape, upstream=record_from)).env()
-        jobs = [functools.partial(_job, task, target, run, keep_workspaces, timeout, model_env) for task, target, run in plan]
-        driver = Driver([f"{t.name} · {g.name} · {r}" for t, g, r in plan], None, executor=executor, max_concurrency=max_concurrency,
-                        progress=None, checkpoint=None, resume=None, continue_prompt=None, retry=retry,
-                        max_total_cost_usd=max_total_cost_usd, jobs=jobs, on_finish=on_finish)  # fmt: skip
-        try:
-            result = driver.run()
-        except BatchStopped as stopped:
-            if out is not None:
-                scored(stopped.result.items).save(out)
-            raise
-        finally:
-            if report is _line:
-                print(file=sys.stderr)
-        card = scored(result.items)
+        stage, had = plan, runs
+        while True:
+            jobs = [functools.partial(_job, task, target, run, keep_workspaces, timeout, model_env) for task, target, run in stage]
+            driver = Driver([f"{t.name} · {g.name} · {r}" for t, g, r in stage], None, executor=executor,
+                            max_concurrency=max_concurrency, progress=None, checkpoint=None, resume=None, continue_prompt=None,
+                            retry=retry, max_total_cost_usd=spare(), jobs=jobs, on_finish=on_finish)  # fmt: skip
+            try:
+                result = driver.run()
+            except BatchStopped as stopped:
+                if out is not None:
+                    scored(stage, stopped.result.items).save(out)
+                raise
+            finally:
+                if report is _line:
+                    print(file=sys.stderr)
+            card = scored(stage, result.items)
+            done = card.attempts
+            nxt = next((n for n in looks if n > had), None)
+            if nxt is None or (spare() is not None and spare() == 0.0):
+                break
+            unclear = _unclear_cells(card, before, alpha / max(1, len(before)) / len(looks))
+            stage = [(task, target, run) for run in range(had, nxt) for task in tasks for target in targets
+                     if (task.name, target.name) in unclear]  # fmt: skip
+            if not stage:
+                break
+            had = nxt
+            ended[2] += len(stage)
         if out is not None:
             card.save(out)  # before the tape's miss, if any, is raised on leaving
     return card
+
+
+def _unclear_cells(card: Scorecard, before: dict[str, dict[str, Any]], each: float) -> set[tuple[str, str]]:
+    """The cells of ``card`` a further look could decide: neither flagged at ``each`` nor
+    passing at the baseline's rate (less its noise) or better. A cell of no baseline's is done."""
+    from ._scorecard import _unclear, _worse
+
+    out = set()
+    for cell in card.cells():
+        old = before.get(f"{cell.task}\t{cell.target}")
+        if old is None or not cell.n or int(old["passes"]) == 0:
+            continue
+        then_passes, then_n = int(old["passes"]), int(old["n"])
+        noise = float((old.get("noise") or {}).get("rate", 0.0))
+        if not _worse(cell.passes, cell.n, then_passes, then_n, noise, each) and _unclear(cell.passes, cell.n, then_passes, then_n, noise):
+            out.add((cell.task, cell.target))
+    return out
 
 
 def _travels(tasks: Sequence[Task], targets: Sequence[Target]) -> None:

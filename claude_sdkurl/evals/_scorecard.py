@@ -65,10 +65,14 @@ class Regression:
 class Scorecard:
     """Every attempt of a :func:`~claude_sdkurl.evals.run_eval`, and their cells."""
 
-    def __init__(self, attempts: list[Attempt], tasks: list[str] | None = None, targets: list[str] | None = None) -> None:
+    def __init__(self, attempts: list[Attempt], tasks: list[str] | None = None, targets: list[str] | None = None,
+                 looks: int = 1) -> None:  # fmt: skip
         self.attempts = attempts
         self.tasks = tasks or list(dict.fromkeys(a.task for a in attempts))
         self.targets = targets or list(dict.fromkeys(a.target for a in attempts))
+        # how many times a sequential run (run_eval's max_runs) looked at its cells against the
+        # baseline before it stopped adding runs: gate() shares alpha among them too
+        self.looks = looks
 
     def cells(self) -> list[Cell]:
         out = []
@@ -106,7 +110,7 @@ class Scorecard:
     def save(self, path: str | Path) -> None:
         """The attempts as JSON lines (a header line with the task and target order first),
         written 0600 to a temporary name and renamed into place."""
-        lines = [json.dumps({"scorecard": 1, "tasks": self.tasks, "targets": self.targets})]
+        lines = [json.dumps({"scorecard": 1, "tasks": self.tasks, "targets": self.targets, "looks": self.looks})]
         lines += [json.dumps(a.record(), default=str) for a in self.attempts]
         replace_whole(Path(path), "\n".join(lines) + "\n")
 
@@ -121,7 +125,10 @@ class Scorecard:
             attempts = [Attempt.from_record(json.loads(line)) for line in lines[1:] if line.strip()]
         except (ValueError, IndexError, TypeError) as e:
             raise ValueError(f"{path}: not a scorecard saved by Scorecard.save ({e})") from None
-        return cls(attempts, head.get("tasks"), head.get("targets"))
+        looks = head.get("looks", 1)
+        if not isinstance(looks, int) or isinstance(looks, bool) or looks < 1:
+            raise ValueError(f"{path}: not a scorecard saved by Scorecard.save (looks {looks!r})")
+        return cls(attempts, head.get("tasks"), head.get("targets"), looks)
 
     def save_baseline(self, path: str | Path, *, noise: Scorecard | None = None) -> None:
         """What :func:`gate` compares with: each cell's passes, runs and cost (0600, replaced whole).
@@ -283,6 +290,77 @@ def detectable(baseline: str | Path | Scorecard, runs: int, *, alpha: float = 0.
     return out
 
 
+def looks_from(first: int, most: int) -> list[int]:
+    """The runs a cell has at each look of a sequential run: ``first``, doubling, ``most`` last."""
+    if not isinstance(first, int) or not isinstance(most, int) or first < 1 or most < first:
+        raise ValueError("runs must be at least 1 and max_runs at least runs")
+    looks = [first]
+    while looks[-1] < most:
+        looks.append(min(most, looks[-1] * 2))
+    return looks
+
+
+def _worse(passes: int, n: int, then_passes: int, then_n: int, noise: float, each: float) -> bool:
+    """The gate's rule for one cell: fewer passes than chance allows, by more than the noise."""
+    return fewer_passes(passes, n, then_passes, then_n) < each and then_passes / then_n - passes / n > noise
+
+
+def _unclear(passes: int, n: int, then_passes: int, then_n: int, noise: float) -> bool:
+    """Not flagged, and below the baseline's rate (less its noise): more runs could tell."""
+    return passes / n < then_passes / then_n - noise
+
+
+def power(baseline: str | Path | Scorecard, runs: int | list[int], rate: float, *, alpha: float = 0.05) -> dict[str, float]:
+    """The chance that the gate flags each cell of ``baseline`` if its pass rate fell to ``rate``:
+    at ``runs`` attempts a cell, or, for a list of looks (a sequential run, see
+    :func:`looks_from`), over the looks as run_eval's ``max_runs`` takes them (a cell stops at a
+    look once flagged, or once it passes at the baseline's rate or better). Exact (a sum over
+    the binomial outcomes), not simulated. Cells that never passed are left out."""
+    looks = [runs] if isinstance(runs, int) else list(runs)
+    if not looks or any(not isinstance(n, int) or n < 1 for n in looks) or looks != sorted(set(looks)):
+        raise ValueError("runs: a whole number, or increasing looks, each at least 1")
+    if not 0.0 <= rate <= 1.0:
+        raise ValueError("rate is a pass rate, between 0 and 1")
+    before = _baseline(baseline)
+    each = alpha / max(1, len(before)) / len(looks)
+    out: dict[str, float] = {}
+    for key, old in before.items():
+        then_passes, then_n = int(old["passes"]), int(old["n"])
+        if then_passes == 0:
+            continue
+        noise = float((old.get("noise") or {}).get("rate", 0.0))
+        going = {0: 1.0}  # passes so far -> the chance of being there with the cell still open
+        flagged, done = 0.0, 0
+        for n in looks:
+            more = n - done
+            reached: dict[int, float] = {}
+            for k, chance in going.items():
+                for j in range(more + 1):
+                    reached[k + j] = reached.get(k + j, 0.0) + chance * math.comb(more, j) * rate**j * (1 - rate) ** (more - j)
+            going = {}
+            for k, chance in reached.items():
+                if _worse(k, n, then_passes, then_n, noise, each):
+                    flagged += chance
+                elif _unclear(k, n, then_passes, then_n, noise):
+                    going[k] = chance
+            done = n
+        out[key] = min(1.0, flagged)
+    return out
+
+
+def max_runs_for(baseline: str | Path | Scorecard, runs: int, *, drop_to: float = 0.5, chance: float = 0.8,
+                 alpha: float = 0.05, most: int = 640) -> int | None:  # fmt: skip
+    """The fewest ``max_runs`` (looks doubling from ``runs``) at which a fall of every cell to
+    ``drop_to`` is flagged with at least ``chance`` (``None``: not within ``most``: the baseline
+    has too few runs for it; a baseline's own runs bound what any number of new runs can see)."""
+    top = runs
+    while top <= most:
+        if all(p >= chance for p in power(baseline, looks_from(runs, top), drop_to, alpha=alpha).values()):
+            return top
+        top *= 2
+    return None
+
+
 def runs_needed(baseline: str | Path | Scorecard, *, alpha: float = 0.05, most: int = 200) -> int | None:
     """The fewest runs a cell at which :func:`gate` can flag some drop in every cell of
     ``baseline`` (``None``: none up to ``most``)."""
@@ -311,6 +389,7 @@ def gate(current: Scorecard, baseline: str | Path | Scorecard, *, cost_ratio: fl
     found = []
     before = _baseline(baseline)
     now = {f"{c.task}\t{c.target}": c for c in current.cells()}
+    alpha = alpha / max(1, current.looks)  # a sequential run looked that many times
     held = [c for key, c in now.items() if c.stopped and (task is None or c.task == task)]
     if held:
         warnings.warn(f"{sum(c.stopped for c in held)} attempt(s) stopped at their share of the budget are not counted "
@@ -335,7 +414,7 @@ def gate(current: Scorecard, baseline: str | Path | Scorecard, *, cost_ratio: fl
         noise = old.get("noise") or {}
         then_passes, then_n = int(old["passes"]), int(old["n"])
         chance = fewer_passes(cell.passes, cell.n, then_passes, then_n)
-        if chance < each and then_passes / then_n - cell.rate > float(noise.get("rate", 0.0)):
+        if cell.n and _worse(cell.passes, cell.n, then_passes, then_n, float(noise.get("rate", 0.0)), each):
             found.append(Regression(name, target, f"passed {cell.passes}/{cell.n}, was {then_passes}/{then_n} "
                                                   f"(by chance: p = {chance:.2g}, below {each:.2g})"))  # fmt: skip
         ratio = cost_ratio if cost_ratio is not None else (1 + max(2 * float(noise["cost"]), COST_FLOOR) if "cost" in noise else None)
