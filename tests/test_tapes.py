@@ -635,3 +635,34 @@ def test_each_run_replays_its_own_answers_to_identical_requests(tmp_path: Path) 
     with model_tape(tape) as proxy:
         assert [ask(proxy.url, "run two"), ask(proxy.url, "run one")] == ["tails", "heads"]
     assert attempt_env("x", {"ANTHROPIC_CUSTOM_HEADERS": "a: b"})["ANTHROPIC_CUSTOM_HEADERS"].startswith("a: b\n")
+
+
+def test_a_model_tape_miss_names_the_difference_from_the_request_it_stands_for(tmp_path: Path) -> None:
+    """Issue 56, item 8: the miss named the deepest difference from any recorded request, often
+    one of another run asking something else ('messages[0].content is ...' when the system prompt
+    was what changed). The nearest is now the asking run's own, asking the same first prompt."""
+    import urllib.request
+
+    from claude_sdkurl.tapes._model import attempt_env
+
+    def ask(url: str, run: str, system: str, prompt: str) -> None:
+        body = json.dumps({"model": "m", "max_tokens": 10, "system": system, "messages": [{"role": "user", "content": prompt}]}).encode()
+        name, value = attempt_env(run)["ANTHROPIC_CUSTOM_HEADERS"].split(": ", 1)
+        request = urllib.request.Request(f"{url}/v1/messages", data=body, headers={"Content-Type": "application/json", name: value})
+        try:
+            with urllib.request.urlopen(request, timeout=30) as answer:
+                answer.read()
+        except urllib.error.HTTPError:
+            pass
+
+    tape = tmp_path / "two.jsonl"
+    with MockMessagesAPI(lambda r: text("ok")) as api:
+        with model_tape(tape, upstream=api.url) as proxy:
+            ask(proxy.url, "run one", "Be brief.", "flip a coin")
+            ask(proxy.url, "run two", "Be verbose.", "write the report on the quarterly figures")
+    with pytest.raises(ModelTapeMiss) as missed:
+        with model_tape(tape) as proxy:
+            ask(proxy.url, "run one", "Be verbose.", "flip a coin")
+    said = str(missed.value)
+    assert "$.system is 'Be verbose.', the tape has 'Be brief.'" in said, said
+    assert "quarterly" not in said

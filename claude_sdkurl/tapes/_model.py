@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import http.client
 import json
+import os
 import re
 import threading
 import urllib.parse
@@ -312,7 +313,7 @@ class ModelTape:
                 return int(response["status"]), dict(response["headers"]), served.encode()
             candidates = [(i, e) for i, e in enumerate(self.exchanges) if i not in self.used
                           and e["request"]["method"] == method and e["request"]["path"] == path]  # fmt: skip
-            why = self._why(method, path, normalised_request(framed), candidates)
+            why = self._why(method, path, normalised_request(framed), candidates, attempt)
             self.misses.append(why)
         error = {"type": "error", "error": {"type": "invalid_request_error", "message": f"model tape miss: {why}"}}
         return 400, {"Content-Type": "application/json"}, json.dumps(error).encode()
@@ -326,15 +327,23 @@ class ModelTape:
             indices.pop(0)
         return None
 
-    def _why(self, method: str, path: str, wanted: Any, candidates: list[tuple[int, dict[str, Any]]]) -> str:
+    def _why(self, method: str, path: str, wanted: Any, candidates: list[tuple[int, dict[str, Any]]], attempt: str | None = None) -> str:
         if not candidates:
             return f"{method} {path}: the tape has no request left for it"
-        best = None
-        for _, exchange in candidates:  # the nearest: the one that differs deepest in
-            difference = first_difference(normalised_request(exchange["request"]["body"]), wanted)
-            if difference is not None and (best is None or len(difference[0]) > len(best[0])):
-                best = difference
-        assert best is not None
+        # The request this one stands for: the asking run's own, asking the same first prompt,
+        # then the one sharing the longest beginning (a request of another run that asked
+        # something else can differ deeper, and naming that difference misleads).
+        mine, text = _first_prompt(wanted), json.dumps(wanted, sort_keys=True)
+
+        def nearness(exchange: dict[str, Any]) -> tuple[bool, bool, int]:
+            theirs = normalised_request(exchange["request"]["body"])
+            shared = os.path.commonprefix([json.dumps(theirs, sort_keys=True), text])
+            return bool(attempt) and exchange.get("attempt") == attempt, _first_prompt(theirs) == mine, len(shared)
+
+        nearest = max((e for _, e in candidates), key=nearness)
+        best = first_difference(normalised_request(nearest["request"]["body"]), wanted)
+        if best is None:  # (equal once normalised: served elsewhere already)
+            return f"{method} {path}: its recorded twin was served already"
         where, theirs, ours = best
         theirs, ours = _around_difference(str(theirs), str(ours))
         return f"{method} {path}: {where} is {ours!r}, the tape has {theirs!r}"
@@ -347,6 +356,13 @@ class ModelTape:
         self._thread.join(5.0)
         if self.recording:
             _save(self.path, self.exchanges)
+
+
+def _first_prompt(body: Any) -> Any:
+    """The first message's content of a Messages API request (``None`` for another body)."""
+    messages = body.get("messages") if isinstance(body, dict) else None
+    first = messages[0] if isinstance(messages, list) and messages else None
+    return first.get("content") if isinstance(first, dict) else None
 
 
 def _around_difference(a: str, b: str, width: int = 100) -> tuple[str, str]:
