@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from claude_sdkurl import query
+from claude_sdkurl import ResultMessage, query
 from claude_sdkurl.batch import RetryPolicy
 from claude_sdkurl.evals import Task, Target, checks, gate, run_eval, variants
 from claude_sdkurl.evals._wire import INJECTED
@@ -180,6 +180,19 @@ def test_fault_variants_are_played_for_their_attempt_alone(make_options: Options
     by = {a.task: a for a in result.attempts}
     assert [t for t, a in by.items() if a.passed] == ["add", "add [429]", "add [5xx]", "add [slow]"], result.summary()
     assert by["add [kill]"].error is not None and by["add [kill]"].error.startswith("ProcessError"), by["add [kill]"].error
+    # the killed CLI's call was served and is counted (it reported $0 before): at the rate the CLI
+    # charged for the model in the plain attempt, its input tokens exact and its output tokens
+    # estimated from what it said (the CLI died before writing its final count): near what the
+    # mock served
+    killed = by["add [kill]"]
+    served = [r for r in api.message_requests() if str(killed.workspace) in json.dumps(r.body)]
+    assert len(served) == 1 and served[0].served_usage is not None, len(served)
+    row = next(m for m in reversed(by["add"].messages) if isinstance(m, ResultMessage)).model_usage[evals_agent.MODEL]
+    rate = row["costUSD"] / (row["inputTokens"] + 5 * row["outputTokens"])
+    usage = served[0].served_usage
+    assert killed.unreported_cost_usd == pytest.approx(rate * (usage["input_tokens"] + 5 * usage["output_tokens"]), rel=0.25)
+    assert killed.unreported_cost_usd > rate * (usage["input_tokens"] + 5)  # more than its input and the stream's start
+    assert killed.cost_usd == killed.unreported_cost_usd > 0 and result.cost_usd == pytest.approx(sum(a.cost_usd for a in result.attempts))
     broken = by["add [tool-error]"]  # the model was told of the error (the CLI adds its own hint after it)
     assert broken.error is None and len(broken.failures) == 1 and broken.failures[0].startswith(
         f"result_contains('the sum is 5'): the answer does not hold 'the sum is 5': 'the sum is {INJECTED}"), broken.failures  # fmt: skip

@@ -22,6 +22,11 @@ class Attempt:
     error: str | None = None  # "TypeName: text" when the run failed to run or ended in an error result (the checks still ran)
     cost_usd: float = 0.0  # the CLI's own figures, every session of the attempt
     judge_cost_usd: float = 0.0  # what a model judge's verdicts on it cost (checks.judge), apart
+    # API calls answered to a CLI that ended before a result reported their cost (a killed CLI):
+    # [{"model", "usage"}], and what they cost at the rate the CLI charged for that model in the
+    # eval's other runs (in cost_usd too; 0.0 while no run of that model reported a rate)
+    unreported: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    unreported_cost_usd: float = 0.0
     turns: int | None = None
     seconds: float = 0.0
     text: str = ""  # the answer's text (the last result's)

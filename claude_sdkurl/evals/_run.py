@@ -14,11 +14,13 @@ import concurrent.futures as cf
 import contextlib
 import dataclasses
 import functools
+import json
 import shutil
 import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Sequence
+from glob import escape as glob_escape
 from pathlib import Path
 from typing import Any
 
@@ -124,6 +126,7 @@ def _attempt(task: Task, target: Target, run: int, tap: WireTap, keep: bool, tim
     attempt.workspace = folder
     seen: Seen = tap.watch(folder, task.fault, release_after)
     started = time.monotonic()
+    env: dict[str, str] = {}  # the CLI's environment (where its transcripts are)
     try:
         if task.workspace is not None:
             shutil.copytree(task.workspace, folder, dirs_exist_ok=True, symlinks=True)
@@ -137,6 +140,7 @@ def _attempt(task: Task, target: Target, run: int, tap: WireTap, keep: bool, tim
             options = dataclasses.replace(options, env={**options.env, **attempt_env(f"{task.name}\0{target.name}\0{run}", options.env)})
         if task.fault in MOCK_FAULTS:
             options = dataclasses.replace(options, env={**options.env, **fault_env(task.fault, folder.name, options.env)})
+        env = dict(options.env)
         if target.program is not None:
             source: Iterable[Message] = target.program(task.prompt, options)
         else:
@@ -152,7 +156,9 @@ def _attempt(task: Task, target: Target, run: int, tap: WireTap, keep: bool, tim
         tap.forget(folder)
     with seen.lock:
         attempt.decisions, attempt.hooks, attempt.limited = list(seen.decisions), list(seen.hooks), seen.limited
+        unreported = dict(seen.unreported)
     _read(attempt, attempt.messages)
+    attempt.unreported = _served_usage(unreported, env)
     for check in task.checks:
         try:
             failure = check(attempt)
@@ -164,6 +170,82 @@ def _attempt(task: Task, target: Target, run: int, tap: WireTap, keep: bool, tim
     if not keep:
         shutil.rmtree(folder, ignore_errors=True)
     return attempt
+
+
+def _served_usage(calls: dict[str, dict[str, Any]], env: dict[str, str]) -> list[dict[str, Any]]:
+    """The model and usage of each call no result reported: as the CLI's transcript has it (its
+    final count of output tokens), else as its stdout said, with output tokens estimated from
+    what the call said at about four characters a token (stdout carries the count at the
+    stream's start; a CLI killed as the answer came had not written it to its transcript)."""
+    if not calls:
+        return []
+    from .._engine.paths import cli_projects_dir
+
+    final: dict[str, dict[str, Any]] = {}
+    projects = Path(cli_projects_dir(env))
+    for session_id in {str(c.get("session_id")) for c in calls.values()}:
+        for path in projects.glob(f"*/{glob_escape(session_id)}.jsonl"):
+            try:
+                lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+            except OSError:
+                continue
+            for line in lines:
+                if '"assistant"' not in line:
+                    continue
+                try:
+                    entry = json.loads(line)
+                except ValueError:
+                    continue  # (a torn last line of a CLI killed while writing)
+                message = entry.get("message") if isinstance(entry, dict) else None
+                if isinstance(message, dict) and message.get("id") in calls and isinstance(message.get("usage"), dict):
+                    final[message["id"]] = message["usage"]
+    out = []
+    for i, call in calls.items():
+        usage = final.get(i)
+        if usage is None:
+            usage = dict(call.get("usage") or {})
+            started = usage.get("output_tokens")
+            usage["output_tokens"] = max(started if isinstance(started, int) else 0, int(call.get("said", 0)) // 4)
+        out.append({"model": call.get("model"), "usage": usage, "final": i in final})
+    return out
+
+
+def _units(usage: dict[str, Any], names: tuple[str, str, str, str]) -> float:
+    """Tokens weighted as the CLI prices them (measured on 2.1.330/2.1.332 for three models:
+    output 5x input; cache reads 0.1x and writes 1.25x, the API's published ratios)."""
+    def count(name: str) -> float:
+        value = usage.get(name)
+        return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0
+
+    given, made, read, written = names
+    return count(given) + 5 * count(made) + 0.1 * count(read) + 1.25 * count(written)
+
+
+_API_USAGE = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+_CLI_USAGE = ("inputTokens", "outputTokens", "cacheReadInputTokens", "cacheCreationInputTokens")
+
+
+def _price_unreported(attempts: list[Attempt]) -> None:
+    """Give each attempt's unreported calls a cost, at the rate per weighted token the CLI charged
+    for the same model in the results of this eval's attempts (once an attempt; a model no
+    result priced stays unpriced)."""
+    spent: dict[str, list[float]] = {}
+    for attempt in attempts:
+        for message in attempt.messages:
+            if isinstance(message, ResultMessage) and isinstance(message.model_usage, dict):
+                for model, row in message.model_usage.items():
+                    if isinstance(row, dict) and isinstance(row.get("costUSD"), (int, float)):
+                        pair = spent.setdefault(model, [0.0, 0.0])
+                        pair[0] += float(row["costUSD"])
+                        pair[1] += _units(dict(row), _CLI_USAGE)
+    rates = {model: cost / units for model, (cost, units) in spent.items() if units > 0}
+    for attempt in attempts:
+        if not attempt.unreported or attempt.unreported_cost_usd:
+            continue
+        cost = sum(rates.get(str(call.get("model")), 0.0) * _units(call.get("usage") or {}, _API_USAGE) for call in attempt.unreported)
+        if cost > 0:
+            attempt.unreported_cost_usd = round(cost, 10)
+            attempt.cost_usd = round(attempt.cost_usd + cost, 10)
 
 
 def _fault(attempt: Attempt) -> str | None:
@@ -300,6 +382,7 @@ def run_eval(
 
     def scored(stage: list[tuple[Task, Target, int]], items: list[BatchItem]) -> Scorecard:
         attempts = [i.outcome if isinstance(i.outcome, Attempt) else _unran(*stage[i.index], i, max_total_cost_usd) for i in items]
+        _price_unreported(done + attempts)
         return Scorecard(done + attempts, tasks=names, targets=[t.name for t in targets], looks=len(looks))
 
     def spare() -> float | None:

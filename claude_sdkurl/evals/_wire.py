@@ -42,9 +42,28 @@ class Seen:
         self.decisions: list[tuple[str, dict[str, Any], str]] = []  # (tool, input, "allow"/"deny")
         self.hooks: list[str] = []  # hook event names, in order
         self._asked: dict[str, tuple[str, dict[str, Any]]] = {}  # request id -> (tool, input)
+        # API calls the CLI said it got an answer to and no result has reported the cost of yet:
+        # message id -> {"model", "usage", "session_id"} (what a CLI killed mid-turn spent)
+        self.unreported: dict[str, dict[str, Any]] = {}
 
     def cli_line(self, msg: dict[str, Any]) -> None:
-        if msg.get("type") != "control_request":
+        kind = msg.get("type")
+        if kind == "assistant":
+            message = msg.get("message") or {}
+            if isinstance(message, dict) and isinstance(message.get("id"), str):
+                with self.lock:
+                    call = self.unreported.setdefault(message["id"], {"model": message.get("model"), "usage": {},
+                                                                      "session_id": msg.get("session_id"), "said": 0})  # fmt: skip
+                    call["usage"] = message.get("usage") or call["usage"]
+                    # what it said so far (one line a content block): its output is at least that
+                    call["said"] += len(json.dumps(message.get("content") or []))
+            return
+        if kind == "result":
+            with self.lock:  # its figures cover every call of its session so far
+                session = msg.get("session_id")
+                self.unreported = {k: v for k, v in self.unreported.items() if v.get("session_id") != session}
+            return
+        if kind != "control_request":
             return
         request = msg.get("request") or {}
         with self.lock:

@@ -92,6 +92,7 @@ class RecordedRequest:
     headers: dict[str, str]
     body: Any
     played: str | None = None  # the fault the mock played for it (testing.faults), if any
+    served_usage: dict[str, int] | None = None  # the usage of the message the mock answered with
 
     def messages(self) -> list[dict[str, Any]]:
         return list((self.body or {}).get("messages") or []) if isinstance(self.body, dict) else []
@@ -273,6 +274,7 @@ class MockMessagesAPI:
             "cache_creation_input_tokens": 0,
             "cache_read_input_tokens": 0,
         }
+        rec.served_usage = dict(usage)
         if not body.get("stream"):
             h._json(  # type: ignore[attr-defined]
                 200,
