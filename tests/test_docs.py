@@ -12,6 +12,8 @@
 
 from __future__ import annotations
 
+import ast
+import builtins
 import html
 import importlib
 import os
@@ -242,6 +244,36 @@ store = SQLiteSessionStore("sessions.db")
 """
 
 RUN_BLOCKS = [b for b in ALL_BLOCKS if b.mark == "<!-- run -->"]
+
+
+def _names_used_but_not_bound(code: str) -> list[str]:
+    tree = ast.parse(code)
+    bound = set(dir(builtins))
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            bound.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            bound.add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            bound.add(node.name)
+    return sorted({n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)} - bound)
+
+
+def test_the_first_example_of_each_page_runs_as_pasted() -> None:
+    """Issue 60, item 4: the notebooks guide's first example used ``options``, which the page
+    never defines, so a fresh notebook got a NameError (as did nine other pages'). The runner
+    gives later blocks GIVEN's names; a page's first runnable block, the one a reader pastes
+    first, must define every name it uses."""
+    firsts: dict[Path, Block] = {}
+    for block in RUN_BLOCKS:
+        firsts.setdefault(block.page, block)
+    assert len(firsts) >= 10
+    left = {b.where: _names_used_but_not_bound(b.code) for b in firsts.values()}
+    assert {where: names for where, names in left.items() if names} == {}
 
 
 @pytest.mark.realcli
