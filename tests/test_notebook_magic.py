@@ -117,7 +117,9 @@ def test_cells_stream_markdown_and_go_on_with_one_conversation(nb: Kernel, api: 
     line = nb.ok("%claude --model claude-sonnet-4-6 Say one line")
     (one,) = requests_with(api, "Say one line")
     assert "answer to: Say one line" in line.text() and one.body["model"] == "claude-sonnet-4-6"
-    assert "`claude-sonnet-4-6`" in line.text()  # the footer names the model that answered
+    assert "`claude-sonnet-4-6`" in line.text()  # the footer names the model that answered ...
+    footer = next(f for f in line.text().splitlines() if "this turn" in f)
+    assert footer.count("`claude-") == 1, footer  # ... this turn's alone, not every model of the session (issue 60, item 5)
     assert "Hello again" in str(one.messages())  # the line magic went on with the conversation
 
 
@@ -746,3 +748,86 @@ def test_a_kernel_restart_mid_turn_leaves_a_stopped_note(nb: Kernel, api: MockMe
     assert "`%%claude --continue`" in cell.text() and "Paragraph 1:" in cell.text()
     nb.wait_for(lambda: not clis_with(home), 5, "no CLI left after the restart")
     nb.kc.wait_for_ready(timeout=60)
+
+
+RELAY_TOKEN = "notebook-relay-token-0123456789"
+
+
+def serve_relay(nb: Kernel) -> int:
+    """A relay with steering in the kernel, before any cell starts a CLI (it taps new ones)."""
+    out = nb.ok(f"from claude_sdkurl import relay as _relay\n_r = _relay.serve(port=0, steer=True, token={RELAY_TOKEN!r}, "
+                "announce=False)\nprint(_r.port)")  # fmt: skip
+    return int(out.text().strip())
+
+
+def frontend_says(port: int, frame: dict[str, Any], until: Callable[[dict[str, Any]], bool] | None, timeout: float = 60) -> None:
+    """A /ws frontend of the protocol notes writes ``frame`` into the session, then reads its
+    lines until one satisfies ``until``."""
+    import json
+
+    from websockets.sync.client import connect
+
+    with connect(f"ws://127.0.0.1:{port}/ws?token={RELAY_TOKEN}", open_timeout=10) as ws:
+        ws.send(json.dumps(frame))
+        end = time.monotonic() + timeout
+        while until is not None:
+            line = json.loads(ws.recv(timeout=max(0.1, end - time.monotonic())))
+            if until(line):
+                return
+
+
+def page_message(text_: str, session_id: str) -> dict[str, Any]:
+    return {"type": "user", "message": {"role": "user", "content": text_}, "parent_tool_use_id": None, "session_id": session_id}
+
+
+def answered(what: str) -> Callable[[dict[str, Any]], bool]:
+    return lambda line: line.get("type") == "result" and line.get("result") == f"answer to: {what}"
+
+
+@pytest.mark.parametrize("transport", ["stdio", "websocket"], indirect=True)
+def test_a_message_from_the_relays_page_leaves_every_later_cell_with_its_own_answer(nb: Kernel, api: MockMessagesAPI) -> None:
+    """Issue 60, item 1: after a message typed on the relay's page into the notebook's session,
+    the next cell showed the page message's answer, the one after it the previous cell's, and
+    _claude held the wrong text from then on. Between cells and during one."""
+    port = serve_relay(nb)
+    script(api, lambda r: text(f"answer to: {r.last_user_text()}"))
+    nb.ok("%%claude\nFirst question")
+    sid = nb.ok("print(_claude.session_id)").text().strip()
+    frontend_says(port, page_message("From the page", sid), answered("From the page"))  # between two cells
+    cell = nb.ok("%%claude\nWhat now?")
+    assert nb.ok("print(repr(_claude.text))").text().strip() == repr("answer to: What now?")
+    shown = cell.text()
+    assert "outside this notebook" in shown and shown.index("answer to: From the page") < shown.index("answer to: What now?")
+    cell = nb.ok("%%claude\nAnd then?")
+    assert nb.ok("print(repr(_claude.text))").text().strip() == repr("answer to: And then?")
+    assert "outside this notebook" not in cell.text() and "From the page" not in cell.text()
+    # during a cell: the cell keeps its own answer; the page's turn, which the CLI takes after
+    # it, is shown by the next cell, apart
+    script(api, lambda r: Reply([{"type": "text", "text": f"answer to: {r.last_user_text()}"}], chunk=2, delay=0.05)
+           if r.last_user_text() == "Slowly" else text(f"answer to: {r.last_user_text()}"))  # fmt: skip
+    slow = nb.submit("%%claude\nSlowly")
+    nb.wait_for(lambda: "answer" in slow.text(), 30, "the slow answer streaming")
+    frontend_says(port, page_message("Meanwhile", sid), None)
+    assert slow.done.wait(60)
+    assert nb.ok("print(repr(_claude.text))").text().strip() == repr("answer to: Slowly")
+    cell = nb.ok("%%claude\nLast one")
+    assert nb.ok("print(repr(_claude.text))").text().strip() == repr("answer to: Last one")
+    assert "answer to: Meanwhile" in cell.text() and "outside this notebook" in cell.text()
+
+
+@pytest.mark.parametrize("transport", ["stdio"], indirect=True)
+def test_the_relays_interrupt_stops_a_cell_as_the_stop_button_does(nb: Kernel, api: MockMessagesAPI) -> None:
+    """Issue 60, item 2: the page's Interrupt ended the cell as an error (error_during_execution
+    and the CLI's diagnostic) with _claude.stopped False."""
+    port = serve_relay(nb)
+    script(api, lambda r: Reply([{"type": "text", "text": STORY * 4}], chunk=20, delay=0.05)
+           if "endless" in r.last_user_text() else text(f"answer to: {r.last_user_text()}"))  # fmt: skip
+    cell = nb.submit("%%claude\nAn endless story")
+    nb.wait_for(lambda: "Paragraph 1:" in cell.text(), 30, "the story streaming")
+    frontend_says(port, {"type": "control_request", "request_id": "page-1", "request": {"subtype": "interrupt"}}, None)
+    assert cell.done.wait(30) and not cell.errors()
+    shown = cell.text()
+    assert "■ Stopped from the relay's page" in shown and "error_during_execution" not in shown and "⚠" not in shown
+    assert nb.ok("print(_claude.stopped, _claude.error)").text().strip() == "True None"
+    nb.ok("%%claude\nAnd now?")
+    assert nb.ok("print(repr(_claude.text))").text().strip() == repr("answer to: And now?")

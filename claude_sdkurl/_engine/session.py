@@ -88,6 +88,17 @@ def _close_all_sessions() -> None:
             pass
 
 
+OUTSIDE = "_claude_sdkurl_outside"  # the attribute outside_of() reads
+
+
+def outside_of(message: Message) -> str | None:
+    """Whether ``message`` belongs to a turn someone else asked for or stopped, through a relay
+    serving this process (:mod:`claude_sdkurl.relay`): ``"turn"`` (part of a turn a frontend's
+    message started), ``"interrupted"`` (the result of this session's turn that a frontend
+    interrupted), else ``None``."""
+    return getattr(message, OUTSIDE, None)
+
+
 def _uuid4() -> str:
     import uuid  # where needed (a reconnect, a store's failure): 2.4 ms off every launch
 
@@ -168,6 +179,8 @@ class Session:
         self._ceiling_timer: threading.Timer | None = None
         self._input_ended = False
         self._rx_lock = threading.Lock()
+        self._outside_turn = False  # the lines read now answer someone else's message (see _on_outside)
+        self._outside_interrupt = False  # someone else interrupted the turn under way
         self._tx_lock = threading.Lock()
         self._messages: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._local: collections.deque[Any] = collections.deque()  # the rest of a batch being consumed
@@ -269,7 +282,8 @@ class Session:
             _live_sessions.add(self)
             self._transport.start(
                 TransportCallbacks(
-                    on_data=self._on_data, on_exit=self._on_exit, on_reconnect=self._on_reconnect, on_error=self._fatal
+                    on_data=self._on_data, on_exit=self._on_exit, on_reconnect=self._on_reconnect, on_error=self._fatal,
+                    on_outside=self._on_outside,
                 )
             )
             self._transport.wait_ready(CONNECT_TIMEOUT)
@@ -352,9 +366,20 @@ class Session:
 
     # ------------------------------------------------------------------ inbound (transport threads)
 
+    def _on_outside(self, kind: str) -> None:
+        """See ``TransportCallbacks.on_outside``: the messages parsed from now on are marked
+        (:func:`outside_of`) while they belong to someone else's turn."""
+        with self._rx_lock:
+            if kind == "interrupt":
+                self._outside_interrupt = True
+            else:
+                self._outside_turn = kind == "turn"
+
     def _on_data(self, data: bytes | str) -> None:
         with self._rx_lock:
             events = self._protocol.receive_data(data)
+            if self._outside_turn or self._outside_interrupt:
+                self._mark_outside(events)
         # Messages completed by one chunk travel to the consumer as one batch: one queue
         # handoff (and thread wake-up) per chunk instead of one per message.
         batch: list[Message] = []
@@ -379,6 +404,17 @@ class Session:
                 self._dispatch(event)
         if batch:
             self._put_batch(batch)
+
+    def _mark_outside(self, events: list[Event]) -> None:
+        for event in events:
+            if type(event) is MessageReceived:
+                if self._outside_turn:
+                    setattr(event.message, OUTSIDE, "turn")
+                    if type(event.message) is ResultMessage:
+                        self._outside_interrupt = False  # (it was that turn that was interrupted)
+                elif self._outside_interrupt and type(event.message) is ResultMessage:
+                    setattr(event.message, OUTSIDE, "interrupted")
+                    self._outside_interrupt = False
 
     def _observe(self, message: Message) -> None:
         """Hand a message to the run's spans and to the ledgers that count it, as it arrives.

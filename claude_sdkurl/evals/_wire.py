@@ -172,7 +172,7 @@ class _Watched(Transport):
             callbacks.on_exit(code, stderr)
 
         self.inner.start(TransportCallbacks(on_data=on_data, on_exit=on_exit, on_reconnect=callbacks.on_reconnect,
-                                            on_error=callbacks.on_error))  # fmt: skip
+                                            on_error=callbacks.on_error, on_outside=callbacks.on_outside))  # fmt: skip
 
     def wait_ready(self, timeout: float) -> None:
         self.inner.wait_ready(timeout)

@@ -16,6 +16,7 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
+from .._engine.session import outside_of
 from ..client import ClaudeClient
 from ..display import MARK_FAILED, MARK_STOPPED, tool_summary, without_ansi
 from ..types import (
@@ -285,7 +286,17 @@ class NotebookAgent:
             else:
                 client.query(prompt)
             view.waiting("waiting for Claude")
+            theirs: list[Message] = []  # a turn someone else asked for (the relay's page), answered first
             for message in client.receive_messages():
+                mark = outside_of(message)
+                if mark == "turn":
+                    theirs.append(message)
+                    if isinstance(message, ResultMessage):
+                        if message.total_cost_usd is not None:  # its cost is not this cell's
+                            self._totals[message.session_id] = message.total_cost_usd
+                        view.outside(theirs)
+                        theirs = []
+                    continue
                 run.messages.append(message)
                 if isinstance(message, SystemMessage) and message.subtype == "init":
                     self.session_id = run.session_id = str(message.data.get("session_id"))
@@ -293,6 +304,9 @@ class NotebookAgent:
                 if isinstance(message, ResultMessage):
                     run.result = message
                     self.session_id = run.session_id = message.session_id
+                    if mark == "interrupted" and not turn.stopping:  # the relay's page stopped it: a stop, not an error
+                        turn.stopping = True
+                        turn.stop_note = f"{MARK_STOPPED} Stopped from the relay's page. The conversation goes on in the next cell."
                     if message.total_cost_usd is not None:
                         # (rounded to 1e-10 dollars: a difference of two running totals carries float noise)
                         run.cost_usd = round(message.total_cost_usd - self._totals.get(message.session_id, 0.0), 10)
@@ -311,7 +325,8 @@ class NotebookAgent:
                 note = turn.stop_note
             run.text = "\n\n".join(b.text for m in run.messages if isinstance(m, AssistantMessage) and not m.parent_tool_use_id
                                     for b in m.content if isinstance(b, TextBlock))  # fmt: skip
-            view.finish(run.result, run.cost_usd, note, stopped=turn.stopping)
+            answered = [m.model for m in run.messages if isinstance(m, AssistantMessage) and m.model]
+            view.finish(run.result, run.cost_usd, note, stopped=turn.stopping, models=list(dict.fromkeys(answered)))
             self.shell.user_ns["_claude"] = run
             turn._ended()
 

@@ -343,8 +343,22 @@ class TurnView:
                 self._thinking_shown(thought, self.status.seconds())
             self._end_text()
 
-    def finish(self, result: ResultMessage | None, turn_cost: float | None, note: str | None = None, stopped: bool = False) -> None:
-        """Close the text and show the footer: outcome (``note`` first, if any), this turn's cost
+    def outside(self, messages: list[Any]) -> None:
+        """A turn someone else asked for (a message from the relay's page or a ``/ws``
+        frontend) that ended before this cell's: one folded line with its answer, apart from
+        the cell's own."""
+        said = "\n\n".join(b.text for m in messages if isinstance(m, AssistantMessage) and not m.parent_tool_use_id
+                            for b in m.content if isinstance(b, TextBlock))  # fmt: skip
+        quoted = "\n".join(f"> {line}" for line in (said or "*(no text)*").splitlines())
+        with self._lock:
+            self._end_text()
+            self.out.markdown(f"<details><summary>↪ A message sent from outside this notebook (the relay's page or a "
+                              f"frontend) was answered first</summary>\n\n{quoted}\n\n</details>")  # fmt: skip
+
+    def finish(self, result: ResultMessage | None, turn_cost: float | None, note: str | None = None, stopped: bool = False,
+               models: list[str] | None = None) -> None:  # fmt: skip
+        """Close the text and show the footer: outcome (``note`` first, if any), the models that
+        answered this turn (``models``; else the session's, from the result), this turn's cost
         and tokens, times. A stopped turn's error result is not marked as an error (the note
         says it stopped)."""
         with self._lock:
@@ -362,9 +376,10 @@ class TurnView:
                 mark = MARK_OK if not result.is_error else ("" if stopped else f"{MARK_WARNING} {result.subtype}")  # a stop: the note says it
                 cost = f"{dollars(turn_cost)} this turn" if turn_cost is not None else "cost –"
                 total = f" ({dollars(result.total_cost_usd)} this session)" if result.total_cost_usd is not None else ""
-                # the model that answered, as the CLI counted it (a --model it did not take shows here)
-                models = ", ".join(f"`{m}`" for m in (result.model_usage or {}))
-                parts.append(" · ".join(p for p in (mark, models, f"{cost}{total}", tokens, f"{result.duration_ms / 1000:.1f} s") if p))
+                # the models that answered this turn (a --model the CLI did not take shows here);
+                # the result's model_usage names every model of the session so far
+                named = ", ".join(f"`{m}`" for m in (models if models is not None else list(result.model_usage or {})))
+                parts.append(" · ".join(p for p in (mark, named, f"{cost}{total}", tokens, f"{result.duration_ms / 1000:.1f} s") if p))
                 if result.is_error and result.errors and not note:  # a stop's own error text says nothing new
                     parts.append("; ".join(without_ansi(str(e)) for e in result.errors))
             if parts and line is not None:

@@ -5,6 +5,8 @@ chunk both ways. The copy is an append to the hub's inbox; the session's own pat
 
 from __future__ import annotations
 
+import collections
+import re
 import threading
 from typing import Any
 
@@ -13,9 +15,23 @@ from .._engine.transport import Transport, TransportCallbacks
 from ._hub import Hub, secret_values
 
 
+_USER = re.compile(r'\s*\{\s*"type"\s*:\s*"user"')
+_INTERRUPT = re.compile(r'"subtype"\s*:\s*"interrupt"')
+# a result line holds this (compact JSON; 2.1.330 puts it after other keys, not first); within a
+# string the quotes would be escaped, so elsewhere it appears only as another object's type
+_RESULT = b'"type":"result"'
+
+
 class RelayTransport(Transport):
     """``inner`` with every chunk read and every line written shown to ``hub``; lines the relay
-    writes (a frontend's message, an interrupt) go to ``inner`` between the session's own."""
+    writes (a frontend's message, an interrupt) go to ``inner`` between the session's own.
+
+    Whose turn the CLI is answering: the user lines written, the session's and the relay's, in
+    the order they went out (one lock), each answered by one result, in that order. While a
+    relay's message is among them the chunks read are cut after each result line, and the
+    session hears (``on_outside``) where someone else's turn begins and ends, so that the
+    program can tell that turn's messages from its own (:func:`~claude_sdkurl._engine.session.outside_of`).
+    """
 
     def __init__(self, inner: Transport, plan: Any, hub: Hub) -> None:
         self.inner = inner
@@ -39,18 +55,104 @@ class RelayTransport(Transport):
         # the dynamic MCP servers the session starts with (the page's Bind IDE merges into them)
         self.watched.mcp_servers = ide.dynamic_servers(getattr(options, "mcp_servers", None))
         self._ended = False
+        self._owners: collections.deque[bool] = collections.deque()  # each unanswered user line: the relay's?
+        self._theirs = 0  # how many of them are the relay's
+        self._callbacks: TransportCallbacks | None = None
+        self._carry = b""  # the end of the last chunk read: a result's mark cut in two
+        self._open_result = False  # a result line began and its newline has not come yet
+        self._telling = False  # the session was told the lines are someone else's turn
 
     def _inject(self, line: str) -> None:
         with self._send_lock:
+            if _USER.match(line):
+                self._owners.append(True)
+                self._theirs += 1
+            elif _INTERRUPT.search(line) and self._owners and not self._owners[0]:
+                callbacks = self._callbacks  # the session's turn under way: its result will say who stopped it
+                if callbacks is not None and callbacks.on_outside is not None:
+                    callbacks.on_outside("interrupt")
             self.inner.send(line)
         self._hub.feed(self.watched, "sdk", line)
 
+    def _read(self, chunk: bytes | str, callbacks: TransportCallbacks) -> None:
+        """Hand ``chunk`` on, cut after each result line while a relay's turn is asked for, the
+        session told whose the lines after each cut are."""
+        if not self._owners:
+            callbacks.on_data(chunk)
+            return
+        data = chunk if isinstance(chunk, bytes) else chunk.encode()
+        if self.name == "websocket":  # one message a chunk: handed on whole
+            self._tell(callbacks)
+            callbacks.on_data(chunk)
+            if _RESULT in data:
+                self._answered()
+            self._tell(callbacks)
+            return
+        ends = self._result_ends(data)
+        if not self._theirs and not self._telling:  # only the session's own: count, nothing to cut
+            for _ in ends:
+                self._answered()
+            callbacks.on_data(chunk)
+            return
+        start = 0
+        for end in ends:
+            self._tell(callbacks)
+            callbacks.on_data(data[start:end])
+            self._answered()
+            start = end
+        self._tell(callbacks)
+        if start < len(data):
+            callbacks.on_data(data[start:])
+
+    def _answered(self) -> None:
+        """A result: the oldest user line written has its answer."""
+        with self._send_lock:
+            if self._owners and self._owners.popleft():
+                self._theirs -= 1
+
+    def _tell(self, callbacks: TransportCallbacks) -> None:
+        theirs = bool(self._owners) and self._owners[0]
+        if theirs != self._telling and callbacks.on_outside is not None:
+            callbacks.on_outside("turn" if theirs else "own")
+        self._telling = theirs
+
+    def _result_ends(self, data: bytes) -> list[int]:
+        """Where in ``data`` each result line ends (just after its newline)."""
+        ends = []
+        at = 0
+        if self._open_result:
+            newline = data.find(b"\n")
+            if newline < 0:
+                self._carry = (self._carry + data)[-len(_RESULT):]
+                return []
+            ends.append(newline + 1)
+            self._open_result = False
+            at = newline + 1
+        joined = self._carry + data
+        shift = len(self._carry)
+        # after the open line's end; else from the carry on (a mark the last chunk's end cut in two;
+        # a whole one there ended the last chunk, so its line was the open one)
+        search = at + shift if at else 0
+        while True:
+            hit = joined.find(_RESULT, search)
+            if hit < 0:
+                break
+            newline = joined.find(b"\n", hit)
+            if newline < 0:
+                self._open_result = True
+                break
+            ends.append(newline + 1 - shift)
+            search = newline + 1  # (one result a line, whatever else it holds)
+        self._carry = joined[-len(_RESULT):]
+        return ends
+
     def start(self, callbacks: TransportCallbacks) -> None:
         hub, watched = self._hub, self.watched
+        self._callbacks = callbacks
 
         def on_data(chunk: bytes | str) -> None:
             hub.feed(watched, "cli", chunk)
-            callbacks.on_data(chunk)
+            self._read(chunk, callbacks)
 
         def on_exit(code: int | None, stderr: str) -> None:
             self._end(code, None)
@@ -62,7 +164,7 @@ class RelayTransport(Transport):
                 callbacks.on_error(error)
 
         self.inner.start(TransportCallbacks(on_data=on_data, on_exit=on_exit, on_reconnect=callbacks.on_reconnect,
-                                            on_error=on_error))  # fmt: skip
+                                            on_error=on_error, on_outside=callbacks.on_outside))  # fmt: skip
 
     def _end(self, code: int | None, error: str | None) -> None:
         if not self._ended:
@@ -74,6 +176,8 @@ class RelayTransport(Transport):
 
     def send(self, line: str) -> None:
         with self._send_lock:
+            if _USER.match(line):
+                self._owners.append(False)
             self.inner.send(line)
         self._hub.feed(self.watched, "sdk", line)
 

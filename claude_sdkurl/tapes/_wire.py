@@ -177,7 +177,7 @@ class RecordingTransport(Transport):
                 callbacks.on_error(error)
 
         self.inner.start(TransportCallbacks(on_data=on_data, on_exit=on_exit, on_reconnect=callbacks.on_reconnect,
-                                            on_error=on_error))  # fmt: skip
+                                            on_error=on_error, on_outside=callbacks.on_outside))  # fmt: skip
 
     def _finish(self, end: Entry) -> None:
         with self._lock:

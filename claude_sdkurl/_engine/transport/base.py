@@ -19,12 +19,18 @@ class TransportCallbacks:
     after the CLI came back on a new connection (WebSocket only); lines sent
     from it go out after those queued meanwhile. ``on_error`` ends the session
     with a typed error the transport found (e.g. a message over the size limit).
+    ``on_outside`` hears of what something other than the session wrote to the CLI (a relay
+    frontend, see :mod:`claude_sdkurl.relay`), in order with ``on_data`` on the reading thread:
+    ``"turn"`` (the lines from here to a result answer someone else's message), ``"own"`` (the
+    session's own turns again), ``"interrupt"`` (someone else interrupted the turn under way:
+    its result is the one that follows).
     """
 
     on_data: Callable[[bytes | str], None]
     on_exit: Callable[[int | None, str], None]
     on_reconnect: Callable[[], None] | None = field(default=None)
     on_error: Callable[[BaseException], None] | None = field(default=None)
+    on_outside: Callable[[str], None] | None = field(default=None)
 
 
 class Transport(abc.ABC):
