@@ -66,6 +66,9 @@ def _fence(s: str, lang: str = "") -> str:
 _CODE_SPAN = re.compile(r"(`+)(?:.+?)\1")
 
 
+_SHELL_VARIABLE = re.compile(r"\$([A-Z_][A-Z0-9_]+)")  # two characters or more: $N is math's
+
+
 def _text_dollars(s: str) -> str:
     r"""``$`` signs that do not open or close inline math, escaped so JupyterLab shows them.
 
@@ -74,8 +77,9 @@ def _text_dollars(s: str) -> str:
     page; ``\\$`` reaches it as ``\$``, which it shows as a dollar sign (its
     ``processEscapes``). A pair is kept as math by Pandoc's rule, taking each ``$`` with the
     next one: the opening one followed by a non-space, the closing one preceded by a non-space
-    and not followed by a digit (``$x^2$`` is math, ``$5 or $10`` is money). ``$$`` and
-    ``\(...\)`` are left alone.
+    and not followed by a digit (``$x^2$`` is math, ``$5 or $10`` is money); a ``$`` before an
+    upper-case name of two characters or more is a shell's variable (``$HOME/$USER/bin``), not
+    math. ``$$`` and ``\(...\)`` are left alone.
     """
     out: list[str] = []
     i, n = 0, len(s)
@@ -94,6 +98,11 @@ def _text_dollars(s: str) -> str:
             stop = n if end < 0 else end + 2
             out.append(s[i:stop])
             i = stop
+            continue
+        shell = _SHELL_VARIABLE.match(s, i)
+        if shell is not None:  # $HOME, $MY_VAR: a shell's variable, not math
+            out.append("\\\\$" + shell.group(1))
+            i = shell.end()
             continue
         close = s.find("$", i + 1)
         while close > 0 and s[close - 1] == "\\":
@@ -194,10 +203,12 @@ def tool_summary(name: str, tool_input: dict[str, Any], width: int = 80) -> str:
     value = next((tool_input[k] for k in _SUMMARY_FIELDS if isinstance(tool_input.get(k), str)), None)
     if value is None:
         value = next((v for v in tool_input.values() if isinstance(v, str)), "")
-    value = " ".join(value.split())
+    lines = [line for line in value.splitlines() if line.strip()]
+    more = f" (+{len(lines) - 1} line{'s' if len(lines) > 2 else ''})" if len(lines) > 1 else ""
+    value = (lines[0].strip() if lines else "") if more else value.strip()
     if len(value) > width:
         value = value[: width - 1] + "…"
-    return f"{tool_label(name)} {value}".rstrip()
+    return f"{tool_label(name)} {value}{more}".rstrip()
 
 
 def tool_markdown(name: str, tool_input: dict[str, Any], result: Any = None, is_error: bool | None = None) -> str:

@@ -22,6 +22,8 @@ for type checkers only (never imported at run time): the in-process MCP server t
 
 # No ``from __future__ import annotations`` here: TypedDicts need their
 # ``NotRequired`` evaluated to keep those keys optional at runtime.
+import copy
+import re
 import sys
 import warnings
 from collections.abc import Awaitable, Callable
@@ -1717,6 +1719,17 @@ class ClaudeAgentOptions:
     allow_dangerously_skip_permissions: bool = field(default=False, kw_only=True)
     debug: bool = field(default=False, kw_only=True)
     debug_file: str | Path | None = field(default=None, kw_only=True)
+
+    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
+        """How IPython and Jupyter show the options (a cell's last line): as ``repr()``, with the
+        values of ``env`` variables named like a secret hidden, so an API key set there does not
+        land in a saved notebook. ``repr()`` and ``print()`` are the dataclass's own."""
+        shown = copy.copy(self)
+        shown.env = {k: ("<hidden>" if _SECRET_NAME.search(k) else v) for k, v in (self.env or {}).items()}
+        p.text(repr(shown))
+
+
+_SECRET_NAME = re.compile(r"(?i)key|token|secret|password|passwd|credential|auth")
 
 
 # --------------------------------------------------------------------------- control protocol (wire shapes)

@@ -28,6 +28,10 @@ MONEY = "\\\\$"  # what a money dollar becomes in the source: the page shows "$"
         ("| plan | price |", "| plan | price |"),
         ("| pro | $20 |", f"| pro | {MONEY}20 |"),
         ("<b>not html</b> $1", f"&lt;b>not html&lt;/b> {MONEY}1"),
+        # shell variables are not math (issue 60, item 8): a $ before an upper-case name
+        ("add $HOME/$USER/bin to PATH", f"add {MONEY}HOME/{MONEY}USER/bin to PATH"),
+        ("echo $PATH and $MY_VAR2$", f"echo {MONEY}PATH and {MONEY}MY_VAR2{MONEY}"),
+        ("$N$ items, $x_1$", "$N$ items, $x_1$"),  # one capital is math's
     ],
 )
 def test_dollars_that_are_money_are_shown_and_math_stays_math(text: str, shown: str) -> None:
@@ -118,7 +122,7 @@ def test_tool_calls_read_as_a_person_reads_them() -> None:
     assert tool_label("mcp__kernel__run_code") == "run_code (kernel)" and tool_label("Bash") == "Bash"
     assert tool_label("mcp__") == "mcp__" and tool_label("mcp__a__b__c") == "b (a)"
     shown = tool_markdown("mcp__kernel__run_code", {"code": "a = 1\nb = 2"}, "done")
-    assert "<code>run_code (kernel) a = 1 b = 2</code>" in shown and "```python\na = 1\nb = 2\n```" in shown
+    assert "<code>run_code (kernel) a = 1 (+1 line)</code>" in shown and "```python\na = 1\nb = 2\n```" in shown
     assert "mcp__kernel" not in shown and '"code"' not in shown
     bash = tool_markdown("Bash", {"command": "ls -l", "description": "list"})
     assert "```bash\nls -l\n```" in bash and '"description": "list"' in bash and '"command"' not in bash
@@ -186,3 +190,14 @@ def test_a_stop_while_stream_text_writes_or_renders_still_stops_the_querys_cli(w
     transport._thread.join(5)
     assert not transport._thread.is_alive() and time.monotonic() - began < 5  # the CLI stopped, at once
     assert [t for t in threading.enumerate() if t.name.startswith("claude-sdkurl") and t.is_alive()] == []
+
+
+def test_a_tool_call_of_several_lines_is_summed_up_by_its_first() -> None:
+    """Issue 60, item 8: the one-line summary of a run_code call joined the code's lines
+    (``answer = df.temp.max() answer``): a line that never was."""
+    from claude_sdkurl.display import tool_summary
+
+    assert tool_summary("mcp__kernel__run_code", {"code": "answer = df.temp.max()\nanswer"}) == \
+        "run_code (kernel) answer = df.temp.max() (+1 line)"  # fmt: skip
+    assert tool_summary("Bash", {"command": "cd /tmp\n\nls -la\nrm x"}).endswith("cd /tmp (+2 lines)")
+    assert tool_summary("Bash", {"command": "ls   -la"}).endswith("ls   -la")  # one line: as written

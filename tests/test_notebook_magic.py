@@ -601,10 +601,11 @@ def test_a_cli_error_in_colour_is_shown_as_plain_text(nb: Kernel, tmp_path: Path
     cli.chmod(0o755)
     nb.ok(f"_nb.configure(__import__('dataclasses').replace(_nb.agent().options, cli_path={str(cli)!r}))")
     cell = nb.run("%%claude\nhello", timeout=60)
-    # (the CLI's own stderr line passes through as a stream, which Jupyter colours itself)
     notes = "".join(str(o["data"]["text/markdown"]) for o in cell.outputs if "text/markdown" in o.get("data", {}))
     assert "ProcessError" in notes and "the flag is refused" in notes
     assert "\x1b" not in notes and "[31m" not in notes
+    # said once: no pink copy of it on the cell's standard error (issue 60, item 8)
+    assert [o for o in cell.outputs if o.get("output_type") == "stream" and "refused" in o.get("text", "")] == []
 
 
 @pytest.mark.parametrize("transport", ["stdio"], indirect=True)
@@ -831,3 +832,24 @@ def test_the_relays_interrupt_stops_a_cell_as_the_stop_button_does(nb: Kernel, a
     assert nb.ok("print(_claude.stopped, _claude.error)").text().strip() == "True None"
     nb.ok("%%claude\nAnd now?")
     assert nb.ok("print(repr(_claude.text))").text().strip() == repr("answer to: And now?")
+
+
+@pytest.mark.parametrize("transport", ["stdio"], indirect=True)
+def test_what_a_newcomer_sees_said_once_in_the_notebooks_words(nb: Kernel, api: MockMessagesAPI, home: Path) -> None:
+    """Issue 60, items 7 and 9: bypassPermissions as root said "Every tool runs without asking",
+    then showed the CLI's refusal twice with no hint; relay.serve() printed its link as a pink
+    line; configure() as a cell's last line printed a raw repr."""
+    if os.geteuid() != 0:
+        pytest.skip("the CLI refuses bypassPermissions to root alone")
+    script(api, run_touch)
+    cell = nb.run("%%claude --permission-mode bypassPermissions\ntouch x.txt", timeout=60)
+    shown = cell.text()
+    assert "IS_SANDBOX=1" in shown and "runs without asking" not in shown, shown
+    assert shown.count("root") == 1 and not [o for o in cell.outputs if o.get("output_type") == "stream"]
+    assert clis_with(home) == [] and api.message_requests() == []  # nothing started to be refused
+    link = nb.ok("from claude_sdkurl import relay as _relay\n_r = _relay.serve(port=0)")
+    assert not [o for o in link.outputs if o.get("output_type") == "stream"]
+    assert "[watch the sessions](http://127.0.0.1:" in link.text()
+    nb.ok("_r.close()")
+    said = nb.ok("_nb.configure(_nb.agent().options)").text()
+    assert "%%claude: model" in said and "permission mode `default`" in said and "object at 0x" not in said

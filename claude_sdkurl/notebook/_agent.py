@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import atexit
 import dataclasses
+import os
 import shlex
 import threading
 import warnings
@@ -53,6 +54,10 @@ _REFUSED = {  # what the model is told when a tool call is not allowed, by the d
 _HELD = "Another cell running now? A click here is acted on when it ends (this kernel takes clicks only between cells)."
 
 
+class _NotStarted(RuntimeError):
+    """A cell's CLI would refuse to start: its text is the note the cell shows."""
+
+
 class UsageError(ValueError):
     """A ``%%claude`` line that cannot be run (IPython shows it without a traceback)."""
 
@@ -74,6 +79,10 @@ class _Parser(argparse.ArgumentParser):
 def _unasked(options: ClaudeAgentOptions) -> str | None:
     """What runs without the approval buttons because of the user's own permission mode or
     allow rules, said for a notebook (``None``: every call the rules leave open asks)."""
+    if options.permission_mode == "bypassPermissions" and refused_as_root(options):
+        return (f"{MARK_FAILED} As root, Claude Code refuses `--permission-mode bypassPermissions` outside a sandbox. "
+                "In a container or VM you trust, set `IS_SANDBOX=1` (exactly `1`) in the options' `env` "
+                "(`claude_sdkurl.notebook.configure(...)`); else use `acceptEdits` or `--allowed-tools`.")  # fmt: skip
     if shadowed_can_use_tool_message(options) is None:
         return None
     if options.permission_mode == "bypassPermissions":
@@ -82,9 +91,27 @@ def _unasked(options: ClaudeAgentOptions) -> str | None:
 
     tools = _shadowed_tools(options)  # (the SDK's own list: Skill with skills="all" too)
     one = len(tools) == 1
+    # a narrower rule of a tool named, one the user has not written already
+    written = set(options.allowed_tools)
+    narrower = [r for r in (_NARROWER.get(t, f"{t}(...)") for t in tools) if r not in written]
+    advice = f" Name a narrower rule, `{narrower[0]}` say, to be asked for the rest." if narrower else ""
     return (f"ℹ {', '.join(f'`{t}`' for t in tools)} {'runs' if one else 'run'} without asking (your "
-            f"`--allowed-tools`): no approval buttons for {'it' if one else 'them'}. Name a narrower rule, "
-            "`Bash(git *)` say, to be asked for the rest.")  # fmt: skip
+            f"`--allowed-tools`): no approval buttons for {'it' if one else 'them'}.{advice}")  # fmt: skip
+
+
+_NARROWER = {"Bash": "Bash(git *)", "Read": "Read(./src/**)", "Edit": "Edit(./src/**)", "Write": "Write(./out/**)",
+             "WebFetch": "WebFetch(domain:docs.python.org)", "Glob": "Glob(./src/**)", "Grep": "Grep(./src/**)"}  # fmt: skip
+
+
+def refused_as_root(options: ClaudeAgentOptions) -> bool:
+    """Whether the CLI will refuse bypassPermissions: it runs as root and not in a sandbox. As
+    2.1.330 decides it: ``IS_SANDBOX`` exactly ``1`` (``yes`` is not) or ``CLAUDE_CODE_BUBBLEWRAP``
+    set, in its environment (the options' ``env`` over this process's)."""
+    geteuid = getattr(os, "geteuid", None)
+    if geteuid is None or geteuid() != 0:
+        return False
+    env = {**os.environ, **(options.env or {})}
+    return env.get("IS_SANDBOX") != "1" and not env.get("CLAUDE_CODE_BUBBLEWRAP")
 
 
 def _words(line: str) -> list[str]:
@@ -102,13 +129,14 @@ def _words(line: str) -> list[str]:
 
 def parser(prog: str = "%%claude") -> argparse.ArgumentParser:
     p = _Parser(prog=prog, add_help=False, description="Ask Claude Code; the cell is the prompt.")
-    p.add_argument("--model")
-    p.add_argument("--cwd")
-    p.add_argument("--permission-mode", choices=["default", "acceptEdits", "plan", "bypassPermissions", "dontAsk", "auto"])
+    p.add_argument("--model", help="the model for this cell and on, e.g. claude-sonnet-4-6 (changed on the live CLI)")
+    p.add_argument("--cwd", help="the folder Claude Code works in (a new CLI of the conversation)")
+    p.add_argument("--permission-mode", choices=["default", "acceptEdits", "plan", "bypassPermissions", "dontAsk", "auto"],
+                   help="how tool calls are permitted; bypassPermissions asks nothing (as root, only with IS_SANDBOX=1)")
     p.add_argument("--allowed-tools", help="comma-separated tool rules, e.g. Read,Bash(git *) (a rule's spaces need no quotes)")
-    p.add_argument("--max-budget-usd", type=float)
-    p.add_argument("--resume", metavar="SESSION_ID")
-    p.add_argument("--continue", dest="continue_", action="store_true")
+    p.add_argument("--max-budget-usd", type=float, help="stop the conversation's CLI once it has cost this many dollars")
+    p.add_argument("--resume", metavar="SESSION_ID", help="go on with that conversation (its session id)")
+    p.add_argument("--continue", dest="continue_", action="store_true", help="go on with the latest conversation in this folder")
     p.add_argument("--new", action="store_true", help="start a new conversation")
     p.add_argument("--with", dest="with_", nargs="+", default=[], metavar="VAR", help="attach notebook variables")
     p.add_argument("--kernel-tools", action="store_true", help="let the agent list and read the kernel's variables")
@@ -200,11 +228,24 @@ class NotebookAgent:
         self._totals: dict[str, float] = {}  # session -> the CLI's cost total at its last result
         self._always: set[str] = set()
         self._told: set[str] = set()  # what _unasked said already, in this kernel (said once)
+        self._stderr: list[str] = []  # the CLI's standard error since the turn began
         self.turn: Turn | None = None
         # Re-entrant: a cell's thread stops the old CLI (_stop_cli) while it holds the lock to
         # pick the client; a stop from the kernel's thread takes it only for the swap.
         self._lock = threading.RLock()
         atexit.register(self.close)
+
+    def _describe(self) -> str:
+        o = self.options
+        mode = o.permission_mode or "default"
+        where = f"conversation `{self.session_id}`" if self.session_id else "no conversation yet (the next cell starts one)"
+        return f"%%claude: model `{o.model or 'the CLI default'}`, permission mode `{mode}`, {where}"
+
+    def _repr_markdown_(self) -> str:
+        return self._describe()
+
+    def __repr__(self) -> str:
+        return f"<NotebookAgent: {self._describe().replace('`', '')}>"
 
     # ------------------------------------------------------------------ cells
 
@@ -312,6 +353,9 @@ class NotebookAgent:
                         run.cost_usd = round(message.total_cost_usd - self._totals.get(message.session_id, 0.0), 10)
                         self._totals[message.session_id] = message.total_cost_usd
                     break
+        except _NotStarted as e:  # said in the notebook's words; no CLI was started
+            run.error = e
+            note = str(e)
         except BaseException as e:  # shown in the cell; a stop's broken stream is no error
             if not turn.stopping:
                 run.error = e
@@ -325,6 +369,9 @@ class NotebookAgent:
                 note = turn.stop_note
             run.text = "\n\n".join(b.text for m in run.messages if isinstance(m, AssistantMessage) and not m.parent_tool_use_id
                                     for b in m.content if isinstance(b, TextBlock))  # fmt: skip
+            said = self._said_on_stderr(note)
+            if said is not None:
+                view.note(said)
             answered = [m.model for m in run.messages if isinstance(m, AssistantMessage) and m.model]
             view.finish(run.result, run.cost_usd, note, stopped=turn.stopping, models=list(dict.fromkeys(answered)))
             self.shell.user_ns["_claude"] = run
@@ -361,6 +408,8 @@ class NotebookAgent:
                     self._live["permission_mode"] = mode
                 return client
             changes: dict[str, Any] = {"include_partial_messages": True, "can_use_tool": self._can_use_tool}
+            if base.stderr is None:  # the CLI's standard error said once, in the cell (see _said_on_stderr)
+                changes["stderr"] = self._on_stderr
             if args.model:
                 changes["model"] = args.model
             if args.permission_mode:
@@ -393,6 +442,8 @@ class NotebookAgent:
             elif self.session_id:
                 changes["resume"] = self.session_id  # a new CLI, the same conversation
             options = dataclasses.replace(base, **changes)
+            if options.permission_mode == "bypassPermissions" and refused_as_root(options):
+                raise _NotStarted(_unasked(options))  # (the CLI's own refusal speaks of flags the cell never had)
             client = ClaudeClient(options)
             # The SDK's warning that can_use_tool is skipped speaks of options and callbacks, with
             # a file path, in pink: here it is said once, in the notebook's words, in the cell.
@@ -406,6 +457,21 @@ class NotebookAgent:
             self.client, self._key = client, key
             self._live = {"model": args.model or base.model, "permission_mode": args.permission_mode or base.permission_mode or "default"}
             return client
+
+    def _on_stderr(self, line: str) -> None:
+        with self._lock:
+            if len(self._stderr) < 50:
+                self._stderr.append(without_ansi(line))
+
+    def _said_on_stderr(self, note: str | None) -> str | None:
+        """What the CLI wrote on its standard error during the turn, as one note; ``None`` when
+        it wrote nothing or the turn's error note says it already (it was shown twice: the note,
+        then a pink copy)."""
+        with self._lock:
+            lines, self._stderr = [line for line in self._stderr if line.strip()], []
+        if not lines or (note is not None and all(line.strip() in note for line in lines)):
+            return None
+        return "Claude Code said on its standard error:\n\n" + "\n".join(f"    {line}" for line in lines)
 
     def _can_use_tool(self, tool_name: str, tool_input: dict[str, Any], context: ToolPermissionContext) -> Any:
         # "Always allow" adds the allow rules the CLI itself suggests for this call (2.1.330: the

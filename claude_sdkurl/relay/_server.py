@@ -82,7 +82,7 @@ class Relay:
         self._origins = {f"http://{h}" for h in self._hosts}
         self._cookie = f"claude_sdkurl_relay_{self.port}"
         self.closed = False
-        if announce:
+        if announce and not _shown_in_a_notebook(self.url):
             print(f"claude_sdkurl relay: watch at {self.url}", file=sys.stderr, flush=True)
 
     @property
@@ -355,3 +355,18 @@ _TOKEN_PAGE = b"""<!doctype html><meta charset=utf-8><title>claude_sdkurl relay<
 (<code>http://.../?token=...</code>).</p>"""
 
 __all__ = ["ConnectionClosedError", "Relay", "RelayError"]
+
+
+def _shown_in_a_notebook(url: str) -> bool:
+    """In a Jupyter kernel, the page's link as a cell's output (a link to click, not a pink
+    line of standard error); ``False`` elsewhere."""
+    from ..display import notebook
+
+    ipython = notebook()
+    if ipython is None or getattr(ipython.get_ipython(), "kernel", None) is None:
+        return False
+    ipython.display.publish_display_data({
+        "text/markdown": f"claude_sdkurl relay: [watch the sessions]({url}) (the link carries the relay's token)",
+        "text/plain": f"claude_sdkurl relay: watch at {url}",
+    })  # fmt: skip
+    return True
