@@ -357,6 +357,21 @@ def test_a_person_in_jupyterlab(lab: JupyterLabServer, browser: Any, api: MockMe
     page.shot("7f-autoawait-off")
     page.run_new_cell("%autoawait on")
 
+    # 8. Restarting the kernel mid-turn (how most people end a runaway cell): the cut answer ends
+    #    with its "stopped" line, in the cell and in the saved file. The kernel sends it, but
+    #    JupyterLab has dropped the cell's request by then; the package's extension writes it.
+    cell = page.run_new_cell("%%claude\nTell me an endless story")
+    page.wait(lambda: "Paragraph 2:" in page.output_text(cell), 30, "the story streaming")
+    browser.find_element(page.by.CSS_SELECTOR, "[data-command='notebook:restart-kernel']").click()
+    confirm = page.wait(lambda: next((b for b in browser.find_elements(page.by.CSS_SELECTOR, ".jp-Dialog button")
+                                      if b.text.strip() == "Restart"), None), 10, "the restart question")  # fmt: skip
+    confirm.click()
+    page.wait(lambda: "Stopped: the kernel restarted" in page.output_text(cell), 10, "the stopped line after the restart")
+    assert page.output_text(cell).count("Stopped: the kernel restarted") == 1 and "%%claude --continue" in page.output_text(cell)
+    page.wait(lambda: not clis_with(home), 10, "no CLI left after the restart")
+    page.wait(lambda: "Idle" in browser.find_element(page.by.CSS_SELECTOR, ".jp-StatusBar-Widget").text, 60, "the new kernel, idle")
+    page.shot("8-restarted-mid-turn")
+
     # 6. Saved, then opened again in a new JupyterLab page: the decisions read as plain lines,
     #    no widget is left to restore ("Error displaying widget: model not found" before).
     ActionChains(browser).key_down(Keys.CONTROL).send_keys("s").key_up(Keys.CONTROL).perform()
@@ -365,6 +380,7 @@ def test_a_person_in_jupyterlab(lab: JupyterLabServer, browser: Any, api: MockMe
     outputs = [o for c in json.loads(saved.read_text())["cells"] for o in c.get("outputs", [])]
     assert not [o for o in outputs if "application/vnd.jupyter.widget-view+json" in o.get("data", {})]
     assert any("✔ **Allowed:** `Bash touch allowed.txt`" in "".join(o.get("data", {}).get("text/markdown", "")) for o in outputs)
+    assert any("Stopped: the kernel restarted" in "".join(o.get("data", {}).get("text/markdown", "")) for o in outputs)
     browser.get(f"{lab.url}/lab/tree/claude.ipynb?token={lab.token}")
     # both decisions rendered (under two CPU burners the page was read once the first was, before
     # the second cell's output was drawn)

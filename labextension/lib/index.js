@@ -1,5 +1,6 @@
 // claude_sdkurl's JupyterLab extension: "Copy" and "Insert as a new cell" on the code blocks of
-// the answers a %%claude cell shows. Only outputs the kernel marked as an answer's text (output
+// the answers a %%claude cell shows, and the "stopped" line of a %%claude cell the kernel's restart
+// cut short. Only outputs the kernel marked as an answer's text (output
 // metadata "claude_sdkurl": {"answer": true}) get the buttons; nothing else of the page changes.
 import { INotebookTracker, NotebookActions } from '@jupyterlab/notebook';
 
@@ -121,6 +122,37 @@ function watch(panel, cell) {
   later();
 }
 
+// A %%claude cell running when the kernel restarts: the kernel writes its "stopped" line as it
+// stops, but JupyterLab has dropped the cell's pending request by then (its outputs are lost), so
+// the line is written here, into the cell's outputs, where the saved notebook keeps it. (Shut
+// Down keeps the kernel's own line: JupyterLab still listens while a kernel shuts down.)
+const RESTARTED = '\u25a0 Stopped: the kernel restarted. A new kernel starts a new conversation; ' +
+  '`%%claude --continue` goes on with this one.';
+
+function isClaudeCell(cell) {
+  return cell.model.type === 'code' && /^\s*%%?claude\b/.test(cell.model.sharedModel.getSource());
+}
+
+function noteRestart(panel) {
+  for (const cell of panel.content.widgets) {
+    if (!isClaudeCell(cell) || cell.model.executionState !== 'running') {
+      continue;
+    }
+    const outputs = cell.model.outputs;
+    for (let i = 0; i < outputs.length; i++) {
+      const data = outputs.get(i).data || {};
+      if (String(data['text/markdown'] || '').includes('Stopped: the kernel restarted')) {
+        return; // the kernel's own line came through
+      }
+    }
+    outputs.add({
+      output_type: 'display_data',
+      data: { 'text/markdown': RESTARTED, 'text/plain': RESTARTED },
+      metadata: { [MARK]: { note: 'restart' } }
+    });
+  }
+}
+
 const plugin = {
   id: 'claude-sdkurl-notebook:code-actions',
   description: 'Copy and insert-as-a-new-cell on the code blocks of %%claude answers',
@@ -132,6 +164,11 @@ const plugin = {
       panel.content.model ? all() : null;
       panel.content.modelContentChanged.connect(all);
       panel.context.ready.then(all);
+      panel.sessionContext.statusChanged.connect((_, status) => {
+        if (status === 'restarting' || status === 'autorestarting') {
+          noteRestart(panel);
+        }
+      });
     });
   }
 };
