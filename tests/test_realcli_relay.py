@@ -435,3 +435,52 @@ def test_an_ide_is_bound_and_unbound_and_the_users_own_server_stays(make_options
             ide.choose(work, options.env, port=1)
     finally:
         ide_server.close()
+
+
+@pytest.mark.parametrize("transport", ["stdio"], indirect=True)
+def test_a_sessions_permission_mode_is_shown_and_changed_from_the_page(make_options: OptionsFactory, api: MockMessagesAPI,
+                                                                        home: Path) -> None:  # fmt: skip
+    """Issue 59, item 2: the page shows each session's permission mode and, with steering,
+    changes it; the next tool call follows it; a mode the CLI refuses is an error on the page,
+    not a silent no-op; without steering nothing is sent."""
+    api.responder = steering_model
+    asked: list[str] = []
+
+    def allow(tool_name: str, tool_input: dict[str, Any], context: Any) -> PermissionResultAllow:
+        asked.append(tool_input.get("command", ""))
+        return PermissionResultAllow()
+
+    work = home / "work"
+    with relay.serve(port=0, announce=False, token=TOKEN, steer=False) as served:
+        with dial(f"ws://127.0.0.1:{served.port}/events?token={TOKEN}") as page, ClaudeClient(make_options(can_use_tool=allow)) as client:
+            client.query("hello")
+            list(client.receive_response())
+            key = served.hub.running_sessions()[0].key
+            listed = frames_until(page, lambda got: got[-1].get("k") == "sessions" and got[-1]["sessions"][-1].get("permission_mode"))
+            assert listed[-1]["sessions"][-1]["permission_mode"] == "default"
+            page.send(json.dumps({"op": "mode", "session": key, "mode": "dontAsk"}))
+            refused = frames_until(page, lambda got: got[-1].get("k") == "done" and got[-1].get("op") == "mode")[-1]
+            assert "read-only" in refused["error"]
+    with relay.serve(port=0, announce=False, token=TOKEN, steer=True) as served:
+        with dial(f"ws://127.0.0.1:{served.port}/events?token={TOKEN}") as page, ClaudeClient(make_options(can_use_tool=allow)) as client:
+            client.query("touch first")
+            assert [m for m in client.receive_response() if isinstance(m, ResultMessage)][0].result == "touched"
+            assert asked == ["touch first.txt"]
+            key = served.hub.running_sessions()[0].key
+            for forged in ("sudo", "", None, 7):  # not a mode: refused before anything is sent
+                page.send(json.dumps({"op": "mode", "session": key, "mode": forged}))
+                answer = frames_until(page, lambda got: got[-1].get("k") == "done" and got[-1].get("op") == "mode")[-1]
+                assert "not a permission mode" in answer["error"], answer
+            page.send(json.dumps({"op": "mode", "session": key, "mode": "dontAsk"}))
+            got = frames_until(page, lambda got: got[-1].get("k") == "done" and got[-1].get("op") == "mode")
+            assert got[-1]["error"] is None, got[-1]
+            # the listing says so (sent before the answer)
+            assert [f["sessions"][-1]["permission_mode"] for f in got if f.get("k") == "sessions"][-1:] == ["dontAsk"]
+            client.query("touch second")  # dontAsk: not asked, denied
+            assert [m for m in client.receive_response() if isinstance(m, ResultMessage)][0].result == "refused"
+            assert asked == ["touch first.txt"] and not (work / "second.txt").exists()
+            # a mode this CLI cannot take now (it was not launched to skip permissions): the CLI's refusal on the page
+            page.send(json.dumps({"op": "mode", "session": key, "mode": "bypassPermissions"}))
+            refused = frames_until(page, lambda got: got[-1].get("k") == "done" and got[-1].get("op") == "mode")[-1]
+            assert refused["error"] and "the CLI refused" in refused["error"], refused
+            assert served.hub.session(key).permission_mode == "dontAsk"  # type: ignore[union-attr]

@@ -76,16 +76,20 @@ def test_a_person_watches_a_batch_allows_denies_and_interrupts_from_the_page(
             page.wait(lambda: "word word" in browser.find_element(By.ID, "live").text, 120, "the long answer streaming")
             page.shot("long-answer-streaming")
             page.wait(lambda: browser.find_element(By.ID, "interrupt").click() or True, 120, "Interrupt clicked")
-            page.wait(lambda: all(r.get_attribute("data-state") in ("ended", "failed")
+            page.wait(lambda: all(r.get_attribute("data-state") in ("ended", "failed", "interrupted")
                                   for r in browser.find_elements(By.CSS_SELECTOR, "#sessions li")), 120, "every item over")  # fmt: skip
             transcript = browser.find_element(By.ID, "transcript").text
             assert "interrupt sent" in transcript and "END" not in transcript
+            row = browser.find_element(By.CSS_SELECTOR, f'#sessions li[data-key="{long_key}"]')
+            assert row.get_attribute("data-state") == "interrupted", row.text  # stopped, not failed (issue 59)
             page.shot("all-over")
             # another item's transcript: Markdown rendered, the tool call folded
             first_key = next(s.key for s in served.hub.sessions.values() if any("touch one" in line for _, _, line in s.history))
             page.wait(lambda: browser.find_element(By.CSS_SELECTOR, f'#sessions li[data-key="{first_key}"]').click() or True,
                       120, "the allowed item chosen")
             page.wait(lambda: "touched" in browser.find_element(By.ID, "transcript").text, 120, "the allowed item's transcript")
+            result_line = browser.find_element(By.CSS_SELECTOR, "#transcript .result").text
+            assert "2 turns" in result_line or " 1 turn" in result_line and "1 turns" not in result_line, result_line
             folded = browser.find_element(By.CSS_SELECTOR, "#transcript details.tool")
             assert "Bash: touch one.txt" in folded.text and folded.get_attribute("open") is None
             page.shot("allowed-item")

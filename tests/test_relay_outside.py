@@ -108,3 +108,39 @@ def test_an_interrupt_is_the_sessions_turn_only_while_one_runs(served: relay.Rel
     assert served.hub.interrupt(outer.watched) is None
     assert heard[-1] == ("outside", b"interrupt")
     assert any('"subtype": "interrupt"' in sent for sent in inner.sent)
+
+
+
+def test_a_clients_default_session_id_is_the_sessions_own_on_ws(served: relay.Relay) -> None:
+    """Issue 59, item 6: ClaudeClient.query() writes session_id "default" (as the official SDK
+    does); the relay passed it on, so a frontend of the notes opened a stray "default" tab with
+    every client's prompts and no session's tab showed its own."""
+    from .test_relay import frontend, read_until
+
+    with frontend(served, token=served.token) as ws:
+        inner, outer, _ = watched(served)
+        inner.callbacks.on_data(line(type="system", subtype="init", session_id="real-id"))  # type: ignore[union-attr]
+        outer.send(json.dumps({**OWN, "session_id": "default"}) + "\n")
+        got = read_until(ws, lambda f: f.get("type") == "user")
+    assert got[-1]["session_id"] == "real-id"
+
+
+def test_a_session_ended_by_an_interrupt_is_interrupted_not_failed(served: relay.Relay) -> None:
+    """Issue 59, item 6: a turn the page (or the program) interrupted ended the session's row as
+    "failed"; a session whose last turn was interrupted is "interrupted"; a real error stays
+    "failed"."""
+    inner, outer, _ = watched(served)
+    inner.callbacks.on_data(line(type="system", subtype="init", session_id="s"))  # type: ignore[union-attr]
+    outer.send(json.dumps(OWN) + "\n")
+    assert served.hub.interrupt(outer.watched) is None
+    inner.callbacks.on_data(line(type="result", subtype="error_during_execution", is_error=True, session_id="s"))  # type: ignore[union-attr]
+    inner.exit(0)
+    assert served.hub.drain(10)
+    assert outer.watched.state == "interrupted" and outer.watched.error is None
+    inner, outer, _ = watched(served)
+    inner.callbacks.on_data(line(type="system", subtype="init", session_id="t"))  # type: ignore[union-attr]
+    outer.send(json.dumps(OWN) + "\n")
+    inner.callbacks.on_data(line(type="result", subtype="error_max_turns", is_error=True, session_id="t"))  # type: ignore[union-attr]
+    inner.exit(0)
+    assert served.hub.drain(10)
+    assert outer.watched.state == "failed" and outer.watched.error == "error_max_turns"

@@ -54,6 +54,8 @@ MAX_FRONTEND_LINE = 256 * 1024  # the longest line a frontend may send
 WRITE_BATCH = 256  # lines a frontend's writer sends with one write when it is behind
 COALESCE_SECONDS = 0.01  # how long a frontend's writer gathers lines before it writes them
 
+PERMISSION_MODES = ("default", "acceptEdits", "plan", "dontAsk", "auto", "bypassPermissions")  # what the page may set
+
 CONNECTED = {"type": "status", "text": "claude code connected"}
 IS_CONNECTED = {"type": "status", "text": "claude code is connected"}
 DISCONNECTED = {"type": "status", "text": "claude code disconnected"}
@@ -143,7 +145,8 @@ class WatchedSession:
         self.cwd = cwd
         self.session_id: str | None = None
         self.model: str | None = None
-        self.state = "starting"  # running, ended, failed
+        self.permission_mode: str | None = None  # as the CLI said at its start, then as changed
+        self.state = "starting"  # running, ended, failed, interrupted (its last turn was interrupted)
         self.turns = 0
         self.cost_usd: float | None = None
         self.started_at = time.time()
@@ -153,6 +156,8 @@ class WatchedSession:
         self.exited = False  # the transport ended (set on the session's thread, before the hub sees it)
         self.last_result_error = False
         self.last_result_subtype = ""
+        self.interrupting = False  # an interrupt was written during the turn under way (by anyone)
+        self.last_result_interrupted = False  # the last turn ended after an interrupt
         self.history: collections.deque[tuple[int, str, str]] = collections.deque()  # bounded by Hub._keep
         self.history_bytes = 0  # what the kept lines cost (their UTF-8 and LINE_OVERHEAD each)
         self.history_dropped = 0  # lines let go before the first one kept
@@ -178,6 +183,7 @@ class WatchedSession:
             "key": self.key,
             "session_id": self.session_id,
             "model": self.model,
+            "permission_mode": self.permission_mode,
             "state": self.state,
             "turns": self.turns,
             "cost_usd": self.cost_usd,
@@ -534,6 +540,8 @@ class Hub:
             if kind == "system" and frame.get("subtype") == "init":
                 session.session_id = frame.get("session_id") or session.session_id
                 session.model = frame.get("model") or session.model
+                mode = frame.get("permissionMode")
+                session.permission_mode = mode if isinstance(mode, str) else session.permission_mode
                 if session.state == "starting":
                     session.state = "running"
                 changed = True
@@ -544,6 +552,8 @@ class Hub:
                     session.cost_usd = float(cost)
                 session.last_result_error = bool(frame.get("is_error"))
                 session.last_result_subtype = str(frame.get("subtype") or "")
+                session.last_result_interrupted = session.interrupting and session.last_result_error
+                session.interrupting = False
                 session.session_id = frame.get("session_id") or session.session_id
                 changed = True
             elif kind == "control_request":
@@ -566,6 +576,8 @@ class Hub:
             elif kind == "control_request":
                 request = frame.get("request") or {}
                 subtype = request.get("subtype") if isinstance(request, dict) else None
+                if subtype == "interrupt":
+                    session.interrupting = True
                 if subtype == "claim_session" and not session.visible:
                     session.visible = True
                     self._became_visible(session)
@@ -600,10 +612,13 @@ class Hub:
         session.ended_monotonic = time.monotonic()
         session.input_open = False
         failed = error is not None or code not in (0, None) or session.last_result_error
-        session.state = "failed" if failed else "ended"
-        if error is None and session.last_result_error:
+        # a turn someone interrupted ends in an error result: the session was stopped, not failed
+        # (whatever its exit code then: a program may stop its CLI after such a turn)
+        stopped = failed and error is None and session.last_result_interrupted
+        session.state = "interrupted" if stopped else "failed" if failed else "ended"
+        if error is None and session.last_result_error and not stopped:
             error = session.last_result_subtype or "error result"
-        session.error = error or (f"exit code {code}" if code not in (0, None) else None)
+        session.error = None if stopped else error or (f"exit code {code}" if code not in (0, None) else None)
         with self._lock:
             for ask in list(self._asks_by_tool.values()):
                 if ask.session is session and ask.gone is None and ask.decision is None:
@@ -872,6 +887,25 @@ class Hub:
             return f"could not reach the session's CLI: {e}"
         return None
 
+    def set_mode(self, session: WatchedSession, mode: Any, answer: Callable[[str | None], None]) -> str | None:
+        """Change the session's permission mode (``set_permission_mode``); ``answer`` gets
+        ``None`` once the CLI took it, else the CLI's refusal. ``None`` when the request was
+        sent, else why not (nothing sent)."""
+        if not self.steer:
+            return "this relay is read-only: the program did not allow steering"
+        if mode not in PERMISSION_MODES:
+            return f"{mode!r} is not a permission mode ({', '.join(PERMISSION_MODES)})"
+
+        def on_answer(response: dict[str, Any]) -> None:
+            if response.get("subtype") == "success":
+                session.permission_mode = mode
+                self._publish_sessions()
+                answer(None)
+            else:
+                answer(f"the CLI refused {mode}: {response.get('error') or 'no reason given'}")
+
+        return self.control(session, {"subtype": "set_permission_mode", "mode": mode}, on_answer)
+
     def control(self, session: WatchedSession, request: dict[str, Any], on_answer: Callable[[dict[str, Any]], None]) -> str | None:
         """Send a control request of the relay's own (``mcp_set_servers`` for an IDE binding);
         ``on_answer`` gets the CLI's response object on the hub's thread."""
@@ -927,16 +961,20 @@ class Hub:
 _WATCHED_TYPES = frozenset({"system", "result", "control_request", "control_cancel_request", "control_response", "user"})
 
 
+_UNNAMED = ('"session_id": ""', '"session_id":""', '"session_id": "default"', '"session_id":"default"')
+
+
 def _tagged(line: str, session_id: str) -> str:
-    """``line`` with ``session_id`` set where it is missing or empty (lines the SDK writes, the
-    CLI's control requests); a line that names one is left as it is."""
-    if '"session_id"' in line and '"session_id": ""' not in line and '"session_id":""' not in line:
+    """``line`` with ``session_id`` set where it is missing, empty or ``"default"`` (lines the
+    SDK writes: ``ClaudeClient.query()`` says ``"default"``, as the official SDK's; the CLI's
+    control requests); a line that names a session is left as it is."""
+    if '"session_id"' in line and not any(mark in line for mark in _UNNAMED):
         return line
     try:
         frame = json.loads(line)
     except ValueError:
         return line
-    if not isinstance(frame, dict) or frame.get("session_id"):
+    if not isinstance(frame, dict) or frame.get("session_id") not in (None, "", "default"):
         return line
     frame["session_id"] = session_id
     return json.dumps(frame)

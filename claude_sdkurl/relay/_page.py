@@ -19,6 +19,7 @@ header b { font-size:15px; } #conn { color:var(--muted); } #mode { margin-left:a
 #sessions .meta { color:var(--muted); font-size:12px; }
 .state { font-size:11px; padding:1px 6px; border-radius:8px; color:#fff; background:var(--muted); }
 .state.running, .state.starting { background:var(--run); } .state.ended { background:var(--ok); } .state.failed { background:var(--bad); }
+.state.interrupted { background:#b08800; }
 #asks { padding:8px 12px; }
 .ask { border:1px solid #d4a72c; background:#fff8c5; border-radius:6px; padding:8px; margin:6px 0; }
 .ask pre { max-height:160px; overflow:auto; margin:6px 0; background:#fff; }
@@ -46,6 +47,9 @@ pre, code { font:12px/1.4 ui-monospace, monospace; } pre { background:#f4f4f4; p
 <main>
   <div id="bar"><span class="title" id="chosen-title">No session chosen</span><span class="grow"></span>
     <button id="bind-ide" hidden>Bind IDE</button><button id="unbind-ide" hidden>Unbind IDE</button>
+    <select id="mode-select" hidden title="the session's permission mode">
+      <option>default</option><option>acceptEdits</option><option>plan</option><option>dontAsk</option><option>auto</option><option>bypassPermissions</option>
+    </select>
     <button id="interrupt" hidden>Interrupt</button></div>
   <div id="transcript"></div>
   <form id="compose" hidden><textarea id="message" placeholder="Message to this session"></textarea><button id="send">Send</button></form>
@@ -113,7 +117,8 @@ function render(d, raw) {
   if (f.type === "result") {
     const cost = typeof f.total_cost_usd === "number" ? " · $" + f.total_cost_usd.toFixed(4) : "";
     const bad = f.is_error ? ' error">' + esc(f.subtype || "error") + ": " + esc((f.errors || []).join(" ") || f.result || "") : '">done';
-    return '<div class="result' + bad + " · " + esc(f.num_turns || 0) + " turns" + cost + "</div>";
+    const turns = f.num_turns || 0;
+    return '<div class="result' + bad + " · " + esc(turns) + (turns === 1 ? " turn" : " turns") + cost + "</div>";
   }
   if (f.type === "stream_event" && f.event && f.event.delta && f.event.delta.type === "text_delta") {
     state.live += f.event.delta.text; if ($("live")) $("live").textContent = state.live; return "";
@@ -147,7 +152,7 @@ function showSessions() {
     if (s.key === state.chosen) li.className = "chosen";
     li.innerHTML = '<span class="state ' + esc(s.state) + '">' + esc(s.state) + "</span> <b>" + esc(s.key) + "</b> " +
       '<span class="meta">' + esc((s.session_id || "").slice(0, 8)) + '</span><div class="meta">' +
-      [esc(s.model || ""), s.turns + (s.turns === 1 ? " turn" : " turns"), money(s.cost_usd)].filter(Boolean).join(" · ") + (s.error ? ' · <span class="error">' + esc(s.error) + "</span>" : "") + "</div>";
+      [esc(s.model || ""), s.permission_mode ? esc(s.permission_mode) : "", s.turns + (s.turns === 1 ? " turn" : " turns"), money(s.cost_usd)].filter(Boolean).join(" · ") + (s.error ? ' · <span class="error">' + esc(s.error) + "</span>" : "") + "</div>";
     li.onclick = () => choose(s.key); ul.appendChild(li);
   }
   showBar();
@@ -159,6 +164,8 @@ function showBar() {
   $("interrupt").hidden = !(state.steer && live);
   $("bind-ide").hidden = $("unbind-ide").hidden = !(state.steer && live);
   $("compose").hidden = !(state.steer && live && s.input_open);
+  $("mode-select").hidden = !(state.steer && live && s.permission_mode);
+  if (s && s.permission_mode) $("mode-select").value = s.permission_mode;
 }
 function showAsks() {
   const box = $("asks"); box.innerHTML = state.asks.length ? "<b>Waiting for a decision</b>" : "";
@@ -208,6 +215,7 @@ function connect() {
   };
 }
 $("interrupt").onclick = () => send({op:"interrupt", session:state.chosen});
+$("mode-select").onchange = () => send({op:"mode", session:state.chosen, mode:$("mode-select").value});
 $("bind-ide").onclick = () => send({op:"bind_ide", session:state.chosen});
 $("unbind-ide").onclick = () => send({op:"unbind_ide", session:state.chosen});
 $("compose").onsubmit = (e) => { e.preventDefault(); const text = $("message").value; if (!text.trim()) return;

@@ -315,8 +315,17 @@ class Relay:
         if name == "decide":
             error = self.hub.decide(op.get("id"), op.get("allow") is True, shown=(op.get("tool_name"), op.get("input")),
                                     reason=str(op.get("reason") or ""), who="the relay page")  # fmt: skip
-        elif name in ("interrupt", "message", "bind_ide", "unbind_ide") and session is None:
+        elif name in ("interrupt", "message", "bind_ide", "unbind_ide", "mode") and session is None:
             error = f"no session {op.get('session')!r}"
+        elif name == "mode":
+            assert session is not None
+
+            def taken(refusal: str | None) -> None:
+                answer({"k": "done", "op": name, "id": op.get("id"), "session": op.get("session"), "error": refusal})
+
+            error = self.hub.set_mode(session, op.get("mode"), taken)
+            if error is None:
+                return  # answered when the CLI has
         elif name == "interrupt":
             assert session is not None
             error = self.hub.interrupt(session)
