@@ -39,6 +39,17 @@ main { display:flex; flex-direction:column; overflow:hidden; }
 details { margin:4px 0; } summary { cursor:pointer; color:#444; }
 pre, code { font:12px/1.4 ui-monospace, monospace; } pre { background:#f4f4f4; padding:6px; overflow:auto; white-space:pre-wrap; }
 #live { color:#333; white-space:pre-wrap; }
+.sub { border-left:3px solid #c8d1e0; margin:4px 0 4px 6px; padding-left:10px; }
+@media (max-width: 700px) {  /* a phone: the list above the transcript, buttons a finger can hit */
+  body { grid-template-columns: 1fr; grid-template-rows: auto auto 1fr; height:auto; min-height:100vh; }
+  header { grid-column: 1; flex-wrap:wrap; }
+  #left { border-right:none; border-bottom:1px solid var(--line); max-height:38vh; }
+  main { min-height:60vh; }
+  #bar { flex-wrap:wrap; }
+  button, select { min-height:40px; padding:6px 14px; font-size:15px; }
+  .ask button { min-width:88px; }
+  #transcript { padding:8px 10px; }
+}
 #notice { color:var(--bad); margin-left:8px; }
 </style></head>
 <body>
@@ -102,6 +113,10 @@ function render(d, raw) {
     state.live = ""; $("live") && ($("live").textContent = "");
     return '<div class="turn">' + f.message.content.map(b => {
       if (b.type === "text") return markdown(b.text);
+      if (b.type === "tool_use" && (b.name === "Agent" || b.name === "Task"))  // a subagent: its own lines go inside, folded
+        return '<details class="tool subagent" data-tool="' + esc(b.id) + '"><summary>🤖 ' + toolLabel(b.name, b.input) +
+          ' <span class="meta" data-count="' + esc(b.id) + '"></span></summary><pre>' + esc(JSON.stringify(b.input, null, 2)) +
+          '</pre><div class="sub" data-sub="' + esc(b.id) + '"></div></details>';
       if (b.type === "tool_use") return '<details class="tool"><summary>🔧 ' + toolLabel(b.name, b.input) + "</summary><pre>" + esc(JSON.stringify(b.input, null, 2)) + "</pre></details>";
       if (b.type === "thinking") return '<details><summary>thinking</summary><pre>' + esc(b.thinking || "") + "</pre></details>";
       return "";
@@ -125,23 +140,36 @@ function render(d, raw) {
   }
   return "";
 }
+function parentOf(raw) {  // the subagent call a line belongs to (its parent_tool_use_id), if any
+  const m = /"parent_tool_use_id"\s*:\s*"([^"]+)"/.exec(raw); return m ? m[1] : null;
+}
+function place(d, raw) {  // a line's HTML where it belongs: inside its subagent's fold, or at the end
+  const html = render(d, raw);
+  if (!html) return;
+  const parent = parentOf(raw), t = $("transcript");
+  const box = parent ? t.querySelector('[data-sub="' + CSS.escape(parent) + '"]') : null;
+  if (box) {
+    box.insertAdjacentHTML("beforeend", html);
+    const count = t.querySelector('[data-count="' + CSS.escape(parent) + '"]'), calls = box.querySelectorAll("details.tool").length;
+    if (count) count.textContent = calls ? "· " + calls + (calls === 1 ? " tool call" : " tool calls") : "";
+  } else $("live").insertAdjacentHTML("beforebegin", html);
+}
 function addLine(key, n, d, raw) {
   if (!state.lines.has(key)) state.lines.set(key, []);
   const lines = state.lines.get(key);
   if (lines.length && lines[lines.length - 1][0] >= n) return;  // the history had it already
   lines.push([n, d, raw]); if (lines.length > 4000) lines.shift();
   if (key === state.chosen) {
-    const html = render(d, raw);
-    if (html) { const t = $("transcript"), live = $("live"); const at = t.scrollTop + t.clientHeight >= t.scrollHeight - 30;
-      live.insertAdjacentHTML("beforebegin", html); if (at) t.scrollTop = t.scrollHeight; }
+    const t = $("transcript"), at = t.scrollTop + t.clientHeight >= t.scrollHeight - 30;
+    place(d, raw); if (at) t.scrollTop = t.scrollHeight;
   }
 }
 function showTranscript() {
   const t = $("transcript"); state.live = "";
   t.innerHTML = '<div id="live"></div>';
   const lines = state.lines.get(state.chosen) || [];
-  const gone = lines.dropped ? '<div class="note">' + lines.dropped + " earlier lines were let go by the relay (it keeps a session's newest lines, and an ended session's only while someone could come for them)</div>" : "";
-  $("live").insertAdjacentHTML("beforebegin", gone + lines.map(([n, d, l]) => render(d, l)).join(""));
+  if (lines.dropped) $("live").insertAdjacentHTML("beforebegin", '<div class="note">' + lines.dropped + " earlier lines were let go by the relay (it keeps a session's newest lines, and an ended session's only while someone could come for them)</div>");
+  for (const [n, d, l] of lines) place(d, l);
   t.scrollTop = t.scrollHeight;
 }
 function money(v) { return typeof v === "number" ? "$" + v.toFixed(4) : "—"; }
