@@ -50,6 +50,8 @@ def answer(request: RecordedRequest) -> Reply | str:
                       {"type": "text", "text": "Thought it through."}], on_start=lambda: time.sleep(2.0), delay=1.0)  # fmt: skip
     if "endless" in prompt:
         return Reply([{"type": "text", "text": STORY * 4}], chunk=20, delay=0.05)
+    if prompt.startswith("echo: "):
+        return text(f"answer to: {prompt[6:]}")
     return text("ok")
 
 
@@ -356,6 +358,41 @@ def test_a_person_in_jupyterlab(lab: JupyterLabServer, browser: Any, api: MockMe
     assert (home / "work" / "plain.txt").exists() and "Allowed" in page.output_text(cell)
     page.shot("7f-autoawait-off")
     page.run_new_cell("%autoawait on")
+
+    # 9. The relay's page beside the notebook (a /ws frontend here, as the page writes the same
+    #    lines): a message sent into the notebook's conversation is answered apart, and the next
+    #    cell shows its own answer (it showed the page's, one turn behind for good); the page's
+    #    Interrupt stops a cell as the stop button does (it ended as an error).
+    import websockets.sync.client
+
+    cell = page.run_new_cell("from claude_sdkurl import relay as _relay\n"
+                             "_r = _relay.serve(port=0, steer=True, announce=False)\nprint(_r.port, _r.token)")  # fmt: skip
+    page.wait(lambda: len(page.output_text(cell).split()) == 2, 30, "the relay's port and token")
+    port, token = page.output_text(cell).split()
+    cell = page.run_new_cell("%%claude --new\necho: first")
+    page.wait(lambda: "this turn" in page.output_text(cell), 30, "the first turn with the relay watching")
+    with websockets.sync.client.connect(f"ws://127.0.0.1:{port}/ws?token={token}", open_timeout=10) as ws:
+        ws.send(json.dumps({"type": "user", "message": {"role": "user", "content": "echo: from the page"}, "parent_tool_use_id": None}))
+        deadline = time.monotonic() + 60
+        while json.loads(ws.recv(timeout=max(0.1, deadline - time.monotonic()))).get("result") != "answer to: from the page":
+            pass
+    cell = page.run_new_cell("%%claude\necho: what now")
+    page.wait(lambda: "this turn" in page.output_text(cell), 30, "the cell after the page's message")
+    shown = page.output_text(cell)
+    assert "outside this notebook" in shown and "answer to: what now" in shown and "answer to: from the page" not in shown  # folded
+    page.shot("9a-a-message-from-the-page-apart")
+    cell = page.run_new_cell("print(repr(_claude.text))")
+    page.wait(lambda: "answer to" in page.output_text(cell), 30, "_claude's text")
+    assert page.output_text(cell).strip() == repr("answer to: what now")
+    cell = page.run_new_cell("%%claude\nTell me an endless story")
+    page.wait(lambda: "Paragraph 2:" in page.output_text(cell), 30, "the story streaming")
+    with websockets.sync.client.connect(f"ws://127.0.0.1:{port}/ws?token={token}", open_timeout=10) as ws:
+        ws.send(json.dumps({"type": "control_request", "request_id": "page-stop", "request": {"subtype": "interrupt"}}))
+        page.wait(lambda: "Stopped from the relay's page" in page.output_text(cell), 15, "the page's interrupt as a stop")
+    shown = page.output_text(cell)
+    assert "error_during_execution" not in shown and "⚠" not in shown
+    page.shot("9b-interrupted-from-the-page")
+    page.run_new_cell("_r.close()")
 
     # 8. Restarting the kernel mid-turn (how most people end a runaway cell): the cut answer ends
     #    with its "stopped" line, in the cell and in the saved file. The kernel sends it, but
