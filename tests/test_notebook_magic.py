@@ -853,3 +853,20 @@ def test_what_a_newcomer_sees_said_once_in_the_notebooks_words(nb: Kernel, api: 
     nb.ok("_r.close()")
     said = nb.ok("_nb.configure(_nb.agent().options)").text()
     assert "%%claude: model" in said and "permission mode `default`" in said and "object at 0x" not in said
+
+
+@pytest.mark.parametrize("transport", ["stdio"], indirect=True)
+def test_a_cli_that_writes_much_on_stderr_as_it_starts_still_starts(nb: Kernel, api: MockMessagesAPI, cli_paths: dict[str, Path],
+                                                                    tmp_path: Path) -> None:  # fmt: skip
+    """The notebook takes the CLI's standard error itself (to show it once): its callback must
+    never wait for the lock a cell holds while the CLI starts, or a CLI that writes more than a
+    pipe holds before it answers (here 300 KB of warnings) would stop, and the cell with it."""
+    cli = tmp_path / "claude"
+    cli.write_text(f"#!/bin/sh\nyes 'a warning from the CLI' | head -n 12000 >&2\nexec {cli_paths['stdio']} \"$@\"\n")
+    cli.chmod(0o755)
+    nb.ok(f"_nb.configure(__import__('dataclasses').replace(_nb.agent().options, cli_path={str(cli)!r}))")
+    script(api, lambda r: text(f"answer to: {r.last_user_text()}"))
+    cell = nb.run("%%claude\nstill there?", timeout=90)
+    shown = cell.text()
+    assert "answer to: still there?" in shown and "a warning from the CLI" in shown, shown[-500:]
+    assert shown.count("a warning from the CLI") <= 50  # the first lines, not 12,000

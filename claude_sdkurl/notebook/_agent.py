@@ -229,6 +229,7 @@ class NotebookAgent:
         self._always: set[str] = set()
         self._told: set[str] = set()  # what _unasked said already, in this kernel (said once)
         self._stderr: list[str] = []  # the CLI's standard error since the turn began
+        self._stderr_lock = threading.Lock()
         self.turn: Turn | None = None
         # Re-entrant: a cell's thread stops the old CLI (_stop_cli) while it holds the lock to
         # pick the client; a stop from the kernel's thread takes it only for the swap.
@@ -459,7 +460,9 @@ class NotebookAgent:
             return client
 
     def _on_stderr(self, line: str) -> None:
-        with self._lock:
+        # (a lock of its own: the CLI's stderr reader must never wait for _lock, which a cell holds
+        # while the CLI starts; a full stderr pipe would stop the CLI and the start with it)
+        with self._stderr_lock:
             if len(self._stderr) < 50:
                 self._stderr.append(without_ansi(line))
 
@@ -467,7 +470,7 @@ class NotebookAgent:
         """What the CLI wrote on its standard error during the turn, as one note; ``None`` when
         it wrote nothing or the turn's error note says it already (it was shown twice: the note,
         then a pink copy)."""
-        with self._lock:
+        with self._stderr_lock:
             lines, self._stderr = [line for line in self._stderr if line.strip()], []
         if not lines or (note is not None and all(line.strip() in note for line in lines)):
             return None
