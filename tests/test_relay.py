@@ -822,3 +822,39 @@ def test_where_a_key_came_from_is_not_scrubbed_but_a_key_is(served: relay.Relay)
         init = read_until(ws, lambda f: f.get("subtype") == "init")[-1]
     assert init["apiKeySource"] == "ANTHROPIC_API_KEY" and init["tokenSource"] == "none"
     assert init["access_token"] == "<scrubbed>"
+
+
+def test_a_frontend_that_connects_while_the_relay_is_still_starting_is_served(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The listener accepts as soon as it is bound, before the relay knows its own Host names:
+    a frontend that came in that window (a program started with CLAUDE_SDKURL_RELAY, a frontend
+    polling its port: seen once under load) got HTTP 500. It now waits for the relay to be ready."""
+    from claude_sdkurl.relay import _server
+
+    from .servers import free_port
+
+    port = free_port()
+    slow = _server._is_loopback
+
+    def starting_slowly(host: str) -> bool:  # called once the listener is up, before the names are set
+        time.sleep(1.0)
+        return slow(host)
+
+    monkeypatch.setattr(_server, "_is_loopback", starting_slowly)
+    made: list[relay.Relay] = []
+    starter = threading.Thread(target=lambda: made.append(relay.serve(port=port, announce=False, token=TOKEN)))
+    starter.start()
+    try:
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                time.sleep(0.01)
+        assert not made  # in the window: listening, not done starting
+        with connect(f"ws://127.0.0.1:{port}/ws?token={TOKEN}", open_timeout=10) as ws:
+            ws.ping().wait(10)
+    finally:
+        starter.join(10)
+        for r in made:
+            r.close()

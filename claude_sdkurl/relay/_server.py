@@ -70,6 +70,9 @@ class Relay:
         self._on_cli = on_cli
         self._frontend_count = 0
         self._count_lock = threading.Lock()
+        # The listener accepts as soon as it is bound, before this relay knows its port and so
+        # the Host names it answers to: a connection in that window waits for this (it got a 500).
+        self._ready = threading.Event()
         try:
             self._listener = Listener(host, self._handle, MAX_MESSAGE, 2.0, port=port)
         except OSError as e:
@@ -82,6 +85,7 @@ class Relay:
         self._origins = {f"http://{h}" for h in self._hosts}
         self._cookie = f"claude_sdkurl_relay_{self.port}"
         self.closed = False
+        self._ready.set()
         if announce and not _shown_in_a_notebook(self.url):
             print(f"claude_sdkurl relay: watch at {self.url}", file=sys.stderr, flush=True)
 
@@ -167,6 +171,8 @@ class Relay:
     # ------------------------------------------------------------------ connections
 
     def _handle(self, conn: Connection) -> None:
+        if not self._ready.wait(10):  # (a relay that failed to start: nothing to answer with)
+            return
         if not conn.handshake(self._decide):
             return
         assert conn.request is not None
