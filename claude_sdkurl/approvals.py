@@ -60,7 +60,8 @@ from ._errors import ClaudeSDKError
 from ._engine.usercode import call_user
 from .query import query
 from .sessions._chain import entries_of_text
-from ._engine.paths import cli_projects_dir, config_dir, is_session_id, project_dir_name, project_key_for_directory, real_path
+from ._engine.paths import (cli_projects_dir, config_dir, is_session_id, project_dir_name, project_key_for_directory, real_path,
+                            transcripts_in)
 from ._engine.storecall import call
 from .types import ClaudeAgentOptions, HookMatcher, Message, ResultMessage, ToolResultBlock, UserMessage
 
@@ -248,7 +249,7 @@ def _transcript(session_id: str, options: ClaudeAgentOptions) -> list[dict[str, 
         home = projects / project_dir_name(real_path(str(options.cwd or ".")))
         path = home / f"{session_id}.jsonl"
         if not path.is_file():
-            path = next(iter(sorted(projects.glob(f"*/{session_id}.jsonl"))), path)
+            path = next(iter(transcripts_in(projects, session_id)), path)
         try:
             entries = entries_of_text(path.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError) as e:

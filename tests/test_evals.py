@@ -630,3 +630,24 @@ def test_the_command_line_prints_the_power_table_before_running_and_runs_sequent
     assert "a cell falling to 50% passes is flagged at least 81% of the time at looks at 5, 10, 20, 40 runs (at most 200 attempts)" in err
     assert "--max-runs 40 flags" not in err
     assert len(ran.read_text()) == 5 * 5 + 5 * 5  # every cell clear at its first look, in both runs
+
+
+def test_a_killed_calls_usage_is_read_from_its_own_transcript_and_never_through_a_path_like_id(tmp_path: Path) -> None:
+    """What a killed CLI's calls are counted from: the transcript of the session the CLI named,
+    found by its id under the CLI's projects folder. An id that is not a session id (a forged
+    or path-like one on the wire) names no file: the stdout figures are used."""
+    from claude_sdkurl.evals._run import _served_usage
+
+    projects = tmp_path / ".claude" / "projects"
+    sid = "0b3e2f0a-1c2d-4e5f-8a9b-0c1d2e3f4a5b"
+    (projects / "-work").mkdir(parents=True)
+    entry = {"type": "assistant", "message": {"id": "msg_1", "usage": {"input_tokens": 10, "output_tokens": 23}}}
+    (projects / "-work" / f"{sid}.jsonl").write_text(json.dumps(entry) + "\n" + '{"type": "assistant", "mess')  # a torn last line
+    (tmp_path / "outside.jsonl").write_text(json.dumps(entry) + "\n")
+    said = {"model": "m", "usage": {"input_tokens": 10, "output_tokens": 1}, "said": 40}
+    env = {"HOME": str(tmp_path)}
+    assert _served_usage({"msg_1": {**said, "session_id": sid}}, env) == [
+        {"model": "m", "usage": {"input_tokens": 10, "output_tokens": 23}, "final": True}]
+    for forged in ("../../outside", "*", "../-work/" + sid, None):
+        assert _served_usage({"msg_1": {**said, "session_id": forged}}, env) == [
+            {"model": "m", "usage": {"input_tokens": 10, "output_tokens": 10}, "final": False}]  # 40 characters said: 10 tokens

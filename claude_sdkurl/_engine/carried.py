@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .paths import is_session_id
+from .paths import transcripts_in
 
 _MARK = b'"cost-state"'
 
@@ -58,9 +58,9 @@ _TOTALS = ("inputTokens", "outputTokens", "cacheReadInputTokens", "cacheCreation
 def carried(projects_dir: str | Path | None, session_id: str | None) -> Carried:
     """The last ``cost-state`` of session ``session_id`` under the CLI's ``projects_dir`` (any
     project), or :data:`NOTHING` when there is none or it cannot be read."""
-    if projects_dir is None or not isinstance(session_id, str) or not is_session_id(session_id):
+    if projects_dir is None:
         return NOTHING
-    for path in sorted(Path(projects_dir).glob(f"*/{session_id}.jsonl")):
+    for path in transcripts_in(projects_dir, session_id):
         try:
             data = path.read_bytes()
         except OSError:

@@ -47,6 +47,15 @@ def is_session_id(text: str) -> bool:
     return _SESSION_ID.fullmatch(text) is not None
 
 
+def transcripts_in(projects: str | Path, session_id: Any) -> list[Path]:
+    """The transcripts of session ``session_id`` in any project under ``projects`` (a CLI's
+    ``projects`` folder), in name order; none for anything but a session id (a path-like or
+    forged id never becomes part of a path)."""
+    if not isinstance(session_id, str) or not is_session_id(session_id):
+        return []
+    return sorted(Path(projects).glob(f"*/{session_id}.jsonl"))
+
+
 def _nfc(text: str) -> str:
     return unicodedata.normalize("NFC", text)
 

@@ -20,7 +20,6 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Sequence
-from glob import escape as glob_escape
 from pathlib import Path
 from typing import Any
 
@@ -179,12 +178,12 @@ def _served_usage(calls: dict[str, dict[str, Any]], env: dict[str, str]) -> list
     stream's start; a CLI killed as the answer came had not written it to its transcript)."""
     if not calls:
         return []
-    from .._engine.paths import cli_projects_dir
+    from .._engine.paths import cli_projects_dir, transcripts_in
 
     final: dict[str, dict[str, Any]] = {}
-    projects = Path(cli_projects_dir(env))
-    for session_id in {str(c.get("session_id")) for c in calls.values()}:
-        for path in projects.glob(f"*/{glob_escape(session_id)}.jsonl"):
+    projects = cli_projects_dir(env)
+    for session_id in {c.get("session_id") for c in calls.values()}:
+        for path in transcripts_in(projects, session_id):
             try:
                 lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
             except OSError:
