@@ -1729,6 +1729,7 @@ class ClaudeAgentOptions:
         p.text(repr(shown))
 
 
+# a variable whose name says it holds a secret (shown hidden here; its value scrubbed by the relay)
 _SECRET_NAME = re.compile(r"(?i)key|token|secret|password|passwd|credential|auth")
 
 

@@ -173,3 +173,55 @@ def test_two_hundred_silent_sockets_print_one_warning_not_two_hundred(served: re
     warned = [r for r in caplog.records if r.levelno >= logging.WARNING and "handshake" in r.getMessage()]
     assert 1 <= len(warned) <= 2, [r.getMessage() for r in warned]
     assert "dropping the oldest" in warned[0].getMessage()
+
+
+def test_running_sessions_over_the_total_give_up_their_oldest_lines_the_biggest_first(served: relay.Relay,
+                                                                                      monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    """No session has ended: the total is kept by taking the oldest lines of the session that keeps
+    the most, each keeping its newest; a session forgotten from the listing takes its bytes along."""
+    monkeypatch.setattr(_hub, "HISTORY_BYTES", 10_000_000)
+    monkeypatch.setattr(_hub, "TOTAL_HISTORY_BYTES", 300_000)
+    hub = served.hub
+    big, _ = watched()
+    small, _ = watched()
+    for inner, size, count in ((big, 40_000, 10), (small, 1_000, 20)):
+        inner.emit({"type": "system", "subtype": "init", "session_id": f"s{size}"})
+        for i in range(count):
+            inner.emit({"type": "user", "session_id": "x", "message": {"role": "user", "content": f"{i}:" + "z" * size}})
+    assert hub.drain(60)
+    first, second = list(hub.sessions.values())[-2:]
+    assert hub.history_bytes <= 300_000 and hub.history_bytes == first.history_bytes + second.history_bytes
+    assert second.history_dropped == 0 and len(second.history) == 21  # the small one untouched
+    assert first.history_dropped > 0 and json.loads(first.history[-1][2])["message"]["content"].startswith("9:")
+    # one line bigger than the whole total: kept alone (the newest line of a session always is)
+    one, _ = watched()
+    one.emit({"type": "user", "session_id": "x", "message": {"role": "user", "content": "y" * 400_000}})
+    assert hub.drain(60)
+    assert len(list(hub.sessions.values())[-1].history) == 1
+
+
+def test_sessions_forgotten_from_the_listing_take_their_bytes_along(served: relay.Relay, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_hub, "KEEP_ENDED", 2)
+    for _ in range(5):
+        big_session(0.1)
+        assert served.hub.drain(60)
+    watched()  # a new session makes the hub forget the oldest ended ones
+    assert served.hub.drain(60)
+    assert len([s for s in served.hub.sessions.values() if not s.running]) == 2
+    assert served.hub.history_bytes == sum(s.history_bytes for s in served.hub.sessions.values())
+
+
+def test_a_session_whose_lines_were_all_let_go_says_how_many(served: relay.Relay, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_hub, "ENDED_KEEP_SECONDS", 0.2)
+    monkeypatch.setattr(_hub, "HOUSEKEEPING_SECONDS", 0.1)
+    big_session(0.05)
+    assert served.hub.drain(60)
+    session = list(served.hub.sessions.values())[-1]
+    deadline = time.monotonic() + 30
+    while not session.lines_released and time.monotonic() < deadline:
+        time.sleep(0.05)
+    with frontend(served, "/events") as page:
+        read_until(page, lambda f: f.get("k") == "hello")
+        page.send(json.dumps({"op": "history", "session": session.key}))
+        got = read_until(page, lambda f: f.get("k") == "history")[-1]
+    assert got["lines"] == [] and got["dropped"] == session.seq > 0

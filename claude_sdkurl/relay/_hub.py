@@ -35,6 +35,7 @@ from typing import Any
 from .._engine.transport._wsserver import frame_text
 from .._engine.transport.taps import whole_lines
 from ..tapes._scrub import _SECRETS
+from ..types import _SECRET_NAME
 from ._stream_scrub import StreamScrub
 
 logger = logging.getLogger("claude_sdkurl.relay")
@@ -61,7 +62,11 @@ IS_CONNECTED = {"type": "status", "text": "claude code is connected"}
 DISCONNECTED = {"type": "status", "text": "claude code disconnected"}
 
 _TYPE = re.compile(r'\s*\{\s*"type"\s*:\s*"([a-z_]+)"')
-_SECRET_NAME = re.compile(r"(?i)key|token|secret|password|passwd|credential|auth")
+
+
+def _kept_cost(raw: str) -> int:
+    """What keeping ``raw`` in a session's history costs: its UTF-8 bytes and ``LINE_OVERHEAD``."""
+    return (len(raw) if raw.isascii() else len(raw.encode("utf-8", "replace"))) + LINE_OVERHEAD
 
 
 def secret_values(*envs: dict[str, str] | os._Environ[str]) -> set[str]:
@@ -434,18 +439,18 @@ class Hub:
         """Keep a line for pages that join late, within the session's bounds and the total."""
         session.seq += 1
         session.history.append((session.seq, direction, raw))
-        cost = (len(raw) if raw.isascii() else len(raw.encode("utf-8", "replace"))) + LINE_OVERHEAD
+        cost = _kept_cost(raw)
         session.history_bytes += cost
         self.history_bytes += cost
         session.lines_released = False
         while session.history and (len(session.history) > HISTORY_LINES or session.history_bytes > HISTORY_BYTES):
             self._let_go_oldest(session)
         if self.history_bytes > TOTAL_HISTORY_BYTES:
-            self._fit_total(session)
+            self._fit_total()
 
     def _let_go_oldest(self, session: WatchedSession) -> None:
         _, _, raw = session.history.popleft()
-        cost = (len(raw) if raw.isascii() else len(raw.encode("utf-8", "replace"))) + LINE_OVERHEAD
+        cost = _kept_cost(raw)
         session.history_bytes -= cost
         self.history_bytes -= cost
         session.history_dropped += 1
@@ -459,9 +464,9 @@ class Hub:
         session.lines_released = True
         self._publish_sessions()
 
-    def _fit_total(self, keeping: WatchedSession) -> None:
+    def _fit_total(self) -> None:
         """Over the total: ended sessions' lines go first, the longest-ended first; then the oldest
-        lines of the session that keeps the most (never the newest lines of ``keeping``'s last)."""
+        lines of the running session that keeps the most (each keeps its newest line)."""
         with self._lock:
             ended = sorted((s for s in self.sessions.values() if s.ended_monotonic is not None and s.history),
                            key=lambda s: s.ended_monotonic or 0.0)  # fmt: skip

@@ -310,10 +310,8 @@ class Relay:
         name = op["op"]
         if name == "history":
             lines = self.hub.history(str(op.get("session"))) or []
-            dropped = lines[0][0] - 1 if lines else 0
-            found = self.hub.session(str(op.get("session")))
-            if found is not None and not lines:
-                dropped = found.seq
+            found = self.hub.session(str(op.get("session")))  # (every line let go: all it said)
+            dropped = lines[0][0] - 1 if lines else found.seq if found is not None else 0
             answer({"k": "history", "s": op.get("session"), "lines": lines, "dropped": dropped})
             return
         session = self.hub.session(str(op.get("session"))) if "session" in op else None
