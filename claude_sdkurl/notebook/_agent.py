@@ -31,12 +31,11 @@ from ..types import (
     PermissionUpdate,
     ResultMessage,
     SystemMessage,
-    TextBlock,
     ToolPermissionContext,
     shadowed_can_use_tool_message,
 )
 from ._context import ContextError, attach, kernel_server, on_main_thread
-from ._view import Approval, CellOut, TurnView, code_span
+from ._view import Approval, CellOut, TurnView, answer_text, code_span
 
 STOP_WAIT = 1.0  # seconds a stop gives the CLI to answer its interrupt before it is stopped
 
@@ -368,8 +367,7 @@ class NotebookAgent:
             run.stopped = turn.stopping
             if turn.stopping:
                 note = turn.stop_note
-            run.text = "\n\n".join(b.text for m in run.messages if isinstance(m, AssistantMessage) and not m.parent_tool_use_id
-                                    for b in m.content if isinstance(b, TextBlock))  # fmt: skip
+            run.text = answer_text(run.messages)
             said = self._said_on_stderr(note)
             if said is not None:
                 view.note(said)

@@ -347,8 +347,7 @@ class TurnView:
         """A turn someone else asked for (a message from the relay's page or a ``/ws``
         frontend) that ended before this cell's: one folded line with its answer, apart from
         the cell's own."""
-        said = "\n\n".join(b.text for m in messages if isinstance(m, AssistantMessage) and not m.parent_tool_use_id
-                            for b in m.content if isinstance(b, TextBlock))  # fmt: skip
+        said = answer_text(messages)
         quoted = "\n".join(f"> {line}" for line in (said or "*(no text)*").splitlines())
         with self._lock:
             self._end_text()
@@ -388,6 +387,13 @@ class TurnView:
                 self.out.markdown("\n\n".join(parts))
             elif line is not None:
                 line.update("")
+
+
+def answer_text(messages: list[Any]) -> str:
+    """The text of a turn's answer: every text block of the main conversation (a subagent's
+    own words left out), paragraphs apart."""
+    return "\n\n".join(b.text for m in messages if isinstance(m, AssistantMessage) and not m.parent_tool_use_id
+                       for b in m.content if isinstance(b, TextBlock))  # fmt: skip
 
 
 def code_span(s: str) -> str:
