@@ -27,6 +27,13 @@ from claude_sdkurl._engine.transport import TransportCallbacks, taps
 from .test_relay import StandIn, frontend, plan, read_until, served, watched  # noqa: F401 (served is a fixture)
 
 
+def said_and_ended(served: relay.Relay, megabytes: float, line_bytes: int = 30_000) -> Any:
+    """:func:`big_session`, once the relay has taken all of it: the relay's record of it."""
+    big_session(megabytes, line_bytes)
+    assert served.hub.drain(60)
+    return list(served.hub.sessions.values())[-1]
+
+
 def big_session(megabytes: float, line_bytes: int = 30_000) -> Any:
     """A stand-in session that said about ``megabytes`` of tool output, then ended (the session's
     side keeps none of it: what stays is the relay's)."""
@@ -73,9 +80,7 @@ def test_twenty_ended_sessions_of_three_megabytes_keep_no_more_than_the_total_ca
 
 def test_a_session_longer_than_its_cap_keeps_its_newest_lines_and_a_page_is_told_what_was_let_go(served: relay.Relay, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_hub, "HISTORY_BYTES", 200_000)
-    inner = big_session(1, line_bytes=10_000)
-    assert served.hub.drain(60)
-    session = list(served.hub.sessions.values())[-1]
+    session = said_and_ended(served, 1, line_bytes=10_000)
     assert 150_000 < session.history_bytes <= 200_000
     seqs = [seq for seq, _, _ in session.history]
     assert seqs == list(range(seqs[0], session.seq + 1)) and seqs[0] > 1  # the newest, in order, no gap
@@ -86,15 +91,12 @@ def test_a_session_longer_than_its_cap_keeps_its_newest_lines_and_a_page_is_told
         got = read_until(page, lambda f: f.get("k") == "history")[-1]
     assert got["dropped"] == seqs[0] - 1
     assert [n for n, _, _ in got["lines"]] == seqs
-    del inner
 
 
 def test_an_ended_sessions_lines_are_let_go_when_nobody_watched_it_for_the_keep_time(served: relay.Relay, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_hub, "ENDED_KEEP_SECONDS", 1.0)
     monkeypatch.setattr(_hub, "HOUSEKEEPING_SECONDS", 0.1)
-    big_session(0.2)
-    assert served.hub.drain(60)
-    session = list(served.hub.sessions.values())[-1]
+    session = said_and_ended(served, 0.2)
     assert session.history_bytes > 0  # kept at first: a page may still come for it
     deadline = time.monotonic() + 30
     while session.history_bytes and time.monotonic() < deadline:
@@ -109,9 +111,7 @@ def test_a_watched_ended_session_keeps_its_lines_while_a_page_is_open(served: re
     monkeypatch.setattr(_hub, "HOUSEKEEPING_SECONDS", 0.1)
     with frontend(served, "/events") as page:
         read_until(page, lambda f: f.get("k") == "hello")
-        big_session(0.2)
-        assert served.hub.drain(60)
-        session = list(served.hub.sessions.values())[-1]
+        session = said_and_ended(served, 0.2)
         time.sleep(4.0)  # two keep times with a page open
         assert session.history_bytes > 0
     left = time.monotonic()
@@ -214,9 +214,7 @@ def test_sessions_forgotten_from_the_listing_take_their_bytes_along(served: rela
 def test_a_session_whose_lines_were_all_let_go_says_how_many(served: relay.Relay, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_hub, "ENDED_KEEP_SECONDS", 0.2)
     monkeypatch.setattr(_hub, "HOUSEKEEPING_SECONDS", 0.1)
-    big_session(0.05)
-    assert served.hub.drain(60)
-    session = list(served.hub.sessions.values())[-1]
+    session = said_and_ended(served, 0.05)
     deadline = time.monotonic() + 30
     while not session.lines_released and time.monotonic() < deadline:
         time.sleep(0.05)
