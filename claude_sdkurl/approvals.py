@@ -59,13 +59,13 @@ from typing import Any
 from ._errors import ClaudeSDKError
 from ._engine.usercode import call_user
 from .query import query
-from .sessions._chain import entries_of_text
-from ._engine.paths import (cli_projects_dir, config_dir, is_session_id, project_dir_name, project_key_for_directory, real_path,
-                            transcripts_in)
+from .sessions import _of_options
+from ._engine.paths import config_dir, is_session_id, project_key_for_directory
 from ._engine.storecall import call
 from .types import ClaudeAgentOptions, HookMatcher, Message, ResultMessage, ToolResultBlock, UserMessage
 
-__all__ = ["AlreadyDecidedError", "NotParkedError", "Parked", "approve", "deny", "parked", "parking"]
+__all__ = ["AlreadyDecidedError", "NotParkedError", "Parked", "approve", "decide", "decision_of", "deny", "list_parked",
+           "parked", "parking"]
 
 _DECISIONS = "claude_sdkurl-decisions"  # the store subpath (and local directory) of claims
 
@@ -92,6 +92,7 @@ class Parked:
     tool_use_id: str
     tool_name: str
     tool_input: dict[str, Any]
+    parked_at: str | None = None  # when the CLI recorded the deferral (ISO 8601), where known
 
 
 def parked(source: Any) -> Parked | None:
@@ -139,6 +140,86 @@ def deny(waiting: Any, options: ClaudeAgentOptions | None = None, reason: str = 
     """Refuse the parked call (it never runs) and let the model go on knowing why; returns
     the messages. :class:`AlreadyDecidedError` if it was decided already."""
     return list(_decide(waiting, options, "deny", prompt, reason))
+
+
+def decide(waiting: Any, options: ClaudeAgentOptions | None, allow: bool, *, reason: str | None = None,
+           prompt: str | None = None) -> Iterator[Message]:  # fmt: skip
+    """:func:`approve` or :func:`deny` as one call, for code that holds the decision as a value
+    (a page's button): checked and claimed at the call (:class:`NotParkedError`,
+    :class:`AlreadyDecidedError` before anything runs), then the resumed run's messages as they
+    come."""
+    if allow:
+        return _decide(waiting, options, "allow", prompt or "Approved: go on.", None)
+    return _decide(waiting, options, "deny", prompt or "The reviewer denied that tool call; go on without it.",
+                   reason or "Denied by a reviewer.")  # fmt: skip
+
+
+def list_parked(options: ClaudeAgentOptions | None = None, limit: int = 50) -> list[Parked]:
+    """The calls waiting for a decision in the sessions ``options`` would resume (its
+    ``session_store``, else the CLI's transcripts for its ``cwd`` and ``env``), newest session
+    first, from the ``limit`` newest sessions: each deferred by a ``PreToolUse`` hook, as the
+    CLI recorded it (``hook_deferred_tool``), with no result in the session and no decision
+    claimed. Each is the session's own call (name and input from its ``tool_use`` block)."""
+    options = options or ClaudeAgentOptions()
+    found: list[Parked] = []
+    for row in _of_options.rows(options, limit):
+        try:
+            entries = _of_options.entries(row.session_id, options)
+        except _of_options.TranscriptNotFound:
+            continue
+        for call_ in parked_in(row.session_id, entries):
+            if decision_of(call_, options) is None:
+                found.append(call_)
+    return found
+
+
+def parked_in(session_id: str, entries: list[dict[str, Any]]) -> list[Parked]:
+    """The calls a hook deferred in these transcript entries that have no result yet."""
+    deferred: dict[str, str | None] = {}
+    calls: dict[str, dict[str, Any]] = {}
+    answered: set[str] = set()
+    for entry in entries:
+        if not isinstance(entry, dict):
+            continue
+        attachment = entry.get("attachment")
+        if entry.get("type") == "attachment" and isinstance(attachment, dict) and attachment.get("type") == "hook_deferred_tool":
+            if isinstance(attachment.get("toolUseID"), str):
+                deferred[attachment["toolUseID"]] = entry.get("timestamp") if isinstance(entry.get("timestamp"), str) else None
+            continue
+        message = entry.get("message")
+        content = message.get("content") if isinstance(message, dict) else None
+        for b in content if isinstance(content, list) else []:
+            if not isinstance(b, dict):
+                continue
+            if entry.get("type") == "assistant" and b.get("type") == "tool_use" and isinstance(b.get("id"), str):
+                calls[b["id"]] = b
+            elif entry.get("type") == "user" and b.get("type") == "tool_result":
+                answered.add(str(b.get("tool_use_id")))
+    return [Parked(session_id, use_id, str(calls[use_id].get("name")), dict(calls[use_id].get("input") or {}), at)
+            for use_id, at in deferred.items()
+            if use_id in calls and use_id not in answered and _TOOL_USE_ID.fullmatch(use_id)]  # fmt: skip
+
+
+def decision_of(waiting: Any, options: ClaudeAgentOptions | None = None) -> str | None:
+    """``"allow"`` or ``"deny"`` when a decision on this parked call is claimed (and not
+    released after a failed run), else ``None``. Says nothing of whether the resumed run has
+    finished: the session's transcript does."""
+    call_ = parked(waiting)
+    if call_ is None or not is_session_id(call_.session_id) or _TOOL_USE_ID.fullmatch(call_.tool_use_id) is None:
+        return None
+    options = options or ClaudeAgentOptions()
+    store = options.session_store
+    if store is not None:
+        key = {"project_key": project_key_for_directory(options.cwd), "session_id": call_.session_id, "subpath": _DECISIONS}
+        mine = f"decision-{call_.tool_use_id}"
+        entries = [e for e in call(store.load, key) or [] if isinstance(e, dict)]
+        generation = sum(1 for e in entries if e.get("type") == "claude_sdkurl_release" and e.get("of") == mine)
+        first = next((e for e in entries if e.get("uuid") == f"{mine}-{generation}"), None)
+        return str(first.get("decision")) if first is not None else None
+    try:
+        return _claim_path(call_, options).read_text() or "decided"
+    except FileNotFoundError:
+        return None
 
 
 def _decide(waiting: Any, options: ClaudeAgentOptions | None, decision: str, prompt: str, reason: str | None) -> Iterator[Message]:
@@ -239,24 +320,10 @@ def _pending(call_: Parked, options: ClaudeAgentOptions) -> dict[str, Any] | Non
 
 
 def _transcript(session_id: str, options: ClaudeAgentOptions) -> list[dict[str, Any]]:
-    store = options.session_store
-    if store is not None:
-        key = {"project_key": project_key_for_directory(options.cwd), "session_id": session_id}
-        loaded = call(store.load, key) or []
-        entries = [e for e in loaded if isinstance(e, dict)]
-    else:
-        projects = Path(cli_projects_dir(options.env or {}))
-        home = projects / project_dir_name(real_path(str(options.cwd or ".")))
-        path = home / f"{session_id}.jsonl"
-        if not path.is_file():
-            path = next(iter(transcripts_in(projects, session_id)), path)
-        try:
-            entries = entries_of_text(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError) as e:
-            raise NotParkedError(f"the transcript of session {session_id} cannot be read ({e})") from None
-    if not entries:
-        raise NotParkedError(f"no transcript of session {session_id} was found")
-    return entries
+    try:
+        return _of_options.entries(session_id, options)
+    except _of_options.TranscriptNotFound as e:
+        raise NotParkedError(str(e)) from None
 
 
 def _claim(call_: Parked, decision: str, options: ClaudeAgentOptions) -> Callable[[], None]:
@@ -281,12 +348,8 @@ def _claim(call_: Parked, decision: str, options: ClaudeAgentOptions) -> Callabl
             call(store.append, key, [{"type": "claude_sdkurl_release", "uuid": f"release-{uuid}", "of": mine}])
 
         return release_entry
-    env = options.env or {}
-    base = Path(env["CLAUDE_CONFIG_DIR"]) if "CLAUDE_CONFIG_DIR" in env else Path(env["HOME"], ".claude") if "HOME" in env else config_dir()
-    folder = base / _DECISIONS
-    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-    name = hashlib.sha256(f"{call_.session_id}/{call_.tool_use_id}".encode()).hexdigest()
-    path = folder / name
+    path = _claim_path(call_, options)
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     try:
         fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
     except FileExistsError:
@@ -301,3 +364,11 @@ def _claim(call_: Parked, decision: str, options: ClaudeAgentOptions) -> Callabl
             pass
 
     return release_file
+
+
+def _claim_path(call_: Parked, options: ClaudeAgentOptions) -> Path:
+    """The file that claims a decision on this machine: named by a hash of the ids, never by
+    the ids themselves, under the CLI's config directory."""
+    env = options.env or {}
+    base = Path(env["CLAUDE_CONFIG_DIR"]) if "CLAUDE_CONFIG_DIR" in env else Path(env["HOME"], ".claude") if "HOME" in env else config_dir()
+    return base / _DECISIONS / hashlib.sha256(f"{call_.session_id}/{call_.tool_use_id}".encode()).hexdigest()

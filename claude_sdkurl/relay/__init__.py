@@ -37,7 +37,7 @@ import time
 from typing import Any
 
 from .._engine.transport import taps
-from ..types import PermissionResultAllow, PermissionResultDeny, ToolPermissionContext
+from ..types import ClaudeAgentOptions, PermissionResultAllow, PermissionResultDeny, ToolPermissionContext
 from ._hub import Hub
 from ._server import Relay, RelayError
 from ._tap import RelayTap
@@ -68,7 +68,8 @@ class ServingRelay(Relay):
 
 
 def serve(host: str = "127.0.0.1", port: int = 0, *, steer: bool = False, token: str | None = None,
-          tokenless: bool = False, allowed_hosts: tuple[str, ...] = (), announce: bool = True) -> Relay:  # fmt: skip
+          tokenless: bool = False, allowed_hosts: tuple[str, ...] = (), announce: bool = True,
+          options: ClaudeAgentOptions | None = None) -> Relay:  # fmt: skip
     """Start the process's relay and show it every session started from now on.
 
     Args:
@@ -81,6 +82,12 @@ def serve(host: str = "127.0.0.1", port: int = 0, *, steer: bool = False, token:
             loopback only and read-only (``steer`` must be false). The page still needs it.
         allowed_hosts: other names the ``Host`` header may carry (a reverse proxy's).
         announce: print the page's link, with the token, once on standard error.
+        options: the options the program's sessions run with. Given, the page also lists the
+            sessions they would resume (their ``session_store``, else the CLI's transcripts for
+            their ``cwd`` and ``env``), readable after the program that ran them exited, and the
+            calls parked in them (:mod:`claude_sdkurl.approvals`); with ``steer``, a person
+            decides a parked call (it runs here, once) or continues a stored session with a
+            message (a turn run here with ``resume``).
 
     Raises :class:`RelayError` when a relay already serves in this process, or the port is taken.
     """
@@ -89,7 +96,7 @@ def serve(host: str = "127.0.0.1", port: int = 0, *, steer: bool = False, token:
         if _serving is not None:
             raise RelayError(f"a relay already serves this process at {_serving[0].address}")
         relay = ServingRelay(host, port, steer=steer, token=token, tokenless=tokenless,
-                             allowed_hosts=allowed_hosts, announce=announce)  # fmt: skip
+                             allowed_hosts=allowed_hosts, announce=announce, options=options)  # fmt: skip
         tap = RelayTap(relay.hub)
         taps.install(tap)
         _serving = (relay, tap)

@@ -28,7 +28,8 @@ from typing import Any
 from websockets.http11 import Request
 
 from .._engine.transport._wsserver import Connection, ConnectionClosedError, Listener, Refusal, Reply
-from ._hub import MAX_FRONTEND_LINE, Frontend, Hub, WatchedSession
+from ._catalog import STORED_PREFIX, Catalog
+from ._hub import MAX_FRONTEND_LINE, Frontend, Hub, WatchedSession, scrub, secret_values
 
 logger = logging.getLogger("claude_sdkurl.relay")
 
@@ -54,7 +55,8 @@ class Relay:
 
     def __init__(self, host: str = "127.0.0.1", port: int = 0, *, steer: bool = False, token: str | None = None,
                  tokenless: bool = False, allowed_hosts: tuple[str, ...] = (), announce: bool = True,
-                 hub: Hub | None = None, on_cli: Callable[[Connection], None] | None = None) -> None:  # fmt: skip
+                 hub: Hub | None = None, on_cli: Callable[[Connection], None] | None = None,
+                 options: Any = None) -> None:  # fmt: skip
         if tokenless and not _is_loopback(host):
             raise RelayError("a tokenless relay listens on loopback only: anyone who can reach the port could watch")
         if tokenless and steer:
@@ -68,6 +70,10 @@ class Relay:
         self.hub = hub if hub is not None else Hub(steer=steer)
         self.hub.literals.add(self.token)
         self._on_cli = on_cli
+        self.catalog: Catalog | None = None
+        if options is not None:
+            secrets_of_options = secret_values(options.env or {})
+            self.catalog = Catalog(options, lambda text: scrub(text, self.hub.literals | secrets_of_options), steer, self._running)
         self._frontend_count = 0
         self._count_lock = threading.Lock()
         # The listener accepts as soon as it is bound, before this relay knows its port and so
@@ -288,6 +294,9 @@ class Relay:
         def answer(envelope: dict[str, Any]) -> None:
             frontend.offer(json.dumps(envelope))
 
+        if self.catalog is not None:
+            answer(self._stored_envelope())
+
         def on_message(data: bytes) -> None:
             for raw in data.split(b"\n"):
                 if raw.strip():
@@ -308,6 +317,11 @@ class Relay:
             answer({"k": "error", "error": "the page sent a line the relay does not understand"})
             return
         name = op["op"]
+        if name == "history" and str(op.get("session")).startswith(STORED_PREFIX):
+            found_lines = self.catalog.transcript(str(op["session"])[len(STORED_PREFIX):]) if self.catalog is not None else None
+            answer({"k": "history", "s": op.get("session"), "lines": found_lines or [], "dropped": 0,
+                    "error": None if found_lines is not None else "no such stored session"})  # fmt: skip
+            return
         if name == "history":
             lines = self.hub.history(str(op.get("session"))) or []
             found = self.hub.session(str(op.get("session")))  # (every line let go: all it said)
@@ -342,9 +356,37 @@ class Relay:
             from ._ide_ops import page_binding
 
             error = page_binding(self.hub, session, name == "bind_ide", op.get("port"), answer)
+        elif name in ("stored", "decide_parked", "continue") and self.catalog is None:
+            error = "the program gave the relay no options: it cannot read or resume stored sessions"
+        elif name == "stored":
+            answer(self._stored_envelope(fresh=op.get("fresh") is True))
+            return
+        elif name in ("decide_parked", "continue"):
+            assert self.catalog is not None
+
+            def finished(failure: str | None) -> None:  # the run the page started is over
+                self.hub.notify_pages({"k": "done", "op": name, "id": op.get("id"), "session": op.get("session_id"),
+                                       "error": failure, "finished": True})  # fmt: skip
+                self.hub.notify_pages(self._stored_envelope(fresh=True))
+
+            if name == "decide_parked":
+                error = self.catalog.decide(op, finished)
+            else:
+                error = self.catalog.continue_session(op.get("session_id"), op.get("text"), finished)
+            if error is None:
+                self.hub.notify_pages(self._stored_envelope(fresh=True))
         else:
             error = f"unknown operation {name!r}"
         answer({"k": "done", "op": name, "id": op.get("id"), "session": op.get("session"), "error": error})
+
+    def _stored_envelope(self, fresh: bool = False) -> dict[str, Any]:
+        assert self.catalog is not None
+        stored, parked = self.catalog.listing(fresh)
+        return {"k": "stored", "stored": stored, "parked": parked, "resumable": self.steer}
+
+    def _running(self, session_id: str) -> bool:
+        found = self.hub.by_session_id(session_id)
+        return found is not None and found.running
 
     # ------------------------------------------------------------------ end
 
@@ -352,6 +394,8 @@ class Relay:
         if self.closed:
             return
         self.closed = True
+        if self.catalog is not None:
+            self.catalog.join(30.0)  # a decision's run, or a continued turn, the page started
         self.hub.flush()  # the last lines (a result, "disconnected") still go out
         self.hub.close()
         self._listener.close()
