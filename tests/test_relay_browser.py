@@ -6,6 +6,8 @@ sees. Screenshots in ``test-artifacts/relay-browser/``.
 
 from __future__ import annotations
 
+import json
+import textwrap
 import threading
 import time
 from pathlib import Path
@@ -162,3 +164,111 @@ def test_a_subagent_is_nested_under_its_call_and_the_page_fits_a_phone(
             page.shot("phone-390px")
         finally:
             browser.set_window_size(1280, 900)
+
+
+PROGRAM = textwrap.dedent(
+    """
+    import json, sys
+    from claude_sdkurl import ClaudeAgentOptions, ResultMessage, query
+    from claude_sdkurl.approvals import parking
+    config = json.loads(sys.argv[1])
+    options = ClaudeAgentOptions(cli_path=config["cli"], env=config["env"], cwd=config["cwd"], allowed_tools=["Bash"],
+                                 hooks={"PreToolUse": [parking(lambda name, tool_input: "park" if "danger" in str(tool_input) else None)]})
+    for prompt in ("item 1: please touch parked", "item 2: say hello"):
+        result = [m for m in query(prompt, options) if isinstance(m, ResultMessage)][-1]
+        print(prompt, result.terminal_reason, result.session_id, flush=True)
+    """
+)
+
+
+def stored_model(log: Path) -> Any:
+    def answer(request: RecordedRequest) -> Reply:
+        prompt = request.last_user_text()
+        if request.tool_results():
+            return text("touched it")
+        if "touch parked" in prompt:
+            return tool_use("Bash", {"command": f"echo ran >> {log} # danger"})
+        return text(f"Answer to: {prompt}")
+
+    return answer
+
+
+@pytest.mark.parametrize("transport", ["stdio"], indirect=True)
+def test_after_the_program_exits_its_sessions_are_listed_side_by_side_a_parked_call_approved_and_one_continued(
+    browser: Any, make_options: OptionsFactory, api: MockMessagesAPI, home: Path, tmp_path: Path  # noqa: F811
+) -> None:
+    """Issue 59, items 3, 4 and 5: a program parks a call and ends; another serves the relay with
+    the same options. The page lists both sessions (stored) and the parked call; two transcripts
+    side by side; Approve runs the call once, here; a message continues the other session; at
+    390 px the parked call's buttons are on the screen."""
+    import subprocess
+    import sys
+
+    from selenium.webdriver.common.by import By
+
+    log = tmp_path / "ran.log"
+    api.responder = stored_model(log)
+    options = make_options(allowed_tools=["Bash"])
+    config = {"cli": options.cli_path, "env": options.env, "cwd": options.cwd}
+    program = subprocess.run([sys.executable, "-c", PROGRAM, json.dumps(config)], capture_output=True, text=True, timeout=300)
+    assert program.returncode == 0, program.stderr[-2000:]
+    assert "tool_deferred" in program.stdout and not log.exists(), program.stdout  # parked, not run; the program is gone
+    with relay.serve(port=0, announce=False, steer=True, options=options) as served:
+        page = BrowserSteps(browser, ARTIFACTS)
+        browser.get(served.url)
+        page.wait(lambda: browser.find_element(By.ID, "conn").text == "connected", 120, "the page's connection")
+        page.wait(lambda: len(browser.find_elements(By.CSS_SELECTOR, '#sessions li[data-state="stored"]')) == 2, 60, "both sessions, stored")
+        parked_box = page.wait(lambda: browser.find_elements(By.CSS_SELECTOR, "#parked .parked"), 60, "the parked call")[0]
+        assert "Bash: echo ran" in parked_box.text and "danger" in parked_box.text
+
+        rows = browser.find_elements(By.CSS_SELECTOR, '#sessions li[data-state="stored"]')
+        keys = [r.get_attribute("data-key") for r in rows]
+        by_title = {r.get_attribute("data-key"): r.text for r in rows}
+        parked_key = next(k for k in keys if "touch parked" in by_title[k])
+        plain_key = next(k for k in keys if k != parked_key)
+        browser.find_element(By.CSS_SELECTOR, f'#sessions li[data-key="{parked_key}"]').click()
+        page.wait(lambda: "please touch parked" in browser.find_element(By.ID, "transcript").text, 60, "the parked session's transcript")
+        browser.find_element(By.ID, "pin").click()
+        browser.find_element(By.CSS_SELECTOR, f'#sessions li[data-key="{plain_key}"]').click()
+        page.wait(lambda: "Answer to: item 2" in browser.find_element(By.ID, "transcript").text, 60, "the other transcript")
+        pane = browser.find_element(By.CSS_SELECTOR, "#beside .pane")
+        assert "please touch parked" in pane.text and "Answer to: item 2" not in pane.text
+        left, right = browser.find_element(By.TAG_NAME, "main").rect, pane.rect
+        assert right["x"] >= left["x"] + left["width"] - 1 and abs(right["y"] - left["y"]) < 5  # side by side
+        page.shot("stored-side-by-side")
+
+        browser.set_window_size(390, 844)
+        try:
+            page.wait(lambda: browser.execute_script("return window.innerWidth") <= 400, 10, "a phone-wide window")
+            width = browser.execute_script("return document.documentElement.clientWidth")
+            box = browser.find_element(By.ID, "left").rect
+            for button in browser.find_elements(By.CSS_SELECTOR, "#parked button"):  # on the screen, not clipped by the list
+                assert button.rect["x"] >= 0 and button.rect["x"] + button.rect["width"] <= width + 1
+                assert button.rect["y"] + button.rect["height"] <= box["y"] + box["height"] + 1
+            page.shot("parked-phone-390px")
+        finally:
+            browser.set_window_size(1280, 900)
+
+        page.wait(lambda: browser.find_element(By.CSS_SELECTOR, "#parked .parked button.allow").click() or True, 30, "Approve clicked")
+        page.wait(lambda: not browser.find_elements(By.CSS_SELECTOR, "#parked .parked"), 120, "the parked call decided")
+        page.wait(lambda: log.exists() and log.read_text() == "ran\n", 120, "the approved call run")
+        parked_id = parked_key.split(":", 1)[1]
+        page.wait(lambda: (lambda s: s is not None and s.state == "ended")(served.hub.by_session_id(parked_id)), 120, "the resumed run over")
+        pane = browser.find_element(By.CSS_SELECTOR, "#beside .pane")  # the pinned session, now live here
+        page.wait(lambda: "touched it" in pane.text, 60, "the resumed run shown in its pane")
+        assert pane.get_attribute("data-key") == served.hub.by_session_id(parked_id).key
+        page.shot("parked-approved")
+
+        browser.find_element(By.CSS_SELECTOR, f'#sessions li[data-key="{plain_key}"]').click()
+        page.wait(lambda: not browser.find_element(By.ID, "compose").get_attribute("hidden"), 30, "the continue box")
+        assert browser.find_element(By.ID, "send").text == "Continue"
+        browser.find_element(By.ID, "message").send_keys("item 3: and one more")
+        browser.find_element(By.ID, "send").click()
+        page.wait(lambda: "Answer to: item 3: and one more" in browser.find_element(By.ID, "transcript").text, 120,
+                  "the continued turn, followed live")  # fmt: skip
+        shown = browser.find_element(By.ID, "transcript").text  # the stored turns above the one run here
+        assert shown.index("Answer to: item 2") < shown.index("resumed here") < shown.index("item 3: and one more"), shown
+        page.shot("continued")
+    assert log.read_text() == "ran\n"  # once
+    continued = [r for r in api.message_requests() if "and one more" in json.dumps(r.messages())]
+    assert continued and "Answer to: item 2" in json.dumps(continued[0].messages())  # resumed with its history

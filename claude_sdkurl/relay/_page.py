@@ -27,7 +27,8 @@ button { font:inherit; padding:3px 10px; border-radius:6px; border:1px solid var
 button.allow { border-color:var(--ok); color:var(--ok); } button.deny, #interrupt { border-color:var(--bad); color:var(--bad); }
 main { display:flex; flex-direction:column; overflow:hidden; }
 #bar { padding:8px 14px; border-bottom:1px solid var(--line); display:flex; gap:8px; align-items:center; min-height:44px; }
-#bar .title { font-weight:600; } #bar .grow { flex:1; }
+#bar { flex-wrap:wrap; } #bar .title { font-weight:600; min-width:0; overflow:hidden; text-overflow:ellipsis; white-space:nowrap; }
+#bar .grow { flex:1; }
 #transcript { flex:1; overflow:auto; padding:10px 18px; }
 #compose { display:flex; gap:8px; padding:8px 14px; border-top:1px solid var(--line); }
 #message { flex:1; font:inherit; padding:6px; min-height:38px; }
@@ -43,7 +44,8 @@ pre, code { font:12px/1.4 ui-monospace, monospace; } pre { background:#f4f4f4; p
 @media (max-width: 700px) {  /* a phone: the list above the transcript, buttons a finger can hit */
   body { grid-template-columns: 1fr; grid-template-rows: auto auto 1fr; height:auto; min-height:100vh; }
   header { grid-column: 1; flex-wrap:wrap; }
-  #left { border-right:none; border-bottom:1px solid var(--line); max-height:38vh; }
+  #left { border-right:none; border-bottom:1px solid var(--line); }
+  #sessions { max-height:32vh; overflow:auto; }  /* the list scrolls; what waits for a person stays in view */
   main { min-height:60vh; }
   #bar { flex-wrap:wrap; }
   button, select { min-height:40px; padding:6px 14px; font-size:15px; }
@@ -53,6 +55,7 @@ pre, code { font:12px/1.4 ui-monospace, monospace; } pre { background:#f4f4f4; p
 #notice { color:var(--bad); margin-left:8px; }
 .state.stored { background:#57606a; }
 #parked { padding:8px 12px; }
+.ask, .parked { overflow-wrap:anywhere; }
 .parked { border:1px solid #8c959f; background:#f6f8fa; border-radius:6px; padding:8px; margin:6px 0; }
 .parked pre { max-height:160px; overflow:auto; margin:6px 0; background:#fff; }
 body.split { grid-template-columns: 300px minmax(0, 1fr) minmax(0, 1fr); }
@@ -84,7 +87,7 @@ body.split { grid-template-columns: 300px minmax(0, 1fr) minmax(0, 1fr); }
 if (location.search.includes("token=")) history.replaceState(null, "", location.pathname);
 const $ = (id) => document.getElementById(id);
 const state = { steer:false, sessions:new Map(), lines:new Map(), chosen:null, asks:[], stored:[], parked:[], resumable:false,
-                pinned:[] };
+                pinned:[], before:new Map() };  // before: a resumed session's stored lines, shown above its live ones
 const main = { root:null, live:"", liveEl:null };  // the chosen session's transcript; each pinned pane has its own
 let ws = null, ops = 0;
 
@@ -189,7 +192,11 @@ function draw(view, key) {
   const t = view.root; view.live = "";
   t.innerHTML = '<div class="live"></div>'; view.liveEl = t.firstChild;
   if (view === main) view.liveEl.id = "live";
-  const lines = state.lines.get(key) || [];
+  const lines = state.lines.get(key) || [], before = state.before.get(key);
+  if (before) {
+    for (const [n, d, l] of before) place(view, d, l);
+    view.liveEl.insertAdjacentHTML("beforebegin", '<div class="note">resumed here from the stored session</div>');
+  }
   if (lines.dropped) view.liveEl.insertAdjacentHTML("beforebegin", '<div class="note">' + lines.dropped + " earlier lines were let go by the relay (it keeps a session's newest lines, and an ended session's only while someone could come for them)</div>");
   if (lines.error) view.liveEl.insertAdjacentHTML("beforebegin", '<div class="note error">' + esc(lines.error) + "</div>");
   for (const [n, d, l] of lines) place(view, d, l);
@@ -288,11 +295,21 @@ function choose(key) {
   state.chosen = key; showSessions(); showTranscript();
   if (!state.lines.has(key) || !state.lines.get(key).requested) send({op:"history", session:key});
 }
-function followResumed() {  // a stored session the page chose now runs here: show the live one
-  const s = state.stored.find(x => x.key === state.chosen);
-  if (!s) return;
-  const live = [...state.sessions.values()].filter(x => x.session_id === s.session_id).pop();
-  if (live) choose(live.key);
+function liveOf(key) {  // the live session a stored session became when a run here resumed it, if any
+  const s = state.stored.find(x => x.key === key);
+  return s ? [...state.sessions.values()].filter(x => x.session_id === s.session_id).pop() : undefined;
+}
+function followResumed() {  // stored sessions the page shows that now run here: show the live ones
+  for (const s of state.stored) {
+    const live = liveOf(s.key);
+    if (live && !state.before.has(live.key) && state.lines.has(s.key)) state.before.set(live.key, state.lines.get(s.key));
+  }
+  for (const p of state.pinned) {
+    const live = liveOf(p.key);
+    if (live) { p.key = live.key; p.el.dataset.key = live.key; draw(p.view, live.key); send({op:"history", session:live.key}); }
+  }
+  const live = liveOf(state.chosen);
+  if (live) choose(live.key); else showPanes();
 }
 function send(op) { op.id = op.id || ("op" + (++ops)); if (ws && ws.readyState === 1) ws.send(JSON.stringify(op)); }
 function notice(text) { $("notice").textContent = text || ""; }
