@@ -39,6 +39,12 @@ by the ids themselves. A second decision raises :class:`AlreadyDecidedError`, an
 When the resumed run fails before the call has a result in the transcript (the CLI could not
 start, the store failed), the claim is released: the decision can be made again.
 
+Finding them later: the CLI records each deferral in the session (an attachment of type
+``hook_deferred_tool``); :func:`list_parked` reads those of the sessions ``options`` would
+resume and gives each call that has no result and no claimed decision (:func:`decision_of`),
+with the session's own name and input. :func:`decide` takes the decision as a value (the
+relay's page decides through it).
+
 In a batch (:func:`claude_sdkurl.batch.run_batch`) a parked item ends with ``fault="parked"``
 and its :class:`Parked` in ``BatchItem.parked``; the rest of the batch goes on, and
 ``approve(item, options)`` / ``deny(item, options)`` take the item itself.

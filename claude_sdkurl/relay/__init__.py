@@ -21,6 +21,8 @@ spares once claimed, ``%%claude``), over stdio or WebSocket, is shown on one por
   connected`` / ``is connected`` / ``disconnected``), for frontends such as agents-ui; ``/ws/<key>``
   for one session.
 
+Given the program's ``options``, the page also lists the sessions they would resume (after a
+restart too), decides the calls parked in them and continues one with a message (``steer=True``).
 Read-only unless ``steer=True``. Loopback, a token, the ``Host`` and ``Origin`` checked,
 secrets scrubbed from every line, a slow frontend dropped from rather than waited for: see
 ``docs/guide/relay.md``. Permission requests reach the page when the program's ``can_use_tool``
