@@ -151,7 +151,7 @@ class Conversations:
 
     def __init__(self, options: ClaudeAgentOptions | None = None, *, max_live: int = 8, idle_timeout: float | None = 300.0,
                  store: ConversationStore | str | os.PathLike[str] | None = None, lease_ttl: float = 30.0,
-                 lease_wait: float = 300.0) -> None:  # fmt: skip
+                 lease_wait: float = 300.0, host: str | os.PathLike[str] | None = None) -> None:  # fmt: skip
         options = options or ClaudeAgentOptions()
         if not isinstance(options, ClaudeAgentOptions):
             raise TypeError(f"options must be ClaudeAgentOptions, not {type(options).__name__}")
@@ -166,6 +166,19 @@ class Conversations:
         if store is not None and not isinstance(store, (ConversationStore, str, os.PathLike)):
             raise TypeError(f"store must be a ConversationStore or a SQLite file's path, not {type(store).__name__}")
         self.options = options
+        self.stats: Counter[str] = Counter()
+        self._host: Any = None
+        if host is not None:  # the CLIs live in the session host; this object sends it the turns
+            if store is not None or max_live != 8 or idle_timeout != 300.0 or lease_ttl != 30.0:
+                raise ValueError("with host=, the host's own settings (python -m claude_sdkurl.host --help) decide "
+                                 "max_live, idle_timeout, lease_ttl and the store")  # fmt: skip
+            from .host import HostLink
+            from .host._wire import encode_options
+
+            encode_options(options)  # an option the host cannot carry is refused now, not at the first send
+            self._host = HostLink(host)
+            self._closed = False
+            return
         self.max_live = max_live
         self.idle_timeout = idle_timeout
         self.lease_ttl = float(lease_ttl)
@@ -180,7 +193,6 @@ class Conversations:
                 self.store, self._owns_store = SQLiteConversationStore(path), True
             except Exception as e:  # noqa: BLE001 - any failure of the file is the store's
                 raise ConversationStoreError(f"the conversations' store {os.fspath(path)!r} cannot be used: {e}") from e
-        self.stats: Counter[str] = Counter()
         self._conversations: dict[str, _Conversation] = {}
         self._slots: set[_Conversation] = set()  # conversations holding a CLI (or about to)
         self._cond = threading.Condition()
@@ -202,6 +214,10 @@ class Conversations:
             raise ValueError(f"a conversation's key is at most {MAX_KEY} characters, without NUL")
         if not isinstance(prompt, str):
             raise TypeError("prompt must be a str")
+        if self._host is not None:
+            if self._closed:
+                raise RuntimeError("these conversations are closed")
+            return self._host.turn(key, prompt, options or self.options, timeout)
         with self._cond:
             if self._closed:
                 raise RuntimeError("these conversations are closed")
@@ -213,12 +229,16 @@ class Conversations:
         return self._turn(conversation, prompt, timeout)
 
     def live(self) -> int:
-        """How many conversations hold a CLI now."""
+        """How many conversations hold a CLI now (with ``host=``: of these options, in the host)."""
+        if self._host is not None:
+            return int(self._host_request("live", ""))
         with self._cond:
             return len(self._slots)
 
     def session_id(self, key: str) -> str | None:
         """The CLI session a conversation is (its transcript's id), once it has one."""
+        if self._host is not None:
+            return self._host_request("session_id", key)
         with self._cond:
             conversation = self._conversations.get(key)
             if conversation is not None and conversation.session_id is not None:
@@ -228,14 +248,42 @@ class Conversations:
 
     def hibernate(self, key: str) -> None:
         """Stop a conversation's CLI now (it wakes with its next message)."""
+        if self._host is not None:
+            self._host_request("hibernate", key)
+            return
         with self._cond:
             conversation = self._conversations.get(key)
         if conversation is not None:
             with conversation.turn:
                 self._stop(conversation)
 
+    def _host_request(self, op: str, key: str) -> Any:
+        from .host._wire import encode_options
+
+        fields, forward = encode_options(self.options)
+        return self._host.request({"op": op, "key": key, "options": fields, "forward": forward})["value"]
+
+    def interrupt(self, key: str) -> None:
+        """Interrupt a conversation's turn under way, if it has one (its CLI stays; the turn ends
+        with its result, as ``client.interrupt()`` ends one)."""
+        if self._host is not None:
+            self._host_request("interrupt", key)
+            return
+        with self._cond:
+            conversation = self._conversations.get(key)
+            client = conversation.client if conversation is not None and conversation.busy else None
+        if client is not None:
+            try:
+                client.interrupt()
+            except Exception:  # noqa: BLE001 - the CLI went away or the turn ended meanwhile: nothing to stop
+                logger.debug("interrupting conversation %r found nothing to stop", key, exc_info=True)
+
     def close(self) -> None:
-        """Stop every CLI at once (a turn under way ends with the CLI's error); later sends raise."""
+        """Stop every CLI at once (a turn under way ends with the CLI's error); later sends raise.
+        With ``host=``: later sends raise; the host's CLIs stay (they are the host's)."""
+        if self._host is not None:
+            self._closed = True
+            return
         with self._cond:
             self._closed = True
             live = [(c.client, c.busy) for c in self._conversations.values() if c.client is not None]

@@ -1,0 +1,133 @@
+"""The attached side: a process that sends its conversations' turns to a session host and reads
+their messages back, answering the host's ``can_use_tool`` questions with its own callback."""
+
+from __future__ import annotations
+
+import errno
+import os
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from .._engine.parse import parse_message
+from .._engine.usercode import call_user
+from .._errors import CLIConnectionError
+from ..types import ClaudeAgentOptions, Message, PermissionResultDeny, PermissionUpdate, ToolPermissionContext
+from ._wire import HostError, HostGoneError, HostUnreachableError, encode_options, encode_result, line, read_frame
+
+CONNECT_TIMEOUT = 10.0
+
+
+def _remote_error(frame: dict[str, Any]) -> Exception:
+    """The host's error as the type the caller would have met in-process, where it is one of ours."""
+    from .. import conversations
+
+    kind, text = str(frame.get("type")), str(frame.get("message"))
+    known: dict[str, type[Exception]] = {
+        "ConversationBusyError": conversations.ConversationBusyError,
+        "ConversationLeaseLost": conversations.ConversationLeaseLost,
+        "ConversationStoreError": conversations.ConversationStoreError,
+        "CLIConnectionError": CLIConnectionError,
+        "ValueError": ValueError,
+        "TypeError": TypeError,
+        "HostOptionError": HostError,
+    }
+    return known.get(kind, HostError)(f"{text} (in the session host)" if kind not in known else text)
+
+
+class HostLink:
+    """How one process reaches the session host at ``path``."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+
+    def _connect(self) -> socket.socket:
+        conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        conn.settimeout(CONNECT_TIMEOUT)
+        try:
+            conn.connect(str(self.path))
+        except OSError as e:
+            conn.close()
+            why = {errno.ENOENT: "no socket there", errno.ECONNREFUSED: "nobody listens", errno.EACCES: "not allowed"}.get(e.errno or 0, str(e))
+            raise HostUnreachableError(f"no session host at {self.path} ({why}): nothing was sent") from None
+        conn.settimeout(None)
+        return conn
+
+    def ping(self) -> int:
+        """The host's process id; :class:`HostUnreachableError` when none answers."""
+        return int(self.request({"op": "ping"})["pid"])
+
+    def request(self, frame: dict[str, Any]) -> dict[str, Any]:
+        """One question, one answer (not a turn)."""
+        conn = self._connect()
+        try:
+            conn.sendall(line(frame))
+            with conn.makefile("rb") as reader:
+                answer = read_frame(reader)
+        except OSError as e:
+            raise HostGoneError(f"the session host went away: {e}") from None
+        finally:
+            conn.close()
+        if answer is None:
+            raise HostGoneError("the session host went away before answering")
+        if answer.get("op") == "error":
+            raise _remote_error(answer)
+        return answer
+
+    def turn(self, key: str, prompt: str, options: ClaudeAgentOptions, timeout: float | None) -> Iterator[Message]:
+        """A turn run by the host: its messages, as :meth:`Conversations.send` gives them.
+        Options are checked before anything is sent (:class:`HostOptionError`)."""
+        fields, forward = encode_options(options)
+        return self._turn({"op": "send", "key": key, "prompt": prompt, "options": fields, "forward": forward,
+                           "timeout": timeout}, options)  # fmt: skip
+
+    def _turn(self, request: dict[str, Any], options: ClaudeAgentOptions) -> Iterator[Message]:
+        conn = self._connect()
+        try:
+            try:
+                conn.sendall(line(request))
+            except OSError as e:
+                raise HostGoneError(f"the session host went away before taking the turn: {e}") from None
+            with conn.makefile("rb") as reader:
+                while True:
+                    try:
+                        frame = read_frame(reader)
+                    except OSError as e:
+                        raise HostGoneError(f"the session host went away during the turn: {e}") from None
+                    if frame is None:
+                        raise HostGoneError("the session host went away during the turn (its transcript keeps what was said)")
+                    op = frame.get("op")
+                    if op == "message":
+                        yield parse_message(frame["raw"])
+                    elif op == "ask":
+                        result = self._decide(options, frame)
+                        try:
+                            conn.sendall(line({"op": "answer", "n": frame.get("n"), "result": encode_result(result)}))
+                        except OSError as e:
+                            raise HostGoneError(f"the session host went away during the turn: {e}") from None
+                    elif op == "end":
+                        return
+                    elif op == "error":
+                        raise _remote_error(frame)
+        finally:
+            conn.close()
+
+    @staticmethod
+    def _decide(options: ClaudeAgentOptions, frame: dict[str, Any]) -> Any:
+        callback = options.can_use_tool
+        if callback is None:
+            return PermissionResultDeny(message="no can_use_tool in the program that sent this turn")
+        given = frame.get("context") if isinstance(frame.get("context"), dict) else {}
+        assert isinstance(given, dict)
+        context = ToolPermissionContext(
+            suggestions=[PermissionUpdate.from_dict(s) for s in given.get("suggestions") or [] if isinstance(s, dict)],
+            tool_use_id=given.get("tool_use_id"), agent_id=given.get("agent_id"), blocked_path=given.get("blocked_path"),
+            decision_reason=given.get("decision_reason"), title=given.get("title"), display_name=given.get("display_name"),
+            description=given.get("description"),
+        )  # fmt: skip
+        tool_input = frame.get("input") if isinstance(frame.get("input"), dict) else {}
+        try:
+            return call_user(callback, str(frame.get("tool_name")), tool_input, context)
+        except Exception as e:  # noqa: BLE001 - as in-process: a callback that raises denies, and says why
+            return PermissionResultDeny(message=f"can_use_tool raised {type(e).__name__}: {e}")

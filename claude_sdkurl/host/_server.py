@@ -1,0 +1,335 @@
+"""The session host: one process that owns the CLIs of a machine's conversations, and serves
+the worker processes attached to it over a Unix socket (see :mod:`claude_sdkurl.host`).
+
+Who may attach: the socket lives in a directory of its own, mode 0700, owned by the host's user
+(a directory that exists with another owner or wider permissions is refused, not used), and each
+connection's peer is checked (``SO_PEERCRED``): another user's process is closed before it is
+read. One host a socket: an exclusive lock on ``host.lock`` beside it; a second host started on
+the same path is refused (:class:`HostError`), and a socket left by a host that was killed is
+replaced once the lock is free.
+
+What it runs: a :class:`~claude_sdkurl.conversations.Conversations` for each set of options the
+callers send (same options, same pool), so the keys, leases and store are those of conversations
+run in-process. A turn is one connection: the caller sends it, the host streams its messages
+back and asks the caller for each ``can_use_tool`` decision. A caller that goes away mid-turn
+(killed, disconnected, or not reading for ``WRITE_TIMEOUT``): what it was asked is denied with a
+reason the model sees, the turn is interrupted and read to its end, the CLI stays live, and the
+conversation's next message, from any caller, goes on with its whole history.
+
+Threads: ``claude-sdkurl-host`` accepts; a ``claude-sdkurl-host-turn`` thread per connection runs
+its turn and a ``claude-sdkurl-host-read`` thread reads its answers.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import fcntl
+import json
+import os
+import select
+import socket
+import stat
+import struct
+import threading
+from pathlib import Path
+from typing import Any
+
+from .._engine.log import get_logger
+from ..types import PermissionResultDeny, ToolPermissionContext
+from ._wire import HostError, decode_options, decode_result, line, read_frame
+
+logger = get_logger("claude_sdkurl.host")
+
+WRITE_TIMEOUT = 30.0  # a caller that takes nothing for this long is gone (its turn goes on without it)
+GONE = "the program that sent this turn went away before deciding; nothing it did not decide may run"
+
+
+def default_socket_path() -> Path:
+    """``$XDG_RUNTIME_DIR/claude_sdkurl/host.sock``, else ``/tmp/claude_sdkurl-<uid>/host.sock``."""
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    folder = Path(runtime) / "claude_sdkurl" if runtime else Path("/tmp") / f"claude_sdkurl-{os.getuid()}"
+    return folder / "host.sock"
+
+
+def private_dir(folder: Path) -> None:
+    """Create ``folder`` 0700, or check that it is ours and 0700; :class:`HostError` if not."""
+    try:
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        info = os.lstat(folder)
+    except OSError as e:
+        raise HostError(f"the host's directory {folder} cannot be made: {e}") from e
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
+        raise HostError(f"the host's directory {folder} is not a private directory of this user (mode "
+                        f"{oct(info.st_mode & 0o777)}, owner {info.st_uid}): refusing to use it")  # fmt: skip
+
+
+def peer_uid(conn: socket.socket) -> int:
+    creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    return int(struct.unpack("3i", creds)[1])
+
+
+def send_within(conn: socket.socket, data: bytes, timeout: float) -> None:
+    """All of ``data``, or :class:`TimeoutError` when the other side takes nothing for
+    ``timeout`` seconds (the socket itself stays blocking: its reader waits for a person)."""
+    view = memoryview(data)
+    while view:
+        if not select.select([], [conn], [], timeout)[1]:
+            raise TimeoutError("the caller took nothing")
+        try:
+            view = view[conn.send(view[:1 << 20], socket.MSG_DONTWAIT):]
+        except BlockingIOError:
+            continue
+
+
+class _Caller:
+    """One connection's turn: writes to it, and the ``can_use_tool`` questions it was asked."""
+
+    def __init__(self, conn: socket.socket) -> None:
+        self.conn = conn
+        self.reader = conn.makefile("rb")
+        self._write = threading.Lock()
+        self._lock = threading.Lock()
+        self._asked: dict[int, tuple[threading.Event, list[Any]]] = {}
+        self._n = 0
+        self.gone = threading.Event()
+
+    def send(self, frame: dict[str, Any]) -> bool:
+        if self.gone.is_set():
+            return False
+        try:
+            with self._write:
+                send_within(self.conn, line(frame), WRITE_TIMEOUT)
+            return True
+        except OSError:  # (TimeoutError too: a caller that reads nothing)
+            self.lost()
+            return False
+
+    def lost(self) -> None:
+        with self._lock:
+            self.gone.set()
+            waiting = list(self._asked.values())
+        for event, _ in waiting:
+            event.set()
+
+    def read_answers(self) -> None:
+        try:
+            while True:
+                frame = read_frame(self.reader)
+                if frame is None:
+                    break
+                if frame.get("op") == "answer" and isinstance(frame.get("n"), int):
+                    with self._lock:
+                        found = self._asked.get(frame["n"])
+                    if found is not None and not found[0].is_set():
+                        found[1].append(frame.get("result"))
+                        found[0].set()
+        except (OSError, HostError, ValueError):
+            pass
+        self.lost()
+
+    def ask(self, tool_name: str, tool_input: dict[str, Any], context: ToolPermissionContext) -> Any:
+        with self._lock:
+            self._n += 1
+            n = self._n
+            event: threading.Event = threading.Event()
+            answer: list[Any] = []
+            self._asked[n] = (event, answer)
+        try:
+            context_json = {"tool_use_id": context.tool_use_id, "agent_id": context.agent_id, "blocked_path": context.blocked_path,
+                            "decision_reason": context.decision_reason, "title": context.title,
+                            "display_name": context.display_name, "description": context.description,
+                            "suggestions": [s.to_dict() for s in context.suggestions]}  # fmt: skip
+            if not self.send({"op": "ask", "n": n, "tool_name": tool_name, "input": tool_input, "context": context_json}):
+                return PermissionResultDeny(message=GONE)
+            event.wait()
+            if not answer:
+                return PermissionResultDeny(message=GONE)
+            return decode_result(answer[0])
+        finally:
+            with self._lock:
+                self._asked.pop(n, None)
+
+
+class SessionHost:
+    """A serving host (see :func:`claude_sdkurl.host.serve`)."""
+
+    def __init__(self, path: str | os.PathLike[str] | None = None, *, max_live: int = 8, idle_timeout: float | None = 300.0,
+                 lease_ttl: float = 30.0, store: Any = None) -> None:  # fmt: skip
+        self.path = Path(path) if path is not None else default_socket_path()
+        private_dir(self.path.parent)
+        self._conversation_kw = {"max_live": max_live, "idle_timeout": idle_timeout, "lease_ttl": lease_ttl, "store": store}
+        self._lock_file = os.open(self.path.parent / f"{self.path.name}.lock", os.O_CREAT | os.O_RDWR, 0o600)
+        try:
+            fcntl.flock(self._lock_file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(self._lock_file)
+            raise HostError(f"a session host already serves at {self.path}") from None
+        try:
+            self.path.unlink(missing_ok=True)  # left by a host that was killed: the lock was free
+            self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            old = os.umask(0o077)
+            try:
+                self._listener.bind(str(self.path))
+            finally:
+                os.umask(old)
+            self._listener.listen(128)
+        except OSError as e:
+            os.close(self._lock_file)
+            raise HostError(f"the host cannot listen at {self.path}: {e}") from e
+        self.closed = False
+        self._pools: dict[str, Any] = {}  # options as sent -> their Conversations
+        self._callers: dict[tuple[str, str], _Caller] = {}  # (pool, key) -> the caller of the turn under way
+        self._state = threading.Lock()
+        self._threads: set[threading.Thread] = set()
+        self._acceptor = threading.Thread(target=self._accept, name="claude-sdkurl-host", daemon=True)
+        self._acceptor.start()
+
+    # ------------------------------------------------------------------ connections
+
+    def _accept(self) -> None:
+        while not self.closed:
+            try:
+                conn, _ = self._listener.accept()
+            except OSError:
+                return
+            try:
+                if peer_uid(conn) != os.getuid():
+                    logger.warning("the session host refused a connection from another user's process")
+                    conn.close()
+                    continue
+            except OSError:
+                conn.close()
+                continue
+            thread = threading.Thread(target=self._serve, args=(conn,), name="claude-sdkurl-host-turn", daemon=True)
+            with self._state:
+                self._threads.add(thread)
+            thread.start()
+
+    def _serve(self, conn: socket.socket) -> None:
+        caller = _Caller(conn)
+        try:
+            if not select.select([conn], [], [], WRITE_TIMEOUT)[0]:
+                return  # connected and said nothing
+            try:
+                request = read_frame(caller.reader)
+            except (OSError, HostError) as e:
+                caller.send({"op": "error", "type": "HostError", "message": str(e)})
+                return
+            if request is None:
+                return
+            try:
+                self._request(request, caller)
+            except Exception as e:  # noqa: BLE001 - the caller is told; the host goes on
+                caller.send({"op": "error", "type": type(e).__name__, "message": str(e)})
+        finally:
+            caller.lost()
+            try:
+                conn.close()
+            except OSError:
+                pass
+            with self._state:
+                self._threads.discard(threading.current_thread())
+
+    def _request(self, request: dict[str, Any], caller: _Caller) -> None:
+        op = request.get("op")
+        if op == "ping":
+            caller.send({"op": "pong", "pid": os.getpid()})
+            return
+        pool_id, pool = self._pool(request.get("options"), request.get("forward") or [])
+        key = request.get("key")
+        if op == "session_id":
+            caller.send({"op": "value", "value": pool.session_id(key)})
+            return
+        if op in ("hibernate", "interrupt"):
+            (pool.hibernate if op == "hibernate" else pool.interrupt)(key)
+            caller.send({"op": "value", "value": None})
+            return
+        if op == "live":
+            caller.send({"op": "value", "value": pool.live()})
+            return
+        if op != "send":
+            raise HostError(f"unknown request {op!r}")
+        prompt = request.get("prompt")
+        timeout = request.get("timeout")
+        if not isinstance(timeout, (int, float)) or isinstance(timeout, bool):
+            timeout = None
+        reader = threading.Thread(target=caller.read_answers, name="claude-sdkurl-host-read", daemon=True)
+        reader.start()
+        options = pool.options
+        if "can_use_tool" in (request.get("forward") or []):
+            options = dataclasses.replace(options, can_use_tool=self._router(pool_id, str(key)))
+        with self._state:
+            self._callers[(pool_id, str(key))] = caller
+        try:
+            turn = pool.send(key, prompt, options, timeout=timeout)
+            interrupted = False
+            for message in turn:
+                if not caller.send({"op": "message", "raw": message.raw}) and not interrupted:
+                    interrupted = True  # the caller is gone: the turn stops and is read to its end, its CLI stays
+                    pool.interrupt(key)
+            caller.send({"op": "end"})
+        finally:
+            with self._state:
+                if self._callers.get((pool_id, str(key))) is caller:
+                    del self._callers[(pool_id, str(key))]
+
+    def _pool(self, fields: Any, forward: Any) -> tuple[str, Any]:
+        from ..conversations import Conversations
+
+        options = decode_options(fields if fields is not None else {})
+        pool_id = json.dumps([fields, sorted(forward) if isinstance(forward, list) else []], sort_keys=True, default=str)
+        with self._state:
+            if self.closed:
+                raise HostError("the session host is closing")
+            pool = self._pools.get(pool_id)
+            if pool is None:
+                pool = self._pools[pool_id] = Conversations(options, **self._conversation_kw)
+        return pool_id, pool
+
+    def _router(self, pool_id: str, key: str) -> Any:
+        """The ``can_use_tool`` of a conversation: asks the caller of its turn under way."""
+
+        def can_use_tool(tool_name: str, tool_input: dict[str, Any], context: ToolPermissionContext) -> Any:
+            with self._state:
+                caller = self._callers.get((pool_id, key))
+            if caller is None:
+                return PermissionResultDeny(message=GONE)
+            return caller.ask(tool_name, tool_input, context)
+
+        return can_use_tool
+
+    # ------------------------------------------------------------------ end
+
+    def close(self) -> None:
+        """Stop accepting, stop every CLI (a turn under way ends with an error for its caller),
+        remove the socket and free the lock."""
+        with self._state:
+            if self.closed:
+                return
+            self.closed = True
+            pools = list(self._pools.values())
+        try:
+            self._listener.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        self._listener.close()
+        for pool in pools:
+            pool.close()
+        self._acceptor.join(5)
+        with self._state:
+            threads = list(self._threads)
+        for thread in threads:
+            thread.join(5)
+        try:
+            self.path.unlink(missing_ok=True)
+        finally:
+            os.close(self._lock_file)
+
+    def __enter__(self) -> SessionHost:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+__all__ = ["SessionHost", "default_socket_path"]

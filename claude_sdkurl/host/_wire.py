@@ -1,0 +1,131 @@
+"""What the session host and the processes attached to it say to each other: one JSON object a
+line over a Unix socket, and how options and permission answers travel in them.
+
+A turn, from the caller's side::
+
+    -> {"op": "send", "key": ..., "prompt": ..., "options": {...}, "forward": ["can_use_tool"], "timeout": ...}
+    <- {"op": "message", "raw": {...}}           the CLI's message as it wrote it (parsed again here)
+    <- {"op": "ask", "n": 1, "tool_name": ..., "input": {...}, "context": {...}}
+    -> {"op": "answer", "n": 1, "result": {"behavior": "allow", ...}}
+    <- {"op": "end"} | {"op": "error", "type": ..., "message": ...}
+
+Options travel as their fields that differ from the defaults, each as JSON; a field that cannot
+(a callback, a store object, an in-process MCP server) is refused by name before anything is
+sent, except ``can_use_tool``, which stays here and is asked over the connection.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from pathlib import PurePath
+from typing import Any
+
+from .._errors import ClaudeSDKError, CLIConnectionError
+from ..types import ClaudeAgentOptions, PermissionResultAllow, PermissionResultDeny, PermissionUpdate
+
+MAX_LINE = 64 * 1024 * 1024  # the longest line either side reads (a CLI message can be large)
+FORWARDED = ("can_use_tool",)  # callbacks that stay in the caller's process and are asked over the socket
+
+
+class HostError(ClaudeSDKError):
+    """The session host refused or failed a request (see the message)."""
+
+
+class HostUnreachableError(HostError, CLIConnectionError):
+    """No session host answers at that socket: nothing was sent."""
+
+
+class HostGoneError(HostError, CLIConnectionError):
+    """The session host went away during the turn (killed, stopped). The conversation's
+    transcript keeps what was said; its next message, to a host started again, goes on."""
+
+
+class HostOptionError(HostError, TypeError):
+    """An option the host cannot carry to its CLIs (a callback, an object); nothing was sent."""
+
+
+def encode_options(options: ClaudeAgentOptions) -> tuple[dict[str, Any], list[str]]:
+    """``(fields that differ from the defaults, as JSON values; callbacks to forward)``."""
+    default = ClaudeAgentOptions()
+    fields: dict[str, Any] = {}
+    forward: list[str] = []
+    for f in dataclasses.fields(ClaudeAgentOptions):
+        value = getattr(options, f.name)
+        if value == getattr(default, f.name):
+            continue
+        if f.name in FORWARDED:
+            forward.append(f.name)
+            continue
+        value = os.fspath(value) if isinstance(value, PurePath) else value
+        try:
+            fields[f.name] = json.loads(json.dumps(value))
+        except (TypeError, ValueError):
+            raise HostOptionError(f"the session host cannot carry options.{f.name} ({type(value).__name__}) to its CLIs; "
+                                  f"only can_use_tool is asked back over the connection") from None  # fmt: skip
+        if fields[f.name] != value:  # (a tuple becomes a list: same for the CLI; anything else changed is refused)
+            if not (isinstance(value, tuple) and list(value) == fields[f.name]):
+                raise HostOptionError(f"options.{f.name} does not survive JSON unchanged; the host cannot carry it")
+    return fields, forward
+
+
+def decode_options(fields: Any) -> ClaudeAgentOptions:
+    """The options a caller sent; :class:`HostOptionError` for an unknown field."""
+    if not isinstance(fields, dict):
+        raise HostOptionError("options are a JSON object")
+    known = {f.name for f in dataclasses.fields(ClaudeAgentOptions)} - set(FORWARDED)
+    unknown = sorted(set(fields) - known)
+    if unknown:
+        raise HostOptionError(f"unknown options: {', '.join(unknown)}")
+    return ClaudeAgentOptions(**fields)
+
+
+def encode_result(result: Any) -> dict[str, Any]:
+    """A ``can_use_tool`` answer as JSON (anything else is a deny that says so)."""
+    if isinstance(result, PermissionResultAllow):
+        out: dict[str, Any] = {"behavior": "allow"}
+        if result.updated_input is not None:
+            out["updated_input"] = result.updated_input
+        if result.updated_permissions:
+            out["updated_permissions"] = [p.to_dict() for p in result.updated_permissions]
+        return out
+    if isinstance(result, PermissionResultDeny):
+        return {"behavior": "deny", "message": result.message, "interrupt": result.interrupt}
+    return {"behavior": "deny", "message": f"can_use_tool returned {type(result).__name__}, not a permission result"}
+
+
+def decode_result(data: Any) -> PermissionResultAllow | PermissionResultDeny:
+    if isinstance(data, dict) and data.get("behavior") == "allow":
+        updated = data.get("updated_input")
+        permissions = data.get("updated_permissions")
+        return PermissionResultAllow(
+            updated_input=updated if isinstance(updated, dict) else None,
+            updated_permissions=[PermissionUpdate.from_dict(p) for p in permissions] if isinstance(permissions, list) else None,
+        )
+    if isinstance(data, dict) and data.get("behavior") == "deny":
+        return PermissionResultDeny(message=str(data.get("message") or ""), interrupt=data.get("interrupt") is True)
+    return PermissionResultDeny(message="the caller's answer was not a permission result")
+
+
+def line(frame: dict[str, Any]) -> bytes:
+    return (json.dumps(frame, separators=(",", ":")) + "\n").encode()
+
+
+def read_frame(reader: Any) -> dict[str, Any] | None:
+    """The next frame, ``None`` at the end of the stream. :class:`HostError` for a line that is
+    too long or not a JSON object."""
+    raw = reader.readline(MAX_LINE + 1)
+    if not raw:
+        return None
+    if len(raw) > MAX_LINE or not raw.endswith(b"\n"):
+        if not raw.endswith(b"\n") and len(raw) <= MAX_LINE:
+            return None  # cut short: the other side went away mid-line
+        raise HostError("a line longer than the host reads")
+    try:
+        frame = json.loads(raw)
+    except ValueError:
+        raise HostError("a line that is not JSON") from None
+    if not isinstance(frame, dict):
+        raise HostError("a line that is not a JSON object")
+    return frame

@@ -1,0 +1,246 @@
+"""The session host (issue 55), on the real CLI 2.1.330: a real host process
+(``python -m claude_sdkurl.host``) owns the CLIs, real worker processes
+(``tests/conversation_worker.py``) attach with ``Conversations(..., host=...)``.
+
+Hostile first: another user's process, a second host, a directory that is not private, an option
+the host cannot carry, no host at all, a worker killed with a permission request pending, the host
+killed mid-turn. Then what the host is for: turns from several workers on one live CLI.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import stat
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from claude_sdkurl import ClaudeAgentOptions, Conversations, HookMatcher, ResultMessage
+from claude_sdkurl.host import HostError, HostGoneError, HostOptionError, HostUnreachableError, serve
+from claude_sdkurl.testing import MockMessagesAPI, Reply, offline_env, text, tool_use
+from claude_sdkurl.testing.mock_api import RecordedRequest
+
+from .test_realcli_conversations_outlive import Worker, history_echo, live_clis, prompts
+
+pytestmark = pytest.mark.realcli
+
+
+class Host:
+    """A session host process at ``path``; stopped (its process group killed) by the fixture."""
+
+    def __init__(self, path: Path, *args: str) -> None:
+        self.path = path
+        self.proc = subprocess.Popen([sys.executable, "-m", "claude_sdkurl.host", "--socket", str(path), *args],
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)  # fmt: skip
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        assert "session host at" in line, (line, self.proc.stderr.read() if self.proc.poll() is not None and self.proc.stderr else "")
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait(60)
+        for stream in (self.proc.stdout, self.proc.stderr):
+            if stream is not None:
+                stream.close()
+
+
+@pytest.fixture
+def hosts(tmp_path: Path) -> Iterator[list[Host]]:
+    started: list[Host] = []
+    yield started
+    for host in started:
+        try:
+            os.killpg(host.proc.pid, signal.SIGKILL)  # the host and anything of its group
+        except ProcessLookupError:
+            pass
+        host.kill()
+
+
+@pytest.fixture
+def sock() -> Iterator[Path]:
+    """Where the host listens: in a directory of its own under /tmp (pytest's own is 0700 all the
+    way, which would keep another user out before the host's directory is even reached)."""
+    import shutil
+    import tempfile
+
+    base = Path(tempfile.mkdtemp(prefix="claude-sdkurl-hosttest-"))
+    yield base / "host" / "host.sock"
+    shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.fixture
+def settings(cli_paths: dict[str, Path], api: MockMessagesAPI, home: Path, sock: Path) -> dict[str, Any]:
+    api.responder = history_echo
+    return {"cli": str(cli_paths["stdio"]), "env": offline_env(api.url, home), "cwd": str(home / "work"), "host": str(sock)}
+
+
+def options_of(settings: dict[str, Any], **kw: Any) -> ClaudeAgentOptions:
+    return ClaudeAgentOptions(cli_path=settings["cli"], env=settings["env"], cwd=settings["cwd"], allowed_tools=["Bash"], **kw)
+
+
+CONNECT_AS_NOBODY = """
+import socket, sys
+s = socket.socket(socket.AF_UNIX)
+try:
+    s.connect(sys.argv[1])
+except OSError as e:
+    print("refused", e.errno); sys.exit(0)
+try:
+    s.sendall(b'{"op": "ping"}\\n')
+    print("answered" if s.recv(100) else "closed")
+except (ConnectionResetError, BrokenPipeError):
+    print("closed")  # closed with what was sent unread
+"""
+
+
+def as_nobody(path: Path) -> str:
+    def drop() -> None:
+        os.setgid(65534)
+        os.setuid(65534)
+
+    # (the system's Python: the test's own lives where nobody may run it)
+    ran = subprocess.run(["/usr/bin/python3", "-c", CONNECT_AS_NOBODY, str(path)], capture_output=True, text=True, timeout=60,
+                         preexec_fn=drop, cwd="/")  # fmt: skip
+    return ran.stdout.strip() or ran.stderr.strip()
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="needs root to run a process as another user")
+def test_only_this_users_processes_attach_and_one_host_serves_a_socket(settings: dict[str, Any], sock: Path, hosts: list[Host],
+                                                                        api: MockMessagesAPI, tmp_path: Path) -> None:  # fmt: skip
+    hosts.append(Host(sock))
+    assert stat.S_IMODE(os.stat(sock.parent).st_mode) == 0o700 and stat.S_IMODE(os.stat(sock).st_mode) & 0o077 == 0
+    os.chmod(sock.parent.parent, 0o755)  # (the base the test made: open, so only the host's own directory decides)
+    assert as_nobody(sock).startswith("refused 13")  # the directory keeps them out (EACCES)
+    os.chmod(sock.parent, 0o755)
+    os.chmod(sock, 0o777)
+    try:  # with the directory opened by mistake, the host itself closes another user's connection unread
+        assert as_nobody(sock) == "closed"
+    finally:
+        os.chmod(sock.parent, 0o700)
+    second = subprocess.run([sys.executable, "-m", "claude_sdkurl.host", "--socket", str(sock)], capture_output=True, text=True, timeout=60)
+    assert second.returncode == 2 and "already serves" in second.stderr
+    assert Conversations(options_of(settings), host=sock).live() == 0  # the first host still serves
+
+    loose = tmp_path / "loose"
+    loose.mkdir(mode=0o755)
+    os.chmod(loose, 0o755)
+    with pytest.raises(HostError, match="not a private directory"):
+        serve(loose / "host.sock")
+    assert not (loose / "host.sock").exists()
+    assert api.message_requests() == []
+
+
+def test_what_cannot_reach_the_host_is_a_typed_error_and_nothing_is_sent(settings: dict[str, Any], sock: Path, api: MockMessagesAPI) -> None:
+    def hook(*_: Any) -> dict[str, Any]:
+        return {}
+
+    with pytest.raises(HostOptionError, match="hooks"):
+        Conversations(options_of(settings, hooks={"PreToolUse": [HookMatcher(hooks=[hook])]}), host=sock)
+    chats = Conversations(options_of(settings), host=sock)  # no host serves there
+    with pytest.raises(HostUnreachableError, match="nothing was sent"):
+        list(chats.send("k", "chat #1: hello"))
+    with pytest.raises(ValueError):
+        Conversations(options_of(settings), host=sock, max_live=2)  # the host's own settings decide that
+    assert api.message_requests() == []
+
+
+def test_a_worker_killed_with_a_permission_pending_denies_and_the_next_worker_goes_on(
+    settings: dict[str, Any], sock: Path, hosts: list[Host], api: MockMessagesAPI, home: Path
+) -> None:
+    def model(request: RecordedRequest) -> Reply:
+        said = prompts(request)
+        results = request.tool_results()
+        if said[-1].endswith("touch it") and not results:
+            return tool_use("Bash", {"command": f"touch {home}/touched"})
+        if results:
+            return text(f"tool said: {json.dumps(results[-1].get('content'))[:300]}")
+        return text(" | ".join(said))
+
+    api.responder = model
+    hosts.append(Host(sock))
+    asking = Worker({**settings, "can_use_tool": "block", "allowed_tools": []})
+    asking.ask("k", "chat #1: touch it")
+    asked = asking.read()
+    assert asked["asked"] == "Bash"  # the question reached the worker that sent the turn
+    clis = live_clis(home)
+    assert len(clis) == 1
+    asking.kill()  # with the question unanswered
+    later = Worker({**settings, "can_use_tool": "allow", "allowed_tools": []})
+    try:
+        answer = later.send("k", "chat #2: what happened?")
+        assert "error" not in answer, answer
+        assert not (home / "touched").exists()  # nothing ran that nobody decided
+        requests = api.message_requests()
+        denied = [r for r in requests if r.tool_results()]
+        assert denied and "went away" in json.dumps(denied[0].tool_results()), "the model is told why"
+        assert prompts(requests[-1])[-2:] == ["chat #1: touch it", "chat #2: what happened?"]  # the whole history
+        assert live_clis(home) == clis  # the same CLI, live all along: no wake
+    finally:
+        later.stop()
+
+
+def test_the_host_killed_mid_turn_is_a_typed_error_and_a_new_host_goes_on(settings: dict[str, Any], sock: Path, hosts: list[Host],
+                                                                          api: MockMessagesAPI, home: Path) -> None:  # fmt: skip
+    def model(request: RecordedRequest) -> Reply:
+        said = prompts(request)
+        if said[-1].endswith("long"):
+            return Reply([{"type": "text", "text": "word " * 2000}], chunk=10, delay=0.05)
+        return text(" | ".join(said))
+
+    api.responder = model
+    first = Host(sock, "--lease-ttl", "4")
+    hosts.append(first)
+    chats = Conversations(options_of(settings, include_partial_messages=True), host=sock)
+    assert [m for m in chats.send("k", "chat #1: hello") if isinstance(m, ResultMessage)][-1].result == "chat #1: hello"
+    turn = chats.send("k", "chat #2: long")
+    next(m for m in turn if type(m).__name__ == "StreamEvent")  # streaming
+    killed = time.monotonic()
+    first.kill()
+    with pytest.raises(HostGoneError):
+        for _ in turn:
+            pass
+    told = time.monotonic() - killed
+    print(f"the caller was told {told:.2f} s after the host was killed")
+    assert told < 10  # (the promise is 2 s; the end of the socket is immediate, bounded for a busy machine)
+    deadline = time.monotonic() + 60
+    while live_clis(home) and time.monotonic() < deadline:  # the host's CLI goes with it (its orphan watcher)
+        time.sleep(0.2)
+    assert live_clis(home) == []
+    hosts.append(Host(sock, "--lease-ttl", "4"))
+    result = [m for m in chats.send("k", "chat #3: again") if isinstance(m, ResultMessage)][-1]
+    said = result.result.split(" | ")
+    assert said[0] == "chat #1: hello" and said[-1] == "chat #3: again" and said.count("chat #1: hello") == 1, said
+
+
+def test_turns_from_several_workers_run_on_one_live_cli_in_order(settings: dict[str, Any], sock: Path, hosts: list[Host],
+                                                                 api: MockMessagesAPI, home: Path) -> None:  # fmt: skip
+    hosts.append(Host(sock))
+    workers = [Worker(settings) for _ in range(3)]
+    try:
+        answers = [workers[i % 3].send("k", f"chat #{i}: from worker {i % 3}") for i in range(6)]
+        assert [a.get("error") for a in answers] == [None] * 6, answers
+        assert answers[-1]["text"] == " | ".join(f"chat #{i}: from worker {i % 3}" for i in range(6))
+        assert len({a["session_id"] for a in answers}) == 1
+        clis = live_clis(home)
+        assert len(clis) == 1  # one CLI served every worker: no hand-over, no wake
+        resumed = [r for r in api.message_requests()]
+        assert len(resumed) == 6
+        # two workers at once on one key: served one after the other, each with the other's turn in its history
+        workers[0].ask("k", "chat #6: at once A")
+        workers[1].ask("k", "chat #7: at once B")
+        both = [workers[0].read(), workers[1].read()]
+        assert [b.get("error") for b in both] == [None, None], both
+        longer, shorter = sorted((b["text"] for b in both), key=len, reverse=True)
+        assert longer.startswith(shorter) and live_clis(home) == clis
+    finally:
+        for worker in workers:
+            worker.stop()
+    assert live_clis(home) == clis  # the workers are gone; the host's CLI is not
