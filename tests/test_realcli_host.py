@@ -244,3 +244,50 @@ def test_turns_from_several_workers_run_on_one_live_cli_in_order(settings: dict[
         for worker in workers:
             worker.stop()
     assert live_clis(home) == clis  # the workers are gone; the host's CLI is not
+
+
+ENSURE_AND_SEND = """
+import json, sys
+from claude_sdkurl import ClaudeAgentOptions, Conversations, ResultMessage
+from claude_sdkurl import host
+settings = json.loads(sys.argv[1])
+where = host.ensure(settings["host"])
+options = ClaudeAgentOptions(cli_path=settings["cli"], env=settings["env"], cwd=settings["cwd"])
+result = [m for m in Conversations(options, host=where).send("k", sys.argv[2]) if isinstance(m, ResultMessage)][-1]
+print(json.dumps({"text": result.result, "host": host.HostLink(where).ping()}))
+"""
+
+
+def hosts_serving(sock: Path) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                args = open(f"/proc/{entry}/cmdline", "rb").read().split(b"\0")
+                state = open(f"/proc/{entry}/stat").read().rsplit(")", 1)[1].split()[0]
+            except OSError:
+                continue
+            if b"claude_sdkurl.host" in args and str(sock).encode() in args and state != "Z":
+                found.append(int(entry))
+    return found
+
+
+def test_processes_that_ask_at_once_start_one_host_that_outlives_them(settings: dict[str, Any], sock: Path, home: Path) -> None:
+    try:
+        callers = [subprocess.Popen([sys.executable, "-c", ENSURE_AND_SEND, json.dumps(settings), f"chat #{i}: from caller {i}"],
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for i in range(3)]  # fmt: skip
+        said = []
+        for caller in callers:
+            out, err = caller.communicate(timeout=300)
+            assert caller.returncode == 0, err[-2000:]
+            said.append(json.loads(out))
+        assert len({s["host"] for s in said}) == 1  # one host served all three
+        assert hosts_serving(sock) == [said[0]["host"]]  # and it is still there, its starter gone
+        assert len(max((s["text"] for s in said), key=len).split(" | ")) == 3  # one conversation, three turns
+        assert stat.S_IMODE(os.stat(sock.parent / "host.log").st_mode) == 0o600
+    finally:
+        for pid in hosts_serving(sock):
+            os.killpg(pid, signal.SIGKILL)
+        deadline = time.monotonic() + 60
+        while (hosts_serving(sock) or live_clis(home)) and time.monotonic() < deadline:
+            time.sleep(0.2)

@@ -23,14 +23,18 @@ who may attach and what happens when a caller or the host goes away.
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
+import time
+from pathlib import Path
 from typing import Any
 
 from ._client import HostLink
-from ._server import SessionHost, default_socket_path
+from ._server import SessionHost, default_socket_path, private_dir
 from ._wire import HostError, HostGoneError, HostOptionError, HostUnreachableError
 
 __all__ = ["HostError", "HostGoneError", "HostLink", "HostOptionError", "HostUnreachableError", "SessionHost",
-           "default_socket_path", "serve"]  # fmt: skip
+           "default_socket_path", "ensure", "serve"]  # fmt: skip
 
 
 def serve(path: str | os.PathLike[str] | None = None, **conversations: Any) -> SessionHost:
@@ -39,3 +43,42 @@ def serve(path: str | os.PathLike[str] | None = None, **conversations: Any) -> S
     :class:`~claude_sdkurl.Conversations`. :class:`HostError` when another host serves there or
     the directory is not private to this user."""
     return SessionHost(path, **conversations)
+
+
+def ensure(path: str | os.PathLike[str] | None = None, *, wait: float = 30.0, args: tuple[str, ...] = ()) -> Path:
+    """The socket of a session host serving at ``path``; when none answers, one is started for
+    it: ``python -m claude_sdkurl.host`` in a session of its own, outliving this process (its
+    output in ``host.log`` beside the socket, 0600). Several processes asking at once start one
+    host between them (the host's lock decides; the others' exit at once). ``args``: more of the
+    command's flags (``("--max-live", "16")``). :class:`HostError` when none answers within
+    ``wait`` seconds (with the end of its log)."""
+    where = Path(path) if path is not None else default_socket_path()
+    link = HostLink(where)
+    try:
+        link.ping()
+        return where
+    except HostUnreachableError:
+        pass
+    private_dir(where.parent)
+    log_path = where.parent / "host.log"
+    log = os.open(log_path, os.O_CREAT | os.O_WRONLY | os.O_APPEND, 0o600)
+    try:
+        started = subprocess.Popen([sys.executable, "-m", "claude_sdkurl.host", "--socket", str(where), *args],
+                                   stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True, close_fds=True)  # fmt: skip
+    finally:
+        os.close(log)
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            link.ping()
+            return where
+        except HostUnreachableError:
+            pass
+        code = started.poll()
+        if (code is not None and code != 2) or time.monotonic() > deadline:  # 2: another host won the lock
+            try:
+                tail = log_path.read_text(errors="replace")[-2000:]
+            except OSError:
+                tail = ""
+            raise HostError(f"no session host answered at {where} within {wait:g} s (exit {code}); its log ends:\n{tail}")
+        time.sleep(0.05)

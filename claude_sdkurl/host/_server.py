@@ -8,9 +8,10 @@ read. One host a socket: an exclusive lock on ``host.lock`` beside it; a second 
 the same path is refused (:class:`HostError`), and a socket left by a host that was killed is
 replaced once the lock is free.
 
-What it runs: a :class:`~claude_sdkurl.conversations.Conversations` for each set of options the
-callers send (same options, same pool), so the keys, leases and store are those of conversations
-run in-process. A turn is one connection: the caller sends it, the host streams its messages
+What it runs: a :class:`~claude_sdkurl.conversations.Conversations` for each config directory
+the callers' CLIs use (their ``HOME`` / ``CLAUDE_CONFIG_DIR``), so the keys, leases and store are
+those of conversations run in-process with the same options; each conversation runs with the
+options its first message came with, as in-process. A turn is one connection: the caller sends it, the host streams its messages
 back and asks the caller for each ``can_use_tool`` decision. A caller that goes away mid-turn
 (killed, disconnected, or not reading for ``WRITE_TIMEOUT``): what it was asked is denied with a
 reason the model sees, the turn is interrupted and read to its end, the CLI stays live, and the
@@ -24,7 +25,6 @@ from __future__ import annotations
 
 import dataclasses
 import fcntl
-import json
 import os
 import select
 import socket
@@ -235,7 +235,7 @@ class SessionHost:
         if op == "ping":
             caller.send({"op": "pong", "pid": os.getpid()})
             return
-        pool_id, pool = self._pool(request.get("options"), request.get("forward") or [])
+        pool_id, pool, options = self._pool(request.get("options"), request.get("forward") or [])
         key = request.get("key")
         if op == "session_id":
             caller.send({"op": "value", "value": pool.session_id(key)})
@@ -255,7 +255,6 @@ class SessionHost:
             timeout = None
         reader = threading.Thread(target=caller.read_answers, name="claude-sdkurl-host-read", daemon=True)
         reader.start()
-        options = pool.options
         if "can_use_tool" in (request.get("forward") or []):
             options = dataclasses.replace(options, can_use_tool=self._router(pool_id, str(key)))
         with self._state:
@@ -273,18 +272,21 @@ class SessionHost:
                 if self._callers.get((pool_id, str(key))) is caller:
                     del self._callers[(pool_id, str(key))]
 
-    def _pool(self, fields: Any, forward: Any) -> tuple[str, Any]:
-        from ..conversations import Conversations
+    def _pool(self, fields: Any, forward: Any) -> tuple[str, Any, Any]:
+        """``(pool id, its Conversations, the caller's options)``: one pool for every caller whose
+        CLIs share a config directory (so one store of keys and leases, as in-process), unless
+        the host was given a store of its own (then one pool)."""
+        from ..conversations import Conversations, default_store_path
 
         options = decode_options(fields if fields is not None else {})
-        pool_id = json.dumps([fields, sorted(forward) if isinstance(forward, list) else []], sort_keys=True, default=str)
+        pool_id = "" if self._conversation_kw["store"] is not None else str(default_store_path(options))
         with self._state:
             if self.closed:
                 raise HostError("the session host is closing")
             pool = self._pools.get(pool_id)
             if pool is None:
                 pool = self._pools[pool_id] = Conversations(options, **self._conversation_kw)
-        return pool_id, pool
+        return pool_id, pool, options
 
     def _router(self, pool_id: str, key: str) -> Any:
         """The ``can_use_tool`` of a conversation: asks the caller of its turn under way."""

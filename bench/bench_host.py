@@ -1,0 +1,112 @@
+"""The session host (``python -m claude_sdkurl.host``), measured on the real CLI 2.1.330 and the
+mock model, each ratio against a turn on a live in-process conversation in the same run:
+
+* the hop: a turn sent through the host from this process, beside the same turn in-process;
+* any worker: one conversation's messages sent in turn from 4 worker processes attached to the
+  host, beside the same 4 workers without a host (each message a hand-over: stop, wake);
+* a deploy: every worker restarted, the first message of each conversation (the host's CLIs
+  stayed live), beside the same without a host (each a wake from the transcript).
+
+    .venv/bin/pip install -q -e '.[test]' && .venv/bin/python bench/bench_host.py [--rounds 12]
+
+Nothing here is a test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from claude_sdkurl import ClaudeAgentOptions, Conversations, ResultMessage  # noqa: E402
+from claude_sdkurl.testing import STDIO_CLI_VERSION, MockMessagesAPI, install_cli, offline_env, text  # noqa: E402
+
+WORKER = ROOT / "tests" / "conversation_worker.py"
+
+
+def turn(chats: Conversations, key: str, prompt: str) -> float:
+    t0 = time.perf_counter()
+    [m for m in chats.send(key, prompt) if isinstance(m, ResultMessage)]
+    return time.perf_counter() - t0
+
+
+class Worker:
+    def __init__(self, settings: dict[str, Any]) -> None:
+        self.proc = subprocess.Popen([sys.executable, str(WORKER), json.dumps(settings)], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, text=True, cwd=ROOT)  # fmt: skip
+        assert json.loads(self.proc.stdout.readline()) == {"ready": True}  # type: ignore[union-attr]
+
+    def send(self, key: str, prompt: str) -> float:
+        t0 = time.perf_counter()
+        self.proc.stdin.write(json.dumps([key, prompt]) + "\n")  # type: ignore[union-attr]
+        self.proc.stdin.flush()  # type: ignore[union-attr]
+        answer = json.loads(self.proc.stdout.readline())  # type: ignore[union-attr]
+        assert "error" not in answer, answer
+        return time.perf_counter() - t0
+
+    def stop(self) -> None:
+        self.proc.stdin.close()  # type: ignore[union-attr]
+        self.proc.wait(60)
+
+
+def p50(values: list[float]) -> float:
+    return statistics.median(values) * 1000
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=12)
+    args = parser.parse_args()
+    cli = install_cli(STDIO_CLI_VERSION)
+    with MockMessagesAPI(lambda r: text(f"echo: {r.last_user_text()}")) as api, tempfile.TemporaryDirectory() as d:
+        home = Path(d)
+        (home / "work").mkdir()
+        options = ClaudeAgentOptions(cli_path=str(cli), env=offline_env(api.url, home), cwd=str(home / "work"))
+        with Conversations(options, store=home / "inproc.sqlite3") as chats:
+            turn(chats, "base", "hello")
+            live = [turn(chats, "base", f"again {i}") for i in range(args.rounds)]
+        print(f"a live in-process turn: p50 {p50(live):.0f} ms")
+
+        sock = home / "host" / "host.sock"
+        host = subprocess.Popen([sys.executable, "-m", "claude_sdkurl.host", "--socket", str(sock)], stdout=subprocess.PIPE,
+                                text=True, start_new_session=True)  # fmt: skip
+        try:
+            assert "session host at" in host.stdout.readline()  # type: ignore[union-attr]
+            hosted = Conversations(options, host=sock)
+            turn(hosted, "hop", "hello")
+            hop = [turn(hosted, "hop", f"again {i}") for i in range(args.rounds)]
+            print(f"the hop: a turn through the host p50 {p50(hop):.0f} ms ({p50(hop) / p50(live):.2f}x in-process)")
+
+            settings = {"cli": str(cli), "env": options.env, "cwd": str(home / "work"), "allowed_tools": []}
+            for label, extra in (("with a host", {"host": str(sock)}), ("without a host", {"store": str(home / "workers.sqlite3")})):
+                workers = [Worker({**settings, **extra}) for _ in range(4)]
+                workers[0].send("shared", "hello")
+                spread = [workers[i % 4].send("shared", f"from worker {i % 4}, #{i}") for i in range(1, args.rounds + 1)]
+                for u in range(4):
+                    workers[u].send(f"user{u}", "I am here")
+                for w in workers:
+                    w.stop()
+                again = [Worker({**settings, **extra}) for _ in range(4)]  # a deploy: every worker new
+                after = [again[u].send(f"user{u}", "after the deploy") for u in range(4)]
+                for w in again:
+                    w.stop()
+                print(f"{label}: one conversation from 4 workers p50 {p50(spread):.0f} ms ({p50(spread) / p50(live):.2f}x a live turn); "
+                      f"after every worker restarted, first message p50 {p50(after):.0f} ms ({p50(after) / p50(live):.2f}x)")  # fmt: skip
+        finally:
+            os.killpg(host.pid, signal.SIGTERM)
+            host.wait(60)
+
+
+if __name__ == "__main__":
+    main()
