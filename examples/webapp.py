@@ -17,6 +17,10 @@ PostgreSQL or Redis store and the options a shared ``session_store``. Open http:
 Offline by default: a real CLI against the bundled mock model (``DemoEnvironment``); with
 ``CLAUDE_SDKURL_LIVE=1`` the CLIs use your own login, or whatever ``ANTHROPIC_*`` variables the
 server's environment has. ``MAX_LIVE``, ``SPARES`` and ``WORKSPACES`` (a folder) tune it.
+
+With ``SESSION_HOST`` (a socket path, or ``auto``: started on demand) the CLIs live in a session
+host (``python -m claude_sdkurl.host``) instead of the workers: a message reaches its
+conversation's live CLI whichever worker takes it, and a deploy stops none (docs/guide/deployment.md).
 """
 
 from __future__ import annotations
@@ -40,8 +44,14 @@ workspaces = Path(os.environ.get("WORKSPACES") or Path.home() / ".cache" / "clau
 workspaces.mkdir(mode=0o700, parents=True, exist_ok=True)
 demo = DemoEnvironment(home=workspaces / ".demo-home")  # offline unless CLAUDE_SDKURL_LIVE=1 (one HOME for every worker)
 base = demo.options(include_partial_messages=True, allowed_tools=["Read"])
-spares = SparePool(int(os.environ.get("SPARES", "2")), base) if os.environ.get("SPARES") != "0" else None
-conversations = Conversations(base, max_live=int(os.environ.get("MAX_LIVE", "4")), idle_timeout=120)
+spares = SparePool(int(os.environ.get("SPARES", "2")), base) if os.environ.get("SPARES") != "0" and not os.environ.get("SESSION_HOST") else None
+if os.environ.get("SESSION_HOST"):  # the CLIs live in a session host: every worker reaches the same live ones
+    from claude_sdkurl import host
+
+    where = host.ensure() if os.environ["SESSION_HOST"] == "auto" else os.environ["SESSION_HOST"]
+    conversations = Conversations(base, host=where)
+else:
+    conversations = Conversations(base, max_live=int(os.environ.get("MAX_LIVE", "4")), idle_timeout=120)
 atexit.register(conversations.close)
 if spares is not None:
     atexit.register(spares.close)
