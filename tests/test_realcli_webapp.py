@@ -42,11 +42,11 @@ def answer(request: RecordedRequest) -> Reply:
 
 class Server:
     def __init__(self, cli: Path, api: MockMessagesAPI, home: Path, workers: int = 1, threads: int = 24, spares: int = SPARES,
-                 app: str = "webapp:app") -> None:  # fmt: skip
+                 app: str = "webapp:app", extra_env: dict[str, str] | None = None) -> None:  # fmt: skip
         self.port = free_port()
         self.home = home
         env = {**os.environ, **offline_env(api.url, home), "CLAUDE_SDKURL_LIVE": "1", "CLAUDE_SDKURL_CLI": str(cli),
-               "MAX_LIVE": str(MAX_LIVE), "SPARES": str(spares), "WORKSPACES": str(home / "ws")}  # fmt: skip
+               "MAX_LIVE": str(MAX_LIVE), "SPARES": str(spares), "WORKSPACES": str(home / "ws"), **(extra_env or {})}  # fmt: skip
         (home / "ws").mkdir(exist_ok=True)
         self.log = open(home / "gunicorn.log", "w")  # noqa: SIM115 - closed in stop()
         self.proc = subprocess.Popen([sys.executable, "-m", "gunicorn", "-k", "gthread", "--threads", str(threads), "-w", str(workers),
@@ -252,6 +252,67 @@ def test_four_worker_processes_share_every_conversation(cli_paths: dict[str, Pat
     assert seen["most"] == 1 and seen["samples"] > 20, seen
     assert len({done["worker"] for _, _, done in results.values() if done}) >= 2  # the requests did spread over the workers
     print(f"150 answers for 50 users over 4 workers in {took:.1f} s ({150 / took:.1f} requests/s)")
+
+
+def test_with_a_session_host_four_workers_reach_the_same_live_clis_and_a_restart_stops_none(
+    cli_paths: dict[str, Path], api: MockMessagesAPI, home: Path
+) -> None:
+    """Issue 55: the same web app with ``SESSION_HOST``, gunicorn with 4 workers, a session host
+    process owning the CLIs. 20 users x 3 messages; between the second and the third, one
+    worker SIGKILLed and then the whole gunicorn restarted. Every answer right, every request
+    with exactly its history, every CLI the host's (none in a worker), and the same CLIs before
+    and after the restart: no conversation was woken again."""
+    import tempfile
+
+    api.responder = answer
+    base = Path(tempfile.mkdtemp(prefix="claude-sdkurl-webhost-"))
+    sock = base / "host" / "host.sock"
+    host = subprocess.Popen([sys.executable, "-m", "claude_sdkurl.host", "--socket", str(sock), "--max-live", "24"],
+                            env={**os.environ, **offline_env(api.url, home), "CLAUDE_SDKURL_CLI": str(cli_paths["stdio"])},
+                            stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, start_new_session=True)  # fmt: skip
+    server: Server | None = None
+    try:
+        assert host.stdout is not None and "session host at" in host.stdout.readline()
+        server = Server(cli_paths["stdio"], api, home, workers=4, threads=8, spares=0, extra_env={"SESSION_HOST": str(sock)})
+        users = [f"user-{i}" for i in range(20)]
+        first, _ = browse_all(server, users, range(2))
+
+        def host_clis() -> set[int]:
+            return {pid for pid, cmd, parent, _ in server._processes() if parent == host.pid and b"--output-format" in cmd}  # type: ignore[union-attr]
+
+        before = host_clis()
+        assert len(before) == 20 and server.clis() == 0  # every CLI the host's, none in a worker
+        os.kill(server.worker_pid() or 0, signal.SIGKILL)
+        server.stop()
+        server = Server(cli_paths["stdio"], api, home, workers=4, threads=8, spares=0, extra_env={"SESSION_HOST": str(sock)})
+        last, _ = browse_all(server, users, range(2, 3))
+        assert host_clis() == before  # the deploy stopped none: the same 20 CLIs, live all along
+    finally:
+        if server is not None:
+            server.stop()
+        os.killpg(host.pid, signal.SIGKILL)
+        host.wait(60)
+        if host.stdout is not None:
+            host.stdout.close()
+        import shutil
+
+        shutil.rmtree(base, ignore_errors=True)
+    results = {**first, **last}
+    assert len(results) == 60
+    for (user, n), (said, _, done) in results.items():
+        assert said == f"echo: {user} question {n} " + "and more " * 10, said
+        assert done is not None and done["error"] is False
+    for request in api.message_requests():
+        said = user_texts(request)
+        user = said[-1].split()[0]
+        assert said == [f"{user} question {n}" for n in range(int(said[-1].split()[-1]) + 1)], said
+    assert len(api.message_requests()) == 60
+    assert len({done["worker"] for _, _, done in results.values() if done}) >= 2  # the requests did spread over the workers
+    deadline = time.monotonic() + 60
+    while clis_with(home) and time.monotonic() < deadline:  # the host killed: its CLIs go with it
+        time.sleep(0.2)
+    assert clis_with(home) == []
 
 
 def test_many_users_at_once_over_few_clis(server: Server, api: MockMessagesAPI, home: Path) -> None:
