@@ -272,3 +272,44 @@ def test_after_the_program_exits_its_sessions_are_listed_side_by_side_a_parked_c
     assert log.read_text() == "ran\n"  # once
     continued = [r for r in api.message_requests() if "and one more" in json.dumps(r.messages())]
     assert continued and "Answer to: item 2" in json.dumps(continued[0].messages())  # resumed with its history
+
+
+@pytest.mark.parametrize("transport", ["stdio"], indirect=True)
+def test_a_mode_chosen_on_the_page_decides_the_next_tool_call(
+    browser: Any, make_options: OptionsFactory, api: MockMessagesAPI, home: Path  # noqa: F811
+) -> None:
+    """Issue 59, item 2, in the browser: the bar's list shows the session's permission mode; a
+    person picks ``dontAsk``; the row says so, and the next tool call is refused without asking."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    from claude_sdkurl import ClaudeClient, PermissionResultAllow, ResultMessage
+    from tests.test_realcli_relay import steering_model
+
+    api.responder = steering_model
+    asked: list[str] = []
+
+    def allow(tool_name: str, tool_input: dict[str, Any], context: Any) -> PermissionResultAllow:
+        asked.append(tool_input.get("command", ""))
+        return PermissionResultAllow()
+
+    with relay.serve(port=0, announce=False, steer=True) as served:
+        page = BrowserSteps(browser, ARTIFACTS)
+        browser.get(served.url)
+        page.wait(lambda: browser.find_element(By.ID, "conn").text == "connected", 120, "the page's connection")
+        with ClaudeClient(make_options(can_use_tool=allow)) as client:
+            client.query("touch first")
+            assert [m for m in client.receive_response() if isinstance(m, ResultMessage)][0].result == "touched"
+            assert asked == ["touch first.txt"]
+            key = served.hub.running_sessions()[0].key
+            page.wait(lambda: browser.find_element(By.CSS_SELECTOR, f'#sessions li[data-key="{key}"]').click() or True, 60, "the session chosen")
+            chooser = page.wait(lambda: (lambda e: e if e.is_displayed() else None)(browser.find_element(By.ID, "mode-select")), 60, "the mode list")
+            assert Select(chooser).first_selected_option.text == "default"
+            Select(chooser).select_by_visible_text("dontAsk")
+            row = f'#sessions li[data-key="{key}"]'
+            page.wait(lambda: "dontAsk" in browser.find_element(By.CSS_SELECTOR, row).text, 60, "the row showing the new mode")
+            assert served.hub.session(key).permission_mode == "dontAsk"  # type: ignore[union-attr]
+            page.shot("mode-changed")
+            client.query("touch second")
+            assert [m for m in client.receive_response() if isinstance(m, ResultMessage)][0].result == "refused"
+        assert asked == ["touch first.txt"] and not (home / "work" / "second.txt").exists()
