@@ -36,7 +36,12 @@ was under way is in it once, or not at all; nothing of that turn runs again). A 
 cannot renew (the store refuses, fails or hangs) stops its CLIs once half a lease has gone by
 since the last renewal the store confirmed was sent, so they are gone before the lease can run
 out; and a holder that finds its lease taken stops them at once (:class:`ConversationLeaseLost`
-for a turn under way). Neither gives back a lease it is not sure of: it runs out by itself. A store that fails is a :class:`ConversationStoreError`; nothing is half-written (each
+for a turn under way). Neither gives back a lease it is not sure of: it runs out by itself.
+A holder that cannot act at all (frozen: SIGSTOP, a paused VM or container, a long pause) is
+covered by each CLI's *fence*, a small process of its own that the holder tells, at each
+confirmed renewal, how long the CLI may run (``FENCE_SHARE``, six tenths of a lease, from the
+renewal's sending); told nothing in time, it kills the CLI and everything the CLI started (a
+Bash tool's command runs in a group of its own), before the lease can run out. A store that fails is a :class:`ConversationStoreError`; nothing is half-written (each
 change is one transaction).
 
 Threads: one ``claude-sdkurl-conversations`` thread renews the leases, answers the marks and
@@ -67,6 +72,7 @@ from ._engine.launch import unattended
 from ._engine.log import get_logger
 from .client import ClaudeClient
 from ._engine.paths import cli_config_dir, project_key_for_directory
+from ._engine.transport.process import fence_cli
 from .stores.conversations import ConversationStore, SQLiteConversationStore
 from .types import ClaudeAgentOptions, Message, ResultMessage, SystemMessage
 
@@ -74,6 +80,11 @@ __all__ = ["ConversationBusyError", "ConversationLeaseLost", "ConversationStoreE
 
 logger = get_logger("claude_sdkurl.conversations")
 T = TypeVar("T")
+
+# A CLI's fence kills it this share of a lease after the last confirmed renewal: after the
+# holder's own rule (half a lease), which it backs up when the holder cannot act (frozen), and
+# with four tenths of the lease left for the kill before anyone may take the lease over.
+FENCE_SHARE = 0.6
 
 MAX_KEY = 4096
 """The longest key (characters): a key is stored as it is, never used as a file name."""
@@ -112,6 +123,7 @@ class _Conversation:
     leased: bool = False  # this object holds the key's lease (from before its CLI starts to after it stops)
     confirmed: float = 0.0  # (monotonic) when the last call that the store answered "ours" was sent
     lost: bool = False  # the lease went to another holder: the CLI here was stopped
+    fence: Any = None  # the CLI's lease fence (another process that kills it when renewals stop)
 
 
 class _Renewal:
@@ -301,6 +313,12 @@ class Conversations:
             thread.start()
         for thread in stopping:
             thread.join()
+        with self._cond:
+            fences = [c.fence for c in self._conversations.values() if c.fence is not None]
+            for conversation in self._conversations.values():
+                conversation.fence = None
+        for fence in fences:  # the CLIs are gone: their fences leave (and their pipes close)
+            fence.release()
         self._reaper.join(5)
         with self._cond:
             held = [c for c in self._conversations.values() if c.leased and not c.busy]
@@ -401,6 +419,9 @@ class Conversations:
         client = ClaudeClient(options)
         try:
             client.connect()
+            pid = client._session.cli_pid if client._session is not None else None
+            if pid is not None:  # from now on another process stops this CLI if the lease is not confirmed in time
+                conversation.fence = fence_cli(pid, conversation.confirmed + self.lease_ttl * FENCE_SHARE - time.monotonic())
         except BaseException:
             with self._cond:
                 self._slots.discard(conversation)
@@ -423,8 +444,11 @@ class Conversations:
         lock held)."""
         with self._cond:
             client, conversation.client = conversation.client, None
+            fence, conversation.fence = conversation.fence, None
         if client is not None:
             client.disconnect()  # the CLI is gone before the slot (and the lease) is given to another
+        if fence is not None:
+            fence.release()
         with self._cond:
             if client is not None:
                 self.stats["hibernated"] += 1
@@ -511,13 +535,16 @@ class Conversations:
         if why is not None:
             self._let_go(conversation, why)
 
-    @staticmethod
-    def _verdict(conversation: _Conversation, held: set[str], wanted: set[str], sent: float) -> str | None:
+    def _verdict(self, conversation: _Conversation, held: set[str], wanted: set[str], sent: float) -> str | None:
         """What a renewal sent at ``sent`` says of a conversation: ``"lost"``, ``"yielded"``
-        (another holder wants it), or ``None`` (still ours, confirmed as of ``sent``)."""
+        (another holder wants it), or ``None`` (still ours, confirmed as of ``sent``: its
+        CLI's fence is told it may run half a lease from then)."""
         if conversation.key not in held:
             return "lost"
         conversation.confirmed = max(conversation.confirmed, sent)
+        fence = conversation.fence
+        if fence is not None:
+            fence.allow(conversation.confirmed + self.lease_ttl * FENCE_SHARE - time.monotonic())
         return "yielded" if conversation.key in wanted else None
 
     def _renewed(self, namespace: str, keys: list[str]) -> _Renewal | None:

@@ -384,3 +384,75 @@ def test_with_the_store_unreachable_the_holder_stops_its_cli_before_its_lease_ca
     finally:
         store.close()
         server.stop()
+
+
+def test_a_holder_frozen_past_its_lease_has_its_cli_stopped_by_its_fence_and_never_two_clis(
+    settings: dict[str, Any], api: MockMessagesAPI, home: Path, tmp_path: Path
+) -> None:
+    """Issue 55, item 3: a worker SIGSTOPped (a paused container, a long GC pause) while its CLI
+    runs a tool could do nothing itself, and its CLI ran on: the tool finished, and once the
+    lease ran out another worker resumed the same session beside it. Now the CLI's fence (a
+    process of its own, not frozen with the holder) kills it and its tool at half a lease past
+    the last confirmed renewal: the tool never finishes, never two CLIs (sampled from /proc),
+    and the other worker goes on with the history."""
+    log = tmp_path / "ran.log"
+
+    def model(request: RecordedRequest) -> Reply:
+        said = prompts(request)
+        if said[-1].endswith("work") and not request.tool_results():
+            return tool_use("Bash", {"command": f"sleep 8; echo ran >> {log}"})
+        return text(" | ".join(said))
+
+    api.responder = model
+    fast = {**settings, "lease_ttl": 4.0, "lease_wait": 60.0}
+    frozen = Worker(fast)
+    other: Worker | None = None
+    sampler = Sampler(home)
+    gone: float | None = None
+    try:
+        frozen.ask("chat", "chat #1: work")
+        deadline = time.monotonic() + 120
+        while not any(str(log) in _cmdline(p) for p in _pids()) and time.monotonic() < deadline:
+            time.sleep(0.05)  # the tool's shell is running
+        cli = live_clis(home)
+        assert len(cli) == 1
+        os.kill(frozen.proc.pid, signal.SIGSTOP)
+        stopped = time.monotonic()
+        other = Worker(fast)
+        other.ask("chat", "chat #2: hello")
+        while time.monotonic() - stopped < 60:
+            if cli[0] not in live_clis(home):
+                gone = time.monotonic() - stopped
+                break
+            time.sleep(0.02)
+        print(f"the frozen holder's CLI was stopped {gone} s after the freeze (lease 4 s, fence at half)")
+        answer = other.read()
+        assert "error" not in answer, answer
+        assert answer["text"].startswith("chat #1: work") and answer["text"].endswith("chat #2: hello"), answer
+        most = sampler.stop()
+        os.kill(frozen.proc.pid, signal.SIGCONT)
+        thawed = frozen.read()  # the thawed holder's turn: ended with its CLI, and says so
+        assert thawed.get("error") in ("ConversationLeaseLost", "CLIConnectionError", "ProcessError"), thawed
+        while time.monotonic() - stopped < 10:  # past the end the tool's sleep would have had
+            time.sleep(0.2)
+    finally:
+        sampler.stop()
+        os.kill(frozen.proc.pid, signal.SIGCONT)
+        for worker in (frozen, other):
+            if worker is not None:
+                worker.kill()
+    assert gone is not None and gone < 4.0, gone  # before the lease could run out
+    assert most == 1, sampler.overlaps  # never two CLIs on the conversation
+    assert not log.exists()  # the frozen holder's tool was stopped with its CLI, and nobody ran it again
+
+
+def _pids() -> list[str]:
+    return [p for p in os.listdir("/proc") if p.isdigit()]
+
+
+def _cmdline(pid: str) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", errors="replace") as f:
+            return f.read()
+    except OSError:  # gone meanwhile
+        return ""

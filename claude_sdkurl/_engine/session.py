@@ -245,6 +245,11 @@ class Session:
         return self._input_ended
 
     @property
+    def cli_pid(self) -> int | None:
+        """The CLI's local process id, once started (``None`` for a transport without one)."""
+        return self._transport.cli_pid() if self._transport is not None else None
+
+    @property
     def transport_name(self) -> str | None:
         return self._transport.name if self._transport is not None else None
 

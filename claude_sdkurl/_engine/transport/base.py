@@ -74,6 +74,12 @@ class Transport(abc.ABC):
         """As :meth:`close`, without waiting for a graceful exit (the stream is broken)."""
         self.close()
 
+    def cli_pid(self) -> int | None:
+        """The local process id of the CLI (or of what runs it elsewhere), once started;
+        ``None`` where there is none. A transport that wraps another (``self.inner``) asks it."""
+        inner = getattr(self, "inner", None)
+        return inner.cli_pid() if isinstance(inner, Transport) else None
+
     def signal_interrupt(self) -> bool:
         """Stop the turn under way as Ctrl-C does in a terminal, for a CLI whose input is
         closed (no ``interrupt`` request can reach it any more): it ends the turn, keeps the

@@ -108,6 +108,109 @@ def release_guard(write_end: int | None) -> None:
         os.close(write_end)
 
 
+# A lease fence: a watcher like the orphan guard's, that also stops the CLI when the line it
+# waits for does not come in time. Each line its holder writes is how many seconds to wait for
+# the next ("done" ends it): the holder writes one each time its lease is confirmed, so a holder
+# that is frozen (SIGSTOP, a paused VM), or whose store stopped answering, has its CLI stopped by
+# this process, which is not frozen with it, before the lease can run out.
+#
+# The CLI runs a Bash tool's command in a process group of its own (seen on 2.1.330: killing the
+# CLI's group left "sleep 8; echo ran" to finish), so the fence stops the CLI's whole tree: every
+# descendant found through /proc (frozen first, so that none forks away meanwhile), each one's
+# group, and each one. Python, not a shell: the tree needs /proc's parent links (this kernel has
+# no /proc/PID/task/TID/children). It imports nothing of ours.
+_FENCE_CODE = """
+import os, select, signal, sys, time
+cli, wait, deadline, buffered = int(sys.argv[2]), float(sys.argv[3]), 0.0, b""
+deadline = time.monotonic() + wait
+while True:
+    if not select.select([0], [], [], max(0.0, deadline - time.monotonic()))[0]:
+        break
+    data = os.read(0, 4096)
+    if not data:
+        break
+    *lines, buffered = (buffered + data).split(b"\\n")
+    for line in lines:
+        if line == b"done":
+            sys.exit(0)
+        try:
+            deadline = time.monotonic() + float(line)
+        except ValueError:
+            pass
+try:
+    os.kill(cli, 0)
+except OSError:
+    sys.exit(0)
+children = {}
+for entry in os.listdir("/proc"):
+    if entry.isdigit():
+        try:
+            with open("/proc/%s/stat" % entry) as f:
+                children.setdefault(int(f.read().rsplit(")", 1)[1].split()[1]), []).append(int(entry))
+        except (OSError, ValueError, IndexError):
+            pass
+tree, todo = [], [cli]
+while todo:
+    pid = todo.pop()
+    tree.append(pid)
+    todo += children.get(pid, [])
+for how in ((os.kill, signal.SIGSTOP), (os.killpg, signal.SIGKILL), (os.kill, signal.SIGKILL)):
+    for pid in tree:
+        try:
+            how[0](pid, how[1])
+        except OSError:
+            pass
+"""
+_FENCE = 'exec 3<&0; "$0" -c "$1" "$2" "$3" "$4" <&3 >/dev/null 2>&1 &'
+
+
+class Fence:
+    """The holder's end of a lease fence (see :func:`fence_cli`)."""
+
+    def __init__(self, write_end: int) -> None:
+        self._fd: int | None = write_end
+        self._lock = threading.Lock()
+
+    def allow(self, seconds: float) -> None:
+        """The CLI may run ``seconds`` more without another word (at least 10 ms)."""
+        with self._lock:
+            if self._fd is None:
+                return
+            try:
+                os.write(self._fd, f"{max(0.01, seconds):.3f}\n".encode())
+            except OSError:  # the fence fired already (the CLI is gone) or was let go
+                pass
+
+    def release(self) -> None:
+        """The CLI is stopped, or its lease given back in order: the fence leaves."""
+        with self._lock:
+            fd, self._fd = self._fd, None
+        release_guard(fd)
+
+
+def fence_cli(cli_pid: int, seconds: float) -> Fence | None:
+    """Have the CLI and everything it started killed by another process unless
+    :meth:`Fence.allow` is called within ``seconds``, then within each time it gives, and when
+    this process dies. ``None`` where no fence can be started (not POSIX, no /proc)."""
+    if os.name != "posix" or not os.path.isdir("/proc") or not os.path.exists("/bin/sh"):
+        return None
+    read_end, write_end = os.pipe()
+    try:
+        starter = subprocess.Popen(["/bin/sh", "-c", _FENCE, sys.executable, _FENCE_CODE, str(os.getpid()), str(cli_pid),
+                                    f"{max(0.01, seconds):.3f}"], stdin=read_end, stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.DEVNULL, start_new_session=True, env={"PATH": "/usr/bin:/bin"})  # fmt: skip
+        starter.wait(5)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        logger.warning("no lease fence for the CLI %d: %s", cli_pid, e)
+        os.close(write_end)
+        return None
+    finally:
+        os.close(read_end)
+    with _guards_lock:
+        _guards.add(write_end)
+    return Fence(write_end)
+
+
 def _pass_through(line: str) -> None:
     try:
         sys.stderr.write(line + "\n")

@@ -204,6 +204,9 @@ class StdioTransport(Transport):
     def abort(self) -> None:
         self.close(graceful=False)
 
+    def cli_pid(self) -> int | None:
+        return self.process.pid if self.process is not None else None
+
     def signal_interrupt(self) -> bool:
         # 2.1.330 and 2.1.332 with stdin at EOF: SIGINT ends the turn, the transcript keeps the
         # partial answer and "[Request interrupted by user]", exit 0 within 0.1 s (measured;

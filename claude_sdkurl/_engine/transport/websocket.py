@@ -312,6 +312,9 @@ class WebSocketTransport(Transport):
         if self._listener is not None:
             self._listener.close()
 
+    def cli_pid(self) -> int | None:
+        return self.process.pid if self.process is not None else None
+
     def abort(self) -> None:
         self.close(graceful=False)
 
