@@ -184,11 +184,12 @@ class Conversations:
             if store is not None or max_live != 8 or idle_timeout != 300.0 or lease_ttl != 30.0:
                 raise ValueError("with host=, the host's own settings (python -m claude_sdkurl.host --help) decide "
                                  "max_live, idle_timeout, lease_ttl and the store")  # fmt: skip
-            from .host import HostLink
+            from .host._client import HostLink
             from .host._wire import encode_options
 
             encode_options(options)  # an option the host cannot carry is refused now, not at the first send
-            self._host = HostLink(host)
+            errors = {e.__name__: e for e in (ConversationBusyError, ConversationLeaseLost, ConversationStoreError)}
+            self._host = HostLink(host, errors)
             self._closed = False
             return
         self.max_live = max_live

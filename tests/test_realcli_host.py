@@ -291,3 +291,29 @@ def test_processes_that_ask_at_once_start_one_host_that_outlives_them(settings: 
         deadline = time.monotonic() + 60
         while (hosts_serving(sock) or live_clis(home)) and time.monotonic() < deadline:
             time.sleep(0.2)
+
+
+def test_a_conversation_another_holder_keeps_busy_is_the_same_typed_error_through_the_host(
+    settings: dict[str, Any], sock: Path, hosts: list[Host], api: MockMessagesAPI
+) -> None:
+    """A program running the same conversation in-process (same store: the CLIs' config
+    directory) holds it mid-turn; a send through the host waits ``--lease-wait`` and raises
+    ``ConversationBusyError``, the type it would have in-process; nothing was sent."""
+    from claude_sdkurl.conversations import ConversationBusyError
+
+    def model(request: RecordedRequest) -> Reply:
+        said = prompts(request)
+        if said[-1].endswith("long"):
+            return Reply([{"type": "text", "text": "word " * 400}], chunk=10, delay=0.05)
+        return text(" | ".join(said))
+
+    api.responder = model
+    hosts.append(Host(sock, "--lease-wait", "1"))
+    with Conversations(options_of(settings)) as here:
+        turn = here.send("k", "chat #1: long")
+        next(iter(turn))  # mid-turn: the lease is held here
+        served = len(api.message_requests())
+        with pytest.raises(ConversationBusyError):
+            list(Conversations(options_of(settings), host=sock).send("k", "chat #2: through the host"))
+        assert "chat #2" not in json.dumps([r.messages() for r in api.message_requests()[served:]])
+        list(turn)

@@ -39,7 +39,7 @@ __all__ = ["HostError", "HostGoneError", "HostLink", "HostOptionError", "HostUnr
 
 def serve(path: str | os.PathLike[str] | None = None, **conversations: Any) -> SessionHost:
     """Start a session host in this process, at ``path`` (default: :func:`default_socket_path`).
-    ``conversations``: ``max_live``, ``idle_timeout``, ``lease_ttl``, ``store``, as for
+    ``conversations``: ``max_live``, ``idle_timeout``, ``lease_ttl``, ``lease_wait``, ``store``, as for
     :class:`~claude_sdkurl.Conversations`. :class:`HostError` when another host serves there or
     the directory is not private to this user."""
     return SessionHost(path, **conversations)

@@ -18,12 +18,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-live", type=int, default=8, help="CLIs alive at once (default: 8)")
     parser.add_argument("--idle-timeout", type=float, default=300.0, help="seconds before an idle conversation's CLI stops (default: 300)")
     parser.add_argument("--lease-ttl", type=float, default=30.0, help="seconds a conversation's lease lasts unrenewed (default: 30)")
+    parser.add_argument("--lease-wait", type=float, default=300.0,
+                        help="seconds a message waits for a conversation another holder keeps (default: 300)")
     parser.add_argument("--relay", default=None, metavar="HOST:PORT",
                         help="also serve the relay's page for every session of the host (read-only unless --steer)")
     parser.add_argument("--steer", action="store_true", help="with --relay: the page may decide, interrupt and write")
     args = parser.parse_args(argv)
     try:
-        serving = serve(args.socket, max_live=args.max_live, idle_timeout=args.idle_timeout, lease_ttl=args.lease_ttl)
+        serving = serve(args.socket, max_live=args.max_live, idle_timeout=args.idle_timeout, lease_ttl=args.lease_ttl,
+                        lease_wait=args.lease_wait)
     except HostError as e:
         parser.exit(2, f"error: {e}\n")
     watching = None

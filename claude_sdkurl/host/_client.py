@@ -14,33 +14,27 @@ from .._engine.parse import parse_message
 from .._engine.usercode import call_user
 from .._errors import CLIConnectionError
 from ..types import ClaudeAgentOptions, Message, PermissionResultDeny, PermissionUpdate, ToolPermissionContext
-from ._wire import HostError, HostGoneError, HostUnreachableError, encode_options, encode_result, line, read_frame
+from ._wire import HostError, HostGoneError, HostOptionError, HostUnreachableError, encode_options, encode_result, line, read_frame
 
 CONNECT_TIMEOUT = 10.0
 
 
-def _remote_error(frame: dict[str, Any]) -> Exception:
-    """The host's error as the type the caller would have met in-process, where it is one of ours."""
-    from .. import conversations
-
+def _remote_error(frame: dict[str, Any], errors: dict[str, type[Exception]]) -> Exception:
+    """The host's error as the type the caller would have met in-process, where it is one of
+    ``errors`` or a few of the package's own; else a :class:`HostError` that says what it was."""
     kind, text = str(frame.get("type")), str(frame.get("message"))
-    known: dict[str, type[Exception]] = {
-        "ConversationBusyError": conversations.ConversationBusyError,
-        "ConversationLeaseLost": conversations.ConversationLeaseLost,
-        "ConversationStoreError": conversations.ConversationStoreError,
-        "CLIConnectionError": CLIConnectionError,
-        "ValueError": ValueError,
-        "TypeError": TypeError,
-        "HostOptionError": HostError,
-    }
-    return known.get(kind, HostError)(f"{text} (in the session host)" if kind not in known else text)
+    known: dict[str, type[Exception]] = {"CLIConnectionError": CLIConnectionError, "ValueError": ValueError, "TypeError": TypeError,
+                                         "HostOptionError": HostOptionError, **errors}  # fmt: skip
+    return known[kind](text) if kind in known else HostError(f"{kind}: {text} (in the session host)")
 
 
 class HostLink:
-    """How one process reaches the session host at ``path``."""
+    """How one process reaches the session host at ``path``. ``errors``: the host's errors by
+    type name to raise as those types here (``Conversations`` gives its own)."""
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], errors: dict[str, type[Exception]] | None = None) -> None:
         self.path = Path(path)
+        self._errors = dict(errors or {})
 
     def _connect(self) -> socket.socket:
         conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -72,7 +66,7 @@ class HostLink:
         if answer is None:
             raise HostGoneError("the session host went away before answering")
         if answer.get("op") == "error":
-            raise _remote_error(answer)
+            raise _remote_error(answer, self._errors)
         return answer
 
     def turn(self, key: str, prompt: str, options: ClaudeAgentOptions, timeout: float | None) -> Iterator[Message]:
@@ -109,7 +103,7 @@ class HostLink:
                     elif op == "end":
                         return
                     elif op == "error":
-                        raise _remote_error(frame)
+                        raise _remote_error(frame, self._errors)
         finally:
             conn.close()
 

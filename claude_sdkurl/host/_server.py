@@ -154,10 +154,11 @@ class SessionHost:
     """A serving host (see :func:`claude_sdkurl.host.serve`)."""
 
     def __init__(self, path: str | os.PathLike[str] | None = None, *, max_live: int = 8, idle_timeout: float | None = 300.0,
-                 lease_ttl: float = 30.0, store: Any = None) -> None:  # fmt: skip
+                 lease_ttl: float = 30.0, lease_wait: float = 300.0, store: Any = None) -> None:  # fmt: skip
         self.path = Path(path) if path is not None else default_socket_path()
         private_dir(self.path.parent)
-        self._conversation_kw = {"max_live": max_live, "idle_timeout": idle_timeout, "lease_ttl": lease_ttl, "store": store}
+        self._conversation_kw = {"max_live": max_live, "idle_timeout": idle_timeout, "lease_ttl": lease_ttl,
+                                 "lease_wait": lease_wait, "store": store}  # fmt: skip
         self._lock_file = os.open(self.path.parent / f"{self.path.name}.lock", os.O_CREAT | os.O_RDWR, 0o600)
         try:
             fcntl.flock(self._lock_file, fcntl.LOCK_EX | fcntl.LOCK_NB)
