@@ -188,7 +188,8 @@ class Conversations:
             from .host._wire import encode_options
 
             encode_options(options)  # an option the host cannot carry is refused now, not at the first send
-            errors = {e.__name__: e for e in (ConversationBusyError, ConversationLeaseLost, ConversationStoreError)}
+            errors: dict[str, type[Exception]] = {e.__name__: e for e in (ConversationBusyError, ConversationLeaseLost,
+                                                                          ConversationStoreError)}  # fmt: skip
             self._host = HostLink(host, errors)
             self._closed = False
             return
@@ -230,7 +231,8 @@ class Conversations:
         if self._host is not None:
             if self._closed:
                 raise RuntimeError("these conversations are closed")
-            return self._host.turn(key, prompt, options or self.options, timeout)
+            turn: Iterator[Message] = self._host.turn(key, prompt, options or self.options, timeout)
+            return turn
         with self._cond:
             if self._closed:
                 raise RuntimeError("these conversations are closed")
@@ -251,7 +253,8 @@ class Conversations:
     def session_id(self, key: str) -> str | None:
         """The CLI session a conversation is (its transcript's id), once it has one."""
         if self._host is not None:
-            return self._host_request("session_id", key)
+            found = self._host_request("session_id", key)
+            return found if isinstance(found, str) else None
         with self._cond:
             conversation = self._conversations.get(key)
             if conversation is not None and conversation.session_id is not None:

@@ -745,9 +745,11 @@ def test_a_kernel_restart_mid_turn_leaves_a_stopped_note(nb: Kernel, api: MockMe
     cell = nb.submit("%%claude\nAn endless story")
     nb.wait_for(lambda: "Paragraph 1:" in cell.text(), 30, "the story streaming")
     nb.km.restart_kernel(now=False)
-    nb.wait_for(lambda: "■ Stopped: the kernel restarted" in cell.text(), 10, "the stopped line")
+    # (bounds for a machine at load 20+: the restart starts a new kernel process, and the old
+    # kernel's CLI is stopped by its orphan watcher; both came later than 10 s and 5 s under two burners)
+    nb.wait_for(lambda: "■ Stopped: the kernel restarted" in cell.text(), 60, "the stopped line")
     assert "`%%claude --continue`" in cell.text() and "Paragraph 1:" in cell.text()
-    nb.wait_for(lambda: not clis_with(home), 5, "no CLI left after the restart")
+    nb.wait_for(lambda: not clis_with(home), 30, "no CLI left after the restart")
     nb.kc.wait_for_ready(timeout=60)
 
 

@@ -52,8 +52,29 @@ def sshd() -> Iterator[SSHServer]:
 
 
 def _processes_with(needle: bytes, where: str) -> list[int]:
-    """Live processes of this machine whose ``where`` (cmdline or environ) contains ``needle``."""
-    return processes(where, lambda data: needle in data)
+    """Live processes of this test (this process's descendants: the ssh client, the sshd the
+    test started and the far CLI under it) whose ``where`` (cmdline or environ) contains
+    ``needle``. (Of the whole machine, it once found another test's helper, run beside this
+    suite, with the mock's key on its command line.)"""
+    ours = _descendants(os.getpid())
+    return [pid for pid in processes(where, lambda data: needle in data) if pid in ours]
+
+
+def _descendants(root: int) -> set[int]:
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    children.setdefault(int(f.read().rsplit(")", 1)[1].split()[1]), []).append(int(entry))
+            except (OSError, ValueError, IndexError):
+                pass
+    found, todo = set(), [root]
+    while todo:
+        pid = todo.pop()
+        found.add(pid)
+        todo += children.get(pid, [])
+    return found
 
 
 def remote_options(
