@@ -5,7 +5,9 @@ mock model, each ratio against a turn on a live in-process conversation in the s
 * any worker: one conversation's messages sent in turn from 4 worker processes attached to the
   host, beside the same 4 workers without a host (each message a hand-over: stop, wake);
 * a deploy: every worker restarted, the first message of each conversation (the host's CLIs
-  stayed live), beside the same without a host (each a wake from the transcript).
+  stayed live), beside the same without a host (each a wake from the transcript);
+* with ``--webapp``: ``examples/webapp.py`` under gunicorn, 4 workers attached to a host against
+  1 worker x 16 threads in-process, 16 users x 3 messages, requests per second.
 
     .venv/bin/pip install -q -e '.[test]' && .venv/bin/python bench/bench_host.py [--rounds 12]
 
@@ -28,6 +30,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
 
 from claude_sdkurl import ClaudeAgentOptions, Conversations, ResultMessage  # noqa: E402
 from claude_sdkurl.testing import STDIO_CLI_VERSION, MockMessagesAPI, install_cli, offline_env, text  # noqa: E402
@@ -67,6 +70,7 @@ def p50(values: list[float]) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=12)
+    parser.add_argument("--webapp", action="store_true", help="also examples/webapp.py under gunicorn (needs flask, gunicorn)")
     args = parser.parse_args()
     cli = install_cli(STDIO_CLI_VERSION)
     with MockMessagesAPI(lambda r: text(f"echo: {r.last_user_text()}")) as api, tempfile.TemporaryDirectory() as d:
@@ -106,6 +110,13 @@ def main() -> None:
         finally:
             os.killpg(host.pid, signal.SIGTERM)
             host.wait(60)
+        if args.webapp:
+            from bench_outlive import webapp
+
+            hosted = webapp(cli, api, workers=4, threads=4, users=16, messages=3, host=True)
+            one = webapp(cli, api, workers=1, threads=16, users=16, messages=3)
+            print(f"web app, 16 users x 3 messages: 4 workers x 4 threads with a host {hosted:.2f} requests/s, 1 worker x 16 "
+                  f"threads in-process {one:.2f} requests/s ({hosted / one:.2f}x)")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -94,12 +94,20 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def webapp(cli: Path, api: MockMessagesAPI, workers: int, threads: int, users: int, messages: int) -> float:
+def webapp(cli: Path, api: MockMessagesAPI, workers: int, threads: int, users: int, messages: int, host: bool = False) -> float:
+    """Requests a second; ``host``: the workers attach to a session host (``SESSION_HOST``)."""
     home = Path(tempfile.mkdtemp(prefix="bench-webapp-"))
     (home / "ws").mkdir()
     port = free_port()
     env = {**os.environ, **offline_env(api.url, home), "CLAUDE_SDKURL_LIVE": "1", "CLAUDE_SDKURL_CLI": str(cli),
            "MAX_LIVE": "4", "SPARES": "0", "WORKSPACES": str(home / "ws")}  # fmt: skip
+    hosting = None
+    if host:
+        sock = home / "host" / "host.sock"
+        hosting = subprocess.Popen([sys.executable, "-m", "claude_sdkurl.host", "--socket", str(sock), "--max-live", str(users)],
+                                   env=env, stdout=subprocess.PIPE, text=True, start_new_session=True)  # fmt: skip
+        assert hosting.stdout is not None and "session host at" in hosting.stdout.readline()
+        env["SESSION_HOST"] = str(sock)
     server = subprocess.Popen([sys.executable, "-m", "gunicorn", "-k", "gthread", "--threads", str(threads), "-w", str(workers),
                                "-b", f"127.0.0.1:{port}", "--chdir", str(ROOT / "examples"), "webapp:app"],
                               env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
@@ -132,6 +140,9 @@ def webapp(cli: Path, api: MockMessagesAPI, workers: int, threads: int, users: i
     finally:
         os.killpg(server.pid, 15)
         server.wait(60)
+        if hosting is not None:
+            os.killpg(hosting.pid, 15)
+            hosting.wait(60)
 
 
 def main() -> None:

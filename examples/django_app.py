@@ -51,7 +51,12 @@ workspaces = Path(os.environ.get("WORKSPACES") or Path.home() / ".cache" / "clau
 workspaces.mkdir(mode=0o700, parents=True, exist_ok=True)
 demo = DemoEnvironment(home=workspaces / ".demo-home")  # offline unless CLAUDE_SDKURL_LIVE=1
 base = demo.options(include_partial_messages=True, allowed_tools=["Read"])
-conversations = Conversations(base, max_live=int(os.environ.get("MAX_LIVE", "4")), idle_timeout=120)
+if os.environ.get("SESSION_HOST"):  # the CLIs live in a session host (a socket path, or "auto": started on demand)
+    from claude_sdkurl import host
+
+    conversations = Conversations(base, host=host.ensure() if os.environ["SESSION_HOST"] == "auto" else os.environ["SESSION_HOST"])
+else:
+    conversations = Conversations(base, max_live=int(os.environ.get("MAX_LIVE", "4")), idle_timeout=120)
 atexit.register(conversations.close)
 
 

@@ -317,3 +317,33 @@ def test_a_conversation_another_holder_keeps_busy_is_the_same_typed_error_throug
             list(Conversations(options_of(settings), host=sock).send("k", "chat #2: through the host"))
         assert "chat #2" not in json.dumps([r.messages() for r in api.message_requests()[served:]])
         list(turn)
+
+
+def test_a_caller_that_leaves_mid_stream_leaves_the_cli_live_and_the_next_message_whole(
+    settings: dict[str, Any], sock: Path, hosts: list[Host], api: MockMessagesAPI, home: Path
+) -> None:
+    """A caller stops reading mid-answer (a browser gone, a request cancelled): the host
+    interrupts that turn and reads it to its end; the CLI stays live, and the next message,
+    sent at once, runs after it with the whole history."""
+    from claude_sdkurl import StreamEvent
+
+    def model(request: RecordedRequest) -> Reply:
+        said = prompts(request)
+        if said[-1].endswith("long"):
+            return Reply([{"type": "text", "text": "word " * 2000}], chunk=10, delay=0.05)
+        return text(" | ".join(said))
+
+    api.responder = model
+    hosts.append(Host(sock))
+    chats = Conversations(options_of(settings, include_partial_messages=True), host=sock)
+    list(chats.send("k", "chat #1: hello"))
+    clis = live_clis(home)
+    turn = chats.send("k", "chat #2: long")
+    next(m for m in turn if isinstance(m, StreamEvent))
+    turn.close()  # gone mid-stream
+    result = [m for m in chats.send("k", "chat #3: again") if isinstance(m, ResultMessage)][-1]
+    said = (result.result or "").split(" | ")
+    assert said[0] == "chat #1: hello" and said[-1] == "chat #3: again" and any("chat #2" in s for s in said), said
+    assert live_clis(home) == clis  # the same CLI: no wake
+    history = json.dumps(api.message_requests()[-1].messages())
+    assert "[Request interrupted by user]" in history and history.count("word") < 200  # cut, not streamed on to its end
