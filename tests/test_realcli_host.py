@@ -142,9 +142,9 @@ def test_what_cannot_reach_the_host_is_a_typed_error_and_nothing_is_sent(setting
     def hook(*_: Any) -> dict[str, Any]:
         return {}
 
-    with pytest.raises(HostOptionError, match="hooks"):
-        Conversations(options_of(settings, hooks={"PreToolUse": [HookMatcher(hooks=[hook])]}), host=sock)
-    chats = Conversations(options_of(settings), host=sock)  # no host serves there
+    with pytest.raises(HostOptionError, match="stderr"):
+        Conversations(options_of(settings, stderr=print), host=sock)  # a callback the host does not ask back
+    chats = Conversations(options_of(settings, hooks={"PreToolUse": [HookMatcher(hooks=[hook])]}), host=sock)  # no host there
     with pytest.raises(HostUnreachableError, match="nothing was sent"):
         list(chats.send("k", "chat #1: hello"))
     with pytest.raises(ValueError):
@@ -347,3 +347,53 @@ def test_a_caller_that_leaves_mid_stream_leaves_the_cli_live_and_the_next_messag
     assert live_clis(home) == clis  # the same CLI: no wake
     history = json.dumps(api.message_requests()[-1].messages())
     assert "[Request interrupted by user]" in history and history.count("word") < 200  # cut, not streamed on to its end
+
+
+def test_hooks_run_in_the_callers_process_and_behave_as_in_process(settings: dict[str, Any], sock: Path, hosts: list[Host],
+                                                                    api: MockMessagesAPI, home: Path) -> None:  # fmt: skip
+    """``options.hooks`` through the host: each callback runs in the process that sent the turn
+    and its answer decides as in-process. The same three turns in-process and through the host:
+    a call the hook denies (not run), a call parked (``approvals.parking``: the run ends with it
+    waiting), a hook that raises; what the model was told and what ran are the same."""
+    from claude_sdkurl.approvals import parked, parking
+
+    ran = home / "ran.log"
+
+    def model(request: RecordedRequest) -> Reply:
+        said = prompts(request)
+        if request.tool_results():
+            return text(f"tool said: {json.dumps(request.tool_results()[-1].get('content'))[:200]}")
+        return tool_use("Bash", {"command": f"echo {said[-1].split(': ')[1]} >> {ran}"})
+
+    api.responder = model
+    seen: list[tuple[str, int]] = []
+
+    def deny_rm(hook_input: Any, tool_use_id: Any, context: Any) -> dict[str, Any]:
+        seen.append((hook_input["tool_input"]["command"], os.getpid()))
+        if "refuse" in hook_input["tool_input"]["command"]:
+            return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
+                                           "permissionDecisionReason": "not this one"}}  # fmt: skip
+        if "explode" in hook_input["tool_input"]["command"]:
+            raise RuntimeError("the hook broke")
+        return {}
+
+    hooks = {"PreToolUse": [HookMatcher(hooks=[deny_rm]), parking(lambda name, tool_input: "park" if "later" in str(tool_input) else None)]}
+    outcomes: dict[str, list[Any]] = {}
+    hosts.append(Host(sock))
+    for where in ("in-process", "host"):
+        options = options_of(settings, hooks=hooks)
+        chats = Conversations(options, host=sock) if where == "host" else Conversations(options, store=home / "inproc.sqlite3")
+        try:
+            got = []
+            for i, word in enumerate(("refuse", "later", "explode", "fine")):
+                result = [m for m in chats.send(f"{where}-k", f"chat #{i}: {word}") if isinstance(m, ResultMessage)][-1]
+                got.append((word, result.result, parked(result) is not None))
+                print(where, got[-1], flush=True)
+            outcomes[where] = got
+        finally:
+            chats.close()
+    assert outcomes["host"] == outcomes["in-process"], outcomes
+    assert [g[2] for g in outcomes["host"]] == [False, True, False, False]  # the parked one waits
+    assert "not this one" in str(outcomes["host"][0][1])
+    assert {pid for _, pid in seen} == {os.getpid()}  # every hook ran here, the sending process
+    assert ran.read_text().split().count("refuse") == 0 and ran.read_text().split().count("later") == 0

@@ -14,7 +14,7 @@ from .._engine.parse import parse_message
 from .._engine.usercode import call_user
 from .._errors import CLIConnectionError
 from ..types import ClaudeAgentOptions, Message, PermissionResultDeny, PermissionUpdate, ToolPermissionContext
-from ._wire import HostError, HostGoneError, HostOptionError, HostUnreachableError, encode_options, encode_result, line, read_frame
+from ._wire import HOOK_ERROR, HostError, HostGoneError, HostOptionError, HostUnreachableError, encode_options, encode_result, line, read_frame
 
 CONNECT_TIMEOUT = 10.0
 
@@ -100,12 +100,32 @@ class HostLink:
                             conn.sendall(line({"op": "answer", "n": frame.get("n"), "result": encode_result(result)}))
                         except OSError as e:
                             raise HostGoneError(f"the session host went away during the turn: {e}") from None
+                    elif op == "hook":
+                        output = self._hook(options, frame)
+                        try:
+                            conn.sendall(line({"op": "answer", "n": frame.get("n"), "result": output}))
+                        except OSError as e:
+                            raise HostGoneError(f"the session host went away during the turn: {e}") from None
                     elif op == "end":
                         return
                     elif op == "error":
                         raise _remote_error(frame, self._errors)
         finally:
             conn.close()
+
+    @staticmethod
+    def _hook(options: ClaudeAgentOptions, frame: dict[str, Any]) -> Any:
+        """The caller's hook callback the host named (event, matcher, callback), called here."""
+        try:
+            matcher = (options.hooks or {})[frame["event"]][int(frame["matcher"])]
+            callback = matcher.hooks[int(frame["hook"])]
+        except (KeyError, IndexError, TypeError, ValueError):
+            return {}  # not a hook of these options: no opinion
+        try:
+            output = call_user(callback, frame.get("input"), frame.get("tool_use_id"), {"signal": None})
+        except Exception as e:  # noqa: BLE001 - raised again in the host, where the CLI is told as in-process
+            return {HOOK_ERROR: f"{type(e).__name__}: {e}"}
+        return output if isinstance(output, dict) else {}
 
     @staticmethod
     def _decide(options: ClaudeAgentOptions, frame: dict[str, Any]) -> Any:

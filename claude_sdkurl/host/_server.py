@@ -35,8 +35,8 @@ from pathlib import Path
 from typing import Any
 
 from .._engine.log import get_logger
-from ..types import PermissionResultDeny, ToolPermissionContext
-from ._wire import HostError, decode_options, decode_result, line, read_frame
+from ..types import HookMatcher, PermissionResultDeny, ToolPermissionContext
+from ._wire import HOOK_ERROR, HostError, decode_options, decode_result, line, read_frame
 
 logger = get_logger("claude_sdkurl.host")
 
@@ -127,7 +127,9 @@ class _Caller:
             pass
         self.lost()
 
-    def ask(self, tool_name: str, tool_input: dict[str, Any], context: ToolPermissionContext) -> Any:
+    def question(self, frame: dict[str, Any]) -> tuple[bool, Any]:
+        """Ask the caller ``frame`` (numbered here) and wait: ``(True, its answer)``, or
+        ``(False, None)`` when the caller is gone before answering."""
         with self._lock:
             self._n += 1
             n = self._n
@@ -135,19 +137,21 @@ class _Caller:
             answer: list[Any] = []
             self._asked[n] = (event, answer)
         try:
-            context_json = {"tool_use_id": context.tool_use_id, "agent_id": context.agent_id, "blocked_path": context.blocked_path,
-                            "decision_reason": context.decision_reason, "title": context.title,
-                            "display_name": context.display_name, "description": context.description,
-                            "suggestions": [s.to_dict() for s in context.suggestions]}  # fmt: skip
-            if not self.send({"op": "ask", "n": n, "tool_name": tool_name, "input": tool_input, "context": context_json}):
-                return PermissionResultDeny(message=GONE)
+            if not self.send({**frame, "n": n}):
+                return False, None
             event.wait()
-            if not answer:
-                return PermissionResultDeny(message=GONE)
-            return decode_result(answer[0])
+            return (True, answer[0]) if answer else (False, None)
         finally:
             with self._lock:
                 self._asked.pop(n, None)
+
+    def ask(self, tool_name: str, tool_input: dict[str, Any], context: ToolPermissionContext) -> Any:
+        context_json = {"tool_use_id": context.tool_use_id, "agent_id": context.agent_id, "blocked_path": context.blocked_path,
+                        "decision_reason": context.decision_reason, "title": context.title,
+                        "display_name": context.display_name, "description": context.description,
+                        "suggestions": [s.to_dict() for s in context.suggestions]}  # fmt: skip
+        answered, answer = self.question({"op": "ask", "tool_name": tool_name, "input": tool_input, "context": context_json})
+        return decode_result(answer) if answered else PermissionResultDeny(message=GONE)
 
 
 class SessionHost:
@@ -236,7 +240,7 @@ class SessionHost:
         if op == "ping":
             caller.send({"op": "pong", "pid": os.getpid()})
             return
-        pool_id, pool, options = self._pool(request.get("options"), request.get("forward") or [])
+        pool_id, pool, options, hooks = self._pool(request.get("options"), request.get("forward") or [])
         key = request.get("key")
         if op == "session_id":
             caller.send({"op": "value", "value": pool.session_id(key)})
@@ -258,6 +262,8 @@ class SessionHost:
         reader.start()
         if "can_use_tool" in (request.get("forward") or []):
             options = dataclasses.replace(options, can_use_tool=self._router(pool_id, str(key)))
+        if hooks:
+            options = dataclasses.replace(options, hooks=self._hooks(pool_id, str(key), hooks))
         with self._state:
             self._callers[(pool_id, str(key))] = caller
         try:
@@ -273,13 +279,13 @@ class SessionHost:
                 if self._callers.get((pool_id, str(key))) is caller:
                     del self._callers[(pool_id, str(key))]
 
-    def _pool(self, fields: Any, forward: Any) -> tuple[str, Any, Any]:
+    def _pool(self, fields: Any, forward: Any) -> tuple[str, Any, Any, dict[str, Any] | None]:
         """``(pool id, its Conversations, the caller's options)``: one pool for every caller whose
         CLIs share a config directory (so one store of keys and leases, as in-process), unless
         the host was given a store of its own (then one pool)."""
         from ..conversations import Conversations, default_store_path
 
-        options = decode_options(fields if fields is not None else {})
+        options, hooks = decode_options(fields if fields is not None else {})
         pool_id = "" if self._conversation_kw["store"] is not None else str(default_store_path(options))
         with self._state:
             if self.closed:
@@ -287,7 +293,7 @@ class SessionHost:
             pool = self._pools.get(pool_id)
             if pool is None:
                 pool = self._pools[pool_id] = Conversations(options, **self._conversation_kw)
-        return pool_id, pool, options
+        return pool_id, pool, options, hooks
 
     def _router(self, pool_id: str, key: str) -> Any:
         """The ``can_use_tool`` of a conversation: asks the caller of its turn under way."""
@@ -300,6 +306,37 @@ class SessionHost:
             return caller.ask(tool_name, tool_input, context)
 
         return can_use_tool
+
+    def _hooks(self, pool_id: str, key: str, shape: dict[str, Any]) -> dict[str, list[HookMatcher]]:
+        """``options.hooks`` for a conversation: the caller's events and matchers, each callback
+        asked of the caller of the turn under way. Its answer is the hook's output; a caller gone
+        answers a ``PreToolUse`` with a deny that says why, any other event with no opinion."""
+
+        def asking(event: str, m: int, h: int) -> Any:
+            def hook(hook_input: Any, tool_use_id: str | None, context: Any) -> dict[str, Any]:
+                with self._state:
+                    caller = self._callers.get((pool_id, key))
+                answered, output = (False, None) if caller is None else caller.question(
+                    {"op": "hook", "event": event, "matcher": m, "hook": h, "input": hook_input, "tool_use_id": tool_use_id})  # fmt: skip
+                if answered and isinstance(output, dict):
+                    if HOOK_ERROR in output:  # the caller's hook raised: raised here, so the CLI is told as in-process
+                        raise RuntimeError(str(output[HOOK_ERROR]))
+                    return output
+                if event == "PreToolUse":
+                    return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
+                                                   "permissionDecisionReason": GONE}}  # fmt: skip
+                return {}
+
+            return hook
+
+        built: dict[str, list[HookMatcher]] = {}
+        for event, matchers in shape.items():
+            if not isinstance(matchers, list):
+                raise HostError(f"the hooks of {event!r} are not a list")
+            built[event] = [HookMatcher(matcher=spec.get("matcher"), timeout=spec.get("timeout"), on_failure=spec.get("on_failure"),
+                                        hooks=[asking(event, m, h) for h in range(int(spec.get("hooks") or 0))])
+                            for m, spec in enumerate(matchers) if isinstance(spec, dict)]  # fmt: skip
+        return built
 
     # ------------------------------------------------------------------ end
 

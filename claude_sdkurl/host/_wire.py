@@ -11,7 +11,11 @@ A turn, from the caller's side::
 
 Options travel as their fields that differ from the defaults, each as JSON; a field that cannot
 (a callback, a store object, an in-process MCP server) is refused by name before anything is
-sent, except ``can_use_tool``, which stays here and is asked over the connection.
+sent, except ``can_use_tool`` and the ``hooks`` callbacks, which stay here and are asked over the
+connection (the hooks' events, matchers and timeouts travel)::
+
+    <- {"op": "hook", "n": 2, "event": "PreToolUse", "matcher": 0, "hook": 0, "input": {...}, "tool_use_id": ...}
+    -> {"op": "answer", "n": 2, "result": {...the callback's output...}}
 """
 
 from __future__ import annotations
@@ -25,8 +29,9 @@ from typing import Any
 from .._errors import ClaudeSDKError, CLIConnectionError
 from ..types import ClaudeAgentOptions, PermissionResultAllow, PermissionResultDeny, PermissionUpdate
 
+HOOK_ERROR = "claude_sdkurl_hook_error"  # an answer with this key: the caller's hook raised (its text)
 MAX_LINE = 64 * 1024 * 1024  # the longest line either side reads (a CLI message can be large)
-FORWARDED = ("can_use_tool",)  # callbacks that stay in the caller's process and are asked over the socket
+FORWARDED = ("can_use_tool", "hooks")  # callbacks that stay in the caller's process and are asked over the socket
 
 
 class HostError(ClaudeSDKError):
@@ -55,7 +60,11 @@ def encode_options(options: ClaudeAgentOptions) -> tuple[dict[str, Any], list[st
         value = getattr(options, f.name)
         if value == getattr(default, f.name):
             continue
-        if f.name in FORWARDED:
+        if f.name == "can_use_tool":
+            forward.append(f.name)
+            continue
+        if f.name == "hooks":  # their shape travels; each callback is asked of the caller
+            fields["hooks"] = hook_shape(value)
             forward.append(f.name)
             continue
         value = os.fspath(value) if isinstance(value, PurePath) else value
@@ -70,15 +79,32 @@ def encode_options(options: ClaudeAgentOptions) -> tuple[dict[str, Any], list[st
     return fields, forward
 
 
-def decode_options(fields: Any) -> ClaudeAgentOptions:
-    """The options a caller sent; :class:`HostOptionError` for an unknown field."""
+def hook_shape(hooks: Any) -> dict[str, list[dict[str, Any]]]:
+    """What the host needs of ``options.hooks`` to ask for each callback: by event, each
+    matcher's pattern, timeout, failure rule and number of callbacks."""
+    if not isinstance(hooks, dict):
+        raise HostOptionError("options.hooks is a dict of event -> [HookMatcher]")
+    shape: dict[str, list[dict[str, Any]]] = {}
+    for event, matchers in hooks.items():
+        shape[str(event)] = [{"matcher": m.matcher, "hooks": len(m.hooks), "timeout": m.timeout, "on_failure": m.on_failure}
+                             for m in matchers]  # fmt: skip
+    return shape
+
+
+def decode_options(fields: Any) -> tuple[ClaudeAgentOptions, dict[str, Any] | None]:
+    """The options a caller sent, and the shape of its hooks (``None``: none);
+    :class:`HostOptionError` for an unknown field."""
     if not isinstance(fields, dict):
         raise HostOptionError("options are a JSON object")
+    fields = dict(fields)
+    shape = fields.pop("hooks", None)
     known = {f.name for f in dataclasses.fields(ClaudeAgentOptions)} - set(FORWARDED)
     unknown = sorted(set(fields) - known)
     if unknown:
         raise HostOptionError(f"unknown options: {', '.join(unknown)}")
-    return ClaudeAgentOptions(**fields)
+    if shape is not None and not isinstance(shape, dict):
+        raise HostOptionError("the hooks' shape is a JSON object")
+    return ClaudeAgentOptions(**fields), shape
 
 
 def encode_result(result: Any) -> dict[str, Any]:
