@@ -214,13 +214,9 @@ def decision_of(waiting: Any, options: ClaudeAgentOptions | None = None) -> str 
     if call_ is None or not is_session_id(call_.session_id) or _TOOL_USE_ID.fullmatch(call_.tool_use_id) is None:
         return None
     options = options or ClaudeAgentOptions()
-    store = options.session_store
-    if store is not None:
-        key = {"project_key": project_key_for_directory(options.cwd), "session_id": call_.session_id, "subpath": _DECISIONS}
-        mine = f"decision-{call_.tool_use_id}"
-        entries = [e for e in call(store.load, key) or [] if isinstance(e, dict)]
-        generation = sum(1 for e in entries if e.get("type") == "claude_sdkurl_release" and e.get("of") == mine)
-        first = next((e for e in entries if e.get("uuid") == f"{mine}-{generation}"), None)
+    if options.session_store is not None:
+        _, _, uuid, entries = _stored_claims(call_, options)
+        first = next((e for e in entries if e.get("uuid") == uuid), None)
         return str(first.get("decision")) if first is not None else None
     try:
         return _claim_path(call_, options).read_text() or "decided"
@@ -338,12 +334,7 @@ def _claim(call_: Parked, decision: str, options: ClaudeAgentOptions) -> Callabl
     token = secrets.token_hex(8)
     store = options.session_store
     if store is not None:
-        key = {"project_key": project_key_for_directory(options.cwd), "session_id": call_.session_id, "subpath": _DECISIONS}
-        mine = f"decision-{call_.tool_use_id}"
-        entries = [e for e in call(store.load, key) or [] if isinstance(e, dict)]
-        # Each released claim frees the next generation; a store keeps the first entry of a uuid.
-        generation = sum(1 for e in entries if e.get("type") == "claude_sdkurl_release" and e.get("of") == mine)
-        uuid = f"{mine}-{generation}"
+        key, mine, uuid, _ = _stored_claims(call_, options)
         entry = {"type": "claude_sdkurl_decision", "uuid": uuid, "decision": decision, "claim": token}
         call(store.append, key, [entry])
         first = next((e for e in call(store.load, key) or [] if isinstance(e, dict) and e.get("uuid") == uuid), None)
@@ -370,6 +361,19 @@ def _claim(call_: Parked, decision: str, options: ClaudeAgentOptions) -> Callabl
             pass
 
     return release_file
+
+
+def _stored_claims(call_: Parked, options: ClaudeAgentOptions) -> tuple[dict[str, str], str, str, list[dict[str, Any]]]:
+    """In ``options.session_store``: the key of the session's claims, this call's name there,
+    the uuid its claim takes now (each released claim frees the next generation; a store keeps
+    the first entry of a uuid), and the entries kept."""
+    key = {"project_key": project_key_for_directory(options.cwd), "session_id": call_.session_id, "subpath": _DECISIONS}
+    mine = f"decision-{call_.tool_use_id}"
+    store = options.session_store
+    assert store is not None
+    entries = [e for e in call(store.load, key) or [] if isinstance(e, dict)]
+    generation = sum(1 for e in entries if e.get("type") == "claude_sdkurl_release" and e.get("of") == mine)
+    return key, mine, f"{mine}-{generation}", entries
 
 
 def _claim_path(call_: Parked, options: ClaudeAgentOptions) -> Path:

@@ -77,14 +77,20 @@ def guard_orphan(cli_pid: int) -> int | None:
     (``None`` where no watcher could be started)."""
     if os.name != "posix" or not os.path.exists("/bin/sh"):
         return None
+    return _detached_watcher(["/bin/sh", "-c", _GUARD, "claude-sdkurl-guard", str(os.getpid()), str(cli_pid)], "orphan guard", cli_pid)
+
+
+def _detached_watcher(argv: list[str], what: str, cli_pid: int) -> int | None:
+    """Start ``argv`` (a shell that leaves a background job reading its standard input, then
+    exits) with a pipe as its input; the write end, kept among the guards (a forked child closes
+    them), or ``None`` when it could not start."""
     read_end, write_end = os.pipe()  # (not inherited by any other child: PEP 446)
     try:
-        starter = subprocess.Popen(["/bin/sh", "-c", _GUARD, "claude-sdkurl-guard", str(os.getpid()), str(cli_pid)],
-                                   stdin=read_end, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        starter = subprocess.Popen(argv, stdin=read_end, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                    start_new_session=True, env={"PATH": "/usr/bin:/bin"})  # fmt: skip
         starter.wait(5)  # the starting shell exits at once; the watcher runs on without us
     except (OSError, subprocess.TimeoutExpired) as e:
-        logger.debug("no orphan guard for the CLI %d: %s", cli_pid, e)
+        logger.warning("no %s for the CLI %d: %s", what, cli_pid, e)
         os.close(write_end)
         return None
     finally:
@@ -194,21 +200,9 @@ def fence_cli(cli_pid: int, seconds: float) -> Fence | None:
     this process dies. ``None`` where no fence can be started (not POSIX, no /proc)."""
     if os.name != "posix" or not os.path.isdir("/proc") or not os.path.exists("/bin/sh"):
         return None
-    read_end, write_end = os.pipe()
-    try:
-        starter = subprocess.Popen(["/bin/sh", "-c", _FENCE, sys.executable, _FENCE_CODE, str(os.getpid()), str(cli_pid),
-                                    f"{max(0.01, seconds):.3f}"], stdin=read_end, stdout=subprocess.DEVNULL,
-                                   stderr=subprocess.DEVNULL, start_new_session=True, env={"PATH": "/usr/bin:/bin"})  # fmt: skip
-        starter.wait(5)
-    except (OSError, subprocess.TimeoutExpired) as e:
-        logger.warning("no lease fence for the CLI %d: %s", cli_pid, e)
-        os.close(write_end)
-        return None
-    finally:
-        os.close(read_end)
-    with _guards_lock:
-        _guards.add(write_end)
-    return Fence(write_end)
+    write_end = _detached_watcher(["/bin/sh", "-c", _FENCE, sys.executable, _FENCE_CODE, str(os.getpid()), str(cli_pid),
+                                   f"{max(0.01, seconds):.3f}"], "lease fence", cli_pid)  # fmt: skip
+    return Fence(write_end) if write_end is not None else None
 
 
 def _pass_through(line: str) -> None:
