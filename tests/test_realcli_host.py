@@ -82,6 +82,19 @@ def settings(cli_paths: dict[str, Path], api: MockMessagesAPI, home: Path, sock:
     return {"cli": str(cli_paths["stdio"]), "env": offline_env(api.url, home), "cwd": str(home / "work"), "host": str(sock)}
 
 
+def long_or_history(words: int) -> Any:
+    """The model: a prompt ending in "long" gets ``words`` words streamed slowly; any other, the
+    history's prompts (so an answer shows what the model was given)."""
+
+    def model(request: RecordedRequest) -> Reply:
+        said = prompts(request)
+        if said[-1].endswith("long"):
+            return Reply([{"type": "text", "text": "word " * words}], chunk=10, delay=0.05)
+        return text(" | ".join(said))
+
+    return model
+
+
 def options_of(settings: dict[str, Any], **kw: Any) -> ClaudeAgentOptions:
     return ClaudeAgentOptions(cli_path=settings["cli"], env=settings["env"], cwd=settings["cwd"], allowed_tools=["Bash"], **kw)
 
@@ -189,13 +202,7 @@ def test_a_worker_killed_with_a_permission_pending_denies_and_the_next_worker_go
 
 def test_the_host_killed_mid_turn_is_a_typed_error_and_a_new_host_goes_on(settings: dict[str, Any], sock: Path, hosts: list[Host],
                                                                           api: MockMessagesAPI, home: Path) -> None:  # fmt: skip
-    def model(request: RecordedRequest) -> Reply:
-        said = prompts(request)
-        if said[-1].endswith("long"):
-            return Reply([{"type": "text", "text": "word " * 2000}], chunk=10, delay=0.05)
-        return text(" | ".join(said))
-
-    api.responder = model
+    api.responder = long_or_history(2000)
     first = Host(sock, "--lease-ttl", "4")
     hosts.append(first)
     chats = Conversations(options_of(settings, include_partial_messages=True), host=sock)
@@ -301,13 +308,7 @@ def test_a_conversation_another_holder_keeps_busy_is_the_same_typed_error_throug
     ``ConversationBusyError``, the type it would have in-process; nothing was sent."""
     from claude_sdkurl.conversations import ConversationBusyError
 
-    def model(request: RecordedRequest) -> Reply:
-        said = prompts(request)
-        if said[-1].endswith("long"):
-            return Reply([{"type": "text", "text": "word " * 400}], chunk=10, delay=0.05)
-        return text(" | ".join(said))
-
-    api.responder = model
+    api.responder = long_or_history(400)
     hosts.append(Host(sock, "--lease-wait", "1"))
     with Conversations(options_of(settings)) as here:
         turn = here.send("k", "chat #1: long")
@@ -327,13 +328,7 @@ def test_a_caller_that_leaves_mid_stream_leaves_the_cli_live_and_the_next_messag
     sent at once, runs after it with the whole history."""
     from claude_sdkurl import StreamEvent
 
-    def model(request: RecordedRequest) -> Reply:
-        said = prompts(request)
-        if said[-1].endswith("long"):
-            return Reply([{"type": "text", "text": "word " * 2000}], chunk=10, delay=0.05)
-        return text(" | ".join(said))
-
-    api.responder = model
+    api.responder = long_or_history(2000)
     hosts.append(Host(sock))
     chats = Conversations(options_of(settings, include_partial_messages=True), host=sock)
     list(chats.send("k", "chat #1: hello"))

@@ -29,6 +29,14 @@ def _park(options: Any, prompt: str) -> Any:
     return waiting
 
 
+def _parked(cli_paths: Any, api: MockMessagesAPI, home: Path, tmp_path: Path, prompt: str) -> tuple[Path, Any, Any]:
+    """A call parked by ``prompt``: (the log its command would append to, the options, the Parked)."""
+    log = tmp_path / "ran.log"
+    api.responder = responder(log)
+    options = _options(cli_paths, api, home)
+    return log, options, _park(options, prompt)
+
+
 def _ask(page: Any, op: dict[str, Any], timeout: float = 60.0) -> dict[str, Any]:
     """Send one page operation; its ``done`` answer (the first, not the run's end)."""
     op.setdefault("id", f"t{time.monotonic_ns()}")
@@ -56,10 +64,7 @@ def _shown(waiting: Any, **changes: Any) -> dict[str, Any]:
 def test_a_parked_call_is_listed_and_forged_tampered_or_second_decisions_use_up_nothing(
     cli_paths: Any, api: MockMessagesAPI, home: Path, tmp_path: Path
 ) -> None:
-    log = tmp_path / "ran.log"
-    api.responder = responder(log)
-    options = _options(cli_paths, api, home)
-    waiting = _park(options, "item 5")
+    log, options, waiting = _parked(cli_paths, api, home, tmp_path, "item 5")
     served_before = len(api.message_requests())
     with relay.serve(port=0, announce=False, steer=True, token=TOKEN, options=options) as served:
         with frontend(served, "/events") as page:
@@ -118,10 +123,7 @@ def test_a_parked_call_is_listed_and_forged_tampered_or_second_decisions_use_up_
 def test_a_call_decided_by_code_first_is_refused_on_the_page_and_never_runs(
     cli_paths: Any, api: MockMessagesAPI, home: Path, tmp_path: Path
 ) -> None:
-    log = tmp_path / "ran.log"
-    api.responder = responder(log)
-    options = _options(cli_paths, api, home)
-    waiting = _park(options, "item 10")
+    log, options, waiting = _parked(cli_paths, api, home, tmp_path, "item 10")
     claimed = _park(options, "item 20")
     with relay.serve(port=0, announce=False, steer=True, token=TOKEN, options=options) as served:
         with frontend(served, "/events") as page:
@@ -143,10 +145,7 @@ def test_a_call_decided_by_code_first_is_refused_on_the_page_and_never_runs(
 def test_a_read_only_relay_or_one_without_options_decides_nothing_and_a_page_needs_the_token(
     cli_paths: Any, api: MockMessagesAPI, home: Path, tmp_path: Path
 ) -> None:
-    log = tmp_path / "ran.log"
-    api.responder = responder(log)
-    options = _options(cli_paths, api, home)
-    waiting = _park(options, "item 15")
+    log, options, waiting = _parked(cli_paths, api, home, tmp_path, "item 15")
     served_before = len(api.message_requests())
     with relay.serve(port=0, announce=False, steer=False, token=TOKEN, options=options) as served:
         host = {"Host": f"127.0.0.1:{served.port}"}
