@@ -392,3 +392,36 @@ def test_hooks_run_in_the_callers_process_and_behave_as_in_process(settings: dic
     assert "not this one" in str(outcomes["host"][0][1])
     assert {pid for _, pid in seen} == {os.getpid()}  # every hook ran here, the sending process
     assert ran.read_text().split().count("refuse") == 0 and ran.read_text().split().count("later") == 0
+
+
+def test_one_page_shows_every_workers_sessions_labelled_by_the_worker(settings: dict[str, Any], sock: Path, hosts: list[Host]) -> None:
+    """``--relay``: the host's page shows the sessions of every attached worker, each row
+    labelled with the worker (pid and machine) that sent its last turn."""
+    import socket as socket_
+    import urllib.parse
+
+    from websockets.sync.client import connect
+
+    host = Host(sock, "--relay", "127.0.0.1:0")
+    hosts.append(host)
+    assert host.proc.stderr is not None
+    announced = host.proc.stderr.readline()
+    url = urllib.parse.urlsplit(announced.split("watch at ", 1)[1].strip())
+    token = urllib.parse.parse_qs(url.query)["token"][0]
+    workers = [Worker(settings), Worker(settings)]
+    try:
+        workers[0].send("alice", "chat #1: hello")
+        workers[1].send("bob", "chat #1: hello")
+        with connect(f"ws://{url.netloc}/events?token={token}", open_timeout=10) as page:
+            labels: dict[str, str] = {}
+            deadline = time.monotonic() + 60
+            while len(labels) < 2 and time.monotonic() < deadline:
+                frame = json.loads(page.recv(timeout=max(0.1, deadline - time.monotonic())))
+                for row in frame.get("sessions") or []:
+                    if row.get("label"):
+                        labels[row["session_id"]] = row["label"]
+        machine = socket_.gethostname()
+        assert sorted(labels.values()) == sorted(f"worker {w.proc.pid}@{machine}" for w in workers), labels
+    finally:
+        for worker in workers:
+            worker.stop()

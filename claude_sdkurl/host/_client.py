@@ -74,7 +74,7 @@ class HostLink:
         Options are checked before anything is sent (:class:`HostOptionError`)."""
         fields, forward = encode_options(options)
         return self._turn({"op": "send", "key": key, "prompt": prompt, "options": fields, "forward": forward,
-                           "timeout": timeout}, options)  # fmt: skip
+                           "timeout": timeout, "caller": f"worker {os.getpid()}@{socket.gethostname()}"}, options)  # fmt: skip
 
     def _turn(self, request: dict[str, Any], options: ClaudeAgentOptions) -> Iterator[Message]:
         conn = self._connect()

@@ -68,6 +68,24 @@ def peer_uid(conn: socket.socket) -> int:
     return int(struct.unpack("3i", creds)[1])
 
 
+def _label(message: Any, label: str, settle: bool = False) -> bool:
+    """Show ``label`` (the worker that sent the turn) on the row of the message's session, on
+    the page of the relay serving this process, if one does; ``True`` once shown. ``settle``:
+    first let the relay's hub read what it was given."""
+    data = getattr(message, "data", None)
+    session_id = getattr(message, "session_id", None) or (data.get("session_id") if isinstance(data, dict) else None)
+    if not isinstance(session_id, str) or not session_id:
+        return False
+    from ..relay import current
+
+    relay = current()
+    if relay is None:
+        return False
+    if settle:
+        relay.hub.drain(2.0)
+    return relay.hub.label(session_id, label)
+
+
 def send_within(conn: socket.socket, data: bytes, timeout: float) -> None:
     """All of ``data``, or :class:`TimeoutError` when the other side takes nothing for
     ``timeout`` seconds (the socket itself stays blocking: its reader waits for a person)."""
@@ -269,10 +287,18 @@ class SessionHost:
         try:
             turn = pool.send(key, prompt, options, timeout=timeout)
             interrupted = False
+            caller_label = request.get("caller") if isinstance(request.get("caller"), str) else None
+            labelled = False
+            last = None
             for message in turn:
+                last = message
+                if caller_label and not labelled:
+                    labelled = _label(message, caller_label)
                 if not caller.send({"op": "message", "raw": message.raw}) and not interrupted:
                     interrupted = True  # the caller is gone: the turn stops and is read to its end, its CLI stays
                     pool.interrupt(key)
+            if caller_label and not labelled and last is not None:  # (the relay's hub reads lines on its own thread)
+                _label(last, caller_label, settle=True)
             caller.send({"op": "end"})
         finally:
             with self._state:

@@ -172,6 +172,7 @@ class WatchedSession:
         self.partial = {"cli": "", "sdk": ""}
         self.mcp_servers: dict[str, Any] | None = None  # the last map sent with mcp_set_servers
         self.ide_env: dict[str, str] = {}  # the CLI's HOME / CLAUDE_CONFIG_DIR: where its IDE lockfiles are
+        self.label: str | None = None  # who the session's last turn came from (a session host's worker), if said
         # the CLI's streamed text scrubbed across deltas (see _stream_scrub), before it is kept
         self.stream_scrub = StreamScrub(lambda text: scrub(text, literals), literals)
         self.relay_requests: dict[str, Callable[[dict[str, Any]], None]] = {}  # our own control requests
@@ -199,6 +200,7 @@ class WatchedSession:
             "input_open": self.input_open,
             "cwd": self.cwd,
             "lines_released": self.lines_released,
+            "label": self.label,
         }
 
 
@@ -891,6 +893,17 @@ class Hub:
         except Exception as e:
             return f"could not reach the session's CLI: {e}"
         return None
+
+    def label(self, session_id: str, label: str) -> bool:
+        """Say on the page who the session with ``session_id`` works for now (a session host
+        labels each turn with its worker's pid and machine); ``False``: no such session."""
+        session = self.by_session_id(session_id)
+        if session is None:
+            return False
+        if session.label != label:
+            session.label = label[:200]
+            self._publish_sessions()
+        return True
 
     def set_mode(self, session: WatchedSession, mode: Any, answer: Callable[[str | None], None]) -> str | None:
         """Change the session's permission mode (``set_permission_mode``); ``answer`` gets

@@ -219,7 +219,7 @@ function showSessions() {
         esc(s.title || "") + " · " + esc(new Date(s.last_modified).toLocaleString()) + "</div>";
     } else li.innerHTML = '<span class="state ' + esc(s.state) + '">' + esc(s.state) + "</span> <b>" + esc(s.key) + "</b> " +
       '<span class="meta">' + esc((s.session_id || "").slice(0, 8)) + '</span><div class="meta">' +
-      [esc(s.model || ""), s.permission_mode ? esc(s.permission_mode) : "", s.turns + (s.turns === 1 ? " turn" : " turns"), money(s.cost_usd)].filter(Boolean).join(" · ") + (s.error ? ' · <span class="error">' + esc(s.error) + "</span>" : "") + "</div>";
+      [s.label ? esc(s.label) : "", esc(s.model || ""), s.permission_mode ? esc(s.permission_mode) : "", s.turns + (s.turns === 1 ? " turn" : " turns"), money(s.cost_usd)].filter(Boolean).join(" · ") + (s.error ? ' · <span class="error">' + esc(s.error) + "</span>" : "") + "</div>";
     li.onclick = () => choose(s.key); ul.appendChild(li);
   }
   showBar(); showPanes();
