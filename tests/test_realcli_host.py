@@ -27,7 +27,7 @@ from claude_sdkurl.host import HostError, HostGoneError, HostOptionError, HostUn
 from claude_sdkurl.testing import MockMessagesAPI, Reply, offline_env, text, tool_use
 from claude_sdkurl.testing.mock_api import RecordedRequest
 
-from .test_realcli_conversations_outlive import Worker, history_echo, live_clis, prompts
+from .test_realcli_conversations_outlive import Worker, _cmdline, _pids, history_echo, live_clis, prompts
 
 pytestmark = pytest.mark.realcli
 
@@ -425,3 +425,46 @@ def test_one_page_shows_every_workers_sessions_labelled_by_the_worker(settings: 
     finally:
         for worker in workers:
             worker.stop()
+
+
+def test_a_host_frozen_past_its_lease_has_its_clis_stopped_by_their_fences(settings: dict[str, Any], sock: Path, hosts: list[Host],
+                                                                           api: MockMessagesAPI, home: Path, tmp_path: Path) -> None:  # fmt: skip
+    """The host SIGSTOPped (a paused container) while its CLI runs a tool: the CLI and the tool
+    are killed by the CLI's fence, not by the frozen host, before the lease can run out; an
+    in-process holder of the same store then goes on with the history."""
+    log = tmp_path / "ran.log"
+
+    def model(request: RecordedRequest) -> Reply:
+        said = prompts(request)
+        if said[-1].endswith("work") and not request.tool_results():
+            return tool_use("Bash", {"command": f"sleep 8; echo ran >> {log}"})
+        return text(" | ".join(said))
+
+    api.responder = model
+    host = Host(sock, "--lease-ttl", "4")
+    hosts.append(host)
+    caller = Worker({**settings, "allowed_tools": ["Bash"]})
+    frozen_at = None
+    try:
+        caller.ask("chat", "chat #1: work")
+        deadline = time.monotonic() + 120
+        while not any(str(log) in _cmdline(p) for p in _pids()) and time.monotonic() < deadline:
+            time.sleep(0.05)  # the tool's shell is running
+        (cli,) = live_clis(home)
+        os.kill(host.proc.pid, signal.SIGSTOP)
+        frozen_at = time.monotonic()
+        while cli in live_clis(home) and time.monotonic() - frozen_at < 60:
+            time.sleep(0.02)
+        gone = time.monotonic() - frozen_at
+        print(f"the frozen host's CLI was stopped {gone:.2f} s after the freeze (lease 4 s)")
+        assert gone < 4.0
+        with Conversations(options_of(settings), store=None, lease_wait=60) as here:  # the same store: the CLIs' config dir
+            result = [m for m in here.send("chat", "chat #2: after the freeze") if isinstance(m, ResultMessage)][-1]
+        assert (result.result or "").startswith("chat #1: work") and (result.result or "").endswith("chat #2: after the freeze")
+        while time.monotonic() - frozen_at < 10:  # past the end the tool's sleep would have had
+            time.sleep(0.2)
+        assert not log.exists()
+    finally:
+        if frozen_at is not None:
+            os.kill(host.proc.pid, signal.SIGCONT)
+        caller.kill()
