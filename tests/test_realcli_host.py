@@ -96,7 +96,8 @@ def long_or_history(words: int) -> Any:
 
 
 def options_of(settings: dict[str, Any], **kw: Any) -> ClaudeAgentOptions:
-    return ClaudeAgentOptions(cli_path=settings["cli"], env=settings["env"], cwd=settings["cwd"], allowed_tools=["Bash"], **kw)
+    kw.setdefault("allowed_tools", ["Bash"])
+    return ClaudeAgentOptions(cli_path=settings["cli"], env=settings["env"], cwd=settings["cwd"], **kw)
 
 
 CONNECT_AS_NOBODY = """
@@ -468,3 +469,32 @@ def test_a_host_frozen_past_its_lease_has_its_clis_stopped_by_their_fences(setti
         if frozen_at is not None:
             os.kill(host.proc.pid, signal.SIGCONT)
         caller.kill()
+
+
+def test_in_process_mcp_tools_run_in_the_callers_process_through_the_host(settings: dict[str, Any], sock: Path, hosts: list[Host],
+                                                                          api: MockMessagesAPI, home: Path) -> None:  # fmt: skip
+    """An in-process MCP server (``create_sdk_mcp_server``) of the sending process: through the
+    host its tool runs here, in the caller, and the model is told what it would be told
+    in-process."""
+    from claude_sdkurl import create_sdk_mcp_server, tool
+
+    @tool("add", "Add two numbers", {"a": int, "b": int})
+    def add(args: dict[str, Any]) -> dict[str, Any]:
+        return {"content": [{"type": "text", "text": f"sum={args['a'] + args['b']} pid={os.getpid()}"}]}
+
+    def model(request: RecordedRequest) -> Reply:
+        if request.tool_results():
+            return text(f"tool said: {json.dumps(request.tool_results()[-1].get('content'))}")
+        return tool_use("mcp__calc__add", {"a": 2, "b": 3})
+
+    api.responder = model
+    hosts.append(Host(sock))
+    told = {}
+    for where in ("in-process", "host"):
+        options = options_of(settings, mcp_servers={"calc": create_sdk_mcp_server("calc", tools=[add])}, allowed_tools=["mcp__calc__add"])
+        chats = Conversations(options, host=sock) if where == "host" else Conversations(options, store=home / "inproc.sqlite3")
+        try:
+            told[where] = [m for m in chats.send(f"{where}-k", "chat #1: add") if isinstance(m, ResultMessage)][-1].result
+        finally:
+            chats.close()
+    assert told["host"] == told["in-process"] and f"sum=5 pid={os.getpid()}" in str(told["host"]), told

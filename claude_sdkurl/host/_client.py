@@ -100,8 +100,8 @@ class HostLink:
                             conn.sendall(line({"op": "answer", "n": frame.get("n"), "result": encode_result(result)}))
                         except OSError as e:
                             raise HostGoneError(f"the session host went away during the turn: {e}") from None
-                    elif op == "hook":
-                        output = self._hook(options, frame)
+                    elif op in ("hook", "mcp"):
+                        output = self._hook(options, frame) if op == "hook" else self._mcp(options, frame)
                         try:
                             conn.sendall(line({"op": "answer", "n": frame.get("n"), "result": output}))
                         except OSError as e:
@@ -112,6 +112,17 @@ class HostLink:
                         raise _remote_error(frame, self._errors)
         finally:
             conn.close()
+
+    @staticmethod
+    def _mcp(options: ClaudeAgentOptions, frame: dict[str, Any]) -> Any:
+        """A JSON-RPC message for one of the caller's in-process MCP servers, answered here."""
+        message = frame.get("message") if isinstance(frame.get("message"), dict) else {}
+        assert isinstance(message, dict)
+        config = (options.mcp_servers or {}).get(frame.get("server")) if isinstance(options.mcp_servers, dict) else None
+        instance = config.get("instance") if isinstance(config, dict) else None
+        if instance is None or not hasattr(instance, "handle"):
+            return {"jsonrpc": "2.0", "id": message.get("id"), "error": {"code": -32601, "message": f"Server '{frame.get('server')}' not found"}}
+        return instance.handle(message)
 
     @staticmethod
     def _hook(options: ClaudeAgentOptions, frame: dict[str, Any]) -> Any:

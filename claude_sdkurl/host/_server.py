@@ -86,6 +86,25 @@ def _label(message: Any, label: str, settle: bool = False) -> bool:
     return relay.hub.label(session_id, label)
 
 
+class _AskedServer:
+    """An in-process MCP server of the caller's, as the host's CLI sees it: each JSON-RPC
+    message is answered by the caller of the conversation's turn under way. A caller gone: a
+    request gets an error the model sees, a notification nothing."""
+
+    def __init__(self, host: SessionHost, pool_id: str, key: str, name: str) -> None:
+        self.host, self.pool_id, self.key, self.name = host, pool_id, key, name
+
+    def handle(self, message: dict[str, Any]) -> dict[str, Any] | None:
+        with self.host._state:
+            caller = self.host._callers.get((self.pool_id, self.key))
+        answered, reply = (False, None) if caller is None else caller.question({"op": "mcp", "server": self.name, "message": message})
+        if answered:
+            return reply if isinstance(reply, dict) else None
+        if "id" in message:
+            return {"jsonrpc": "2.0", "id": message.get("id"), "error": {"code": -32000, "message": GONE}}
+        return None
+
+
 def send_within(conn: socket.socket, data: bytes, timeout: float) -> None:
     """All of ``data``, or :class:`TimeoutError` when the other side takes nothing for
     ``timeout`` seconds (the socket itself stays blocking: its reader waits for a person)."""
@@ -282,6 +301,11 @@ class SessionHost:
             options = dataclasses.replace(options, can_use_tool=self._router(pool_id, str(key)))
         if hooks:
             options = dataclasses.replace(options, hooks=self._hooks(pool_id, str(key), hooks))
+        if "mcp_servers" in (request.get("forward") or []) and isinstance(options.mcp_servers, dict):
+            servers = {name: {**config, "instance": _AskedServer(self, pool_id, str(key), name)}
+                       if isinstance(config, dict) and config.get("type") == "sdk" else config
+                       for name, config in options.mcp_servers.items()}  # fmt: skip
+            options = dataclasses.replace(options, mcp_servers=servers)
         with self._state:
             self._callers[(pool_id, str(key))] = caller
         try:

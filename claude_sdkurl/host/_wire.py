@@ -12,10 +12,13 @@ A turn, from the caller's side::
 Options travel as their fields that differ from the defaults, each as JSON; a field that cannot
 (a callback, a store object, an in-process MCP server) is refused by name before anything is
 sent, except ``can_use_tool`` and the ``hooks`` callbacks, which stay here and are asked over the
-connection (the hooks' events, matchers and timeouts travel)::
+connection (the hooks' events, matchers and timeouts travel), and the in-process MCP servers
+(``create_sdk_mcp_server``: their names travel, each JSON-RPC message is answered here)::
 
     <- {"op": "hook", "n": 2, "event": "PreToolUse", "matcher": 0, "hook": 0, "input": {...}, "tool_use_id": ...}
     -> {"op": "answer", "n": 2, "result": {...the callback's output...}}
+    <- {"op": "mcp", "n": 3, "server": "calc", "message": {...JSON-RPC...}}
+    -> {"op": "answer", "n": 3, "result": {...the server's reply, or null...}}
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from ..types import ClaudeAgentOptions, PermissionResultAllow, PermissionResultD
 HOOK_ERROR = "claude_sdkurl_hook_error"  # an answer with this key: the caller's hook raised (its text)
 MAX_LINE = 64 * 1024 * 1024  # the longest line either side reads (a CLI message can be large)
 FORWARDED = ("can_use_tool", "hooks")  # callbacks that stay in the caller's process and are asked over the socket
+# (and the in-process MCP servers of ``mcp_servers``: their names travel, their calls are asked)
 
 
 class HostError(ClaudeSDKError):
@@ -67,6 +71,9 @@ def encode_options(options: ClaudeAgentOptions) -> tuple[dict[str, Any], list[st
             fields["hooks"] = hook_shape(value)
             forward.append(f.name)
             continue
+        if f.name == "mcp_servers" and isinstance(value, dict) and any(_in_process(c) for c in value.values()):
+            value = {name: {"type": "sdk", "name": c.get("name", name)} if _in_process(c) else c for name, c in value.items()}
+            forward.append(f.name)
         value = os.fspath(value) if isinstance(value, PurePath) else value
         try:
             fields[f.name] = json.loads(json.dumps(value))
@@ -77,6 +84,10 @@ def encode_options(options: ClaudeAgentOptions) -> tuple[dict[str, Any], list[st
             if not (isinstance(value, tuple) and list(value) == fields[f.name]):
                 raise HostOptionError(f"options.{f.name} does not survive JSON unchanged; the host cannot carry it")
     return fields, forward
+
+
+def _in_process(config: Any) -> bool:
+    return isinstance(config, dict) and config.get("type") == "sdk"
 
 
 def hook_shape(hooks: Any) -> dict[str, list[dict[str, Any]]]:
