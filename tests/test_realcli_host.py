@@ -35,10 +35,11 @@ pytestmark = pytest.mark.realcli
 class Host:
     """A session host process at ``path``; stopped (its process group killed) by the fixture."""
 
-    def __init__(self, path: Path, *args: str) -> None:
+    def __init__(self, path: Path, *args: str, env: dict[str, str] | None = None) -> None:
         self.path = path
         self.proc = subprocess.Popen([sys.executable, "-m", "claude_sdkurl.host", "--socket", str(path), *args],
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)  # fmt: skip
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                                     env={**os.environ, **(env or {})})  # fmt: skip
         assert self.proc.stdout is not None
         line = self.proc.stdout.readline()
         assert "session host at" in line, (line, self.proc.stderr.read() if self.proc.poll() is not None and self.proc.stderr else "")
@@ -395,25 +396,31 @@ def test_hooks_run_in_the_callers_process_and_behave_as_in_process(settings: dic
     assert ran.read_text().split().count("refuse") == 0 and ran.read_text().split().count("later") == 0
 
 
+def page_of(host: Host) -> str:
+    """The host's page's ``/events`` address, with the token it announced."""
+    import urllib.parse
+
+    assert host.proc.stderr is not None
+    announced = host.proc.stderr.readline()
+    url = urllib.parse.urlsplit(announced.split("watch at ", 1)[1].strip())
+    return f"ws://{url.netloc}/events?token={urllib.parse.parse_qs(url.query)['token'][0]}"
+
+
 def test_one_page_shows_every_workers_sessions_labelled_by_the_worker(settings: dict[str, Any], sock: Path, hosts: list[Host]) -> None:
     """``--relay``: the host's page shows the sessions of every attached worker, each row
     labelled with the worker (pid and machine) that sent its last turn."""
     import socket as socket_
-    import urllib.parse
 
     from websockets.sync.client import connect
 
     host = Host(sock, "--relay", "127.0.0.1:0")
     hosts.append(host)
-    assert host.proc.stderr is not None
-    announced = host.proc.stderr.readline()
-    url = urllib.parse.urlsplit(announced.split("watch at ", 1)[1].strip())
-    token = urllib.parse.parse_qs(url.query)["token"][0]
+    events = page_of(host)
     workers = [Worker(settings), Worker(settings)]
     try:
         workers[0].send("alice", "chat #1: hello")
         workers[1].send("bob", "chat #1: hello")
-        with connect(f"ws://{url.netloc}/events?token={token}", open_timeout=10) as page:
+        with connect(events, open_timeout=10) as page:
             labels: dict[str, str] = {}
             deadline = time.monotonic() + 60
             while len(labels) < 2 and time.monotonic() < deadline:
@@ -498,3 +505,37 @@ def test_in_process_mcp_tools_run_in_the_callers_process_through_the_host(settin
         finally:
             chats.close()
     assert told["host"] == told["in-process"] and f"sum=5 pid={os.getpid()}" in str(told["host"]), told
+
+
+def test_after_the_host_restarts_its_page_lists_the_conversations_the_store_keeps_to_read(
+    settings: dict[str, Any], sock: Path, hosts: list[Host], home: Path
+) -> None:
+    """Issue 55, item 4: the host restarted, its page still lists every conversation of its CLIs'
+    config directory (each user's folder a project of its own), with its transcript; deciding
+    or continuing from that listing is refused (the host's conversations hold leases)."""
+    from websockets.sync.client import connect
+
+    first = Host(sock, env={"HOME": str(home)})
+    hosts.append(first)
+    ids = []
+    for user in ("alice", "bob"):
+        (home / user).mkdir()
+        chats = Conversations(ClaudeAgentOptions(cli_path=settings["cli"], env=settings["env"], cwd=str(home / user)), host=sock)
+        list(chats.send(user, f"chat #1: I am {user}"))
+        ids.append(chats.session_id(user) or "")
+    first.kill()
+    second = Host(sock, "--relay", "127.0.0.1:0", "--steer", env={"HOME": str(home)})
+    hosts.append(second)
+    with connect(page_of(second), open_timeout=10) as page:
+        frame = json.loads(page.recv(timeout=30))
+        while frame.get("k") != "stored":
+            frame = json.loads(page.recv(timeout=30))
+        assert sorted(row["session_id"] for row in frame["stored"]) == sorted(ids) and frame["resumable"] is False
+        page.send(json.dumps({"op": "history", "session": f"stored:{ids[0]}"}))
+        while (frame := json.loads(page.recv(timeout=30))).get("k") != "history":
+            pass
+        assert "I am alice" in json.dumps(frame["lines"])
+        page.send(json.dumps({"op": "continue", "session_id": ids[0], "text": "hello again", "id": "c"}))
+        while (frame := json.loads(page.recv(timeout=30))).get("k") != "done":
+            pass
+        assert "listed to read" in str(frame["error"]), frame  # steering is on: the listing itself refuses

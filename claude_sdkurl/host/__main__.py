@@ -34,7 +34,10 @@ def main(argv: list[str] | None = None) -> int:
         from .. import relay
 
         where, _, port = args.relay.rpartition(":")
-        watching = relay.serve(where or "127.0.0.1", int(port), steer=args.steer)
+        from ..types import ClaudeAgentOptions
+
+        # the page lists every session the CLIs' config directory keeps (after a restart too), to read
+        watching = relay.serve(where or "127.0.0.1", int(port), steer=args.steer, options=ClaudeAgentOptions(), every_project=True)
     print(f"claude_sdkurl session host at {serving.path}", flush=True)
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())

@@ -71,7 +71,7 @@ class ServingRelay(Relay):
 
 def serve(host: str = "127.0.0.1", port: int = 0, *, steer: bool = False, token: str | None = None,
           tokenless: bool = False, allowed_hosts: tuple[str, ...] = (), announce: bool = True,
-          options: ClaudeAgentOptions | None = None) -> Relay:  # fmt: skip
+          options: ClaudeAgentOptions | None = None, every_project: bool = False) -> Relay:  # fmt: skip
     """Start the process's relay and show it every session started from now on.
 
     Args:
@@ -90,6 +90,10 @@ def serve(host: str = "127.0.0.1", port: int = 0, *, steer: bool = False, token:
             calls parked in them (:mod:`claude_sdkurl.approvals`); with ``steer``, a person
             decides a parked call (it runs here, once) or continues a stored session with a
             message (a turn run here with ``resume``).
+        every_project: with ``options``, list the sessions of every project of the CLI's config
+            directory (not only ``options.cwd``'s), to read: a session host's page, whose
+            conversations each have a folder of their own. Nothing is decided or continued
+            from such a listing (the host's conversations hold leases a page's run would not).
 
     Raises :class:`RelayError` when a relay already serves in this process, or the port is taken.
     """
@@ -98,7 +102,8 @@ def serve(host: str = "127.0.0.1", port: int = 0, *, steer: bool = False, token:
         if _serving is not None:
             raise RelayError(f"a relay already serves this process at {_serving[0].address}")
         relay = ServingRelay(host, port, steer=steer, token=token, tokenless=tokenless,
-                             allowed_hosts=allowed_hosts, announce=announce, options=options)  # fmt: skip
+                             allowed_hosts=allowed_hosts, announce=announce, options=options,
+                             every_project=every_project)  # fmt: skip
         tap = RelayTap(relay.hub)
         taps.install(tap)
         _serving = (relay, tap)

@@ -32,13 +32,17 @@ logger = logging.getLogger("claude_sdkurl.relay")
 SCANNED = 50  # newest sessions listed (and looked through for parked calls)
 FRESH_SECONDS = 2.0  # a listing younger than this is reused (pages ask when they connect and every few seconds)
 STORED_PREFIX = "stored:"  # the page's key of a stored session: this and its session id
+EVERY_PROJECT_READ_ONLY = ("the sessions of every project are listed to read: deciding or continuing one needs the options "
+                           "of its program (relay.serve(options=...) in it)")  # fmt: skip
 
 
 class Catalog:
     """The stored sessions and parked calls of ``options``, and the runs the page starts in them."""
 
-    def __init__(self, options: Any, scrub: Callable[[str], str], steer: bool, running: Callable[[str], bool]) -> None:
+    def __init__(self, options: Any, scrub: Callable[[str], str], steer: bool, running: Callable[[str], bool],
+                 every_project: bool = False) -> None:  # fmt: skip
         self.options = options
+        self.every_project = every_project  # list the sessions of every project (read-only: see relay.serve)
         self._scrub = scrub
         self.steer = steer
         self._running = running  # whether a live session of this process has that session id now
@@ -65,7 +69,7 @@ class Catalog:
         from ..sessions import _of_options
 
         try:
-            rows = _of_options.rows(self.options, SCANNED)
+            rows = _of_options.rows(self.options, SCANNED, self.every_project)
         except Exception as e:  # the store is user code; an unreadable folder lists nothing
             logger.warning("the relay could not list the stored sessions: %s", e)
             rows = []
@@ -137,6 +141,8 @@ class Catalog:
 
         if not self.steer:
             return "this relay is read-only: the program did not allow steering"
+        if self.every_project:
+            return EVERY_PROJECT_READ_ONLY
         session_id, tool_use_id = op.get("session_id"), op.get("tool_use_id")
         tool_input = op.get("input")
         if not isinstance(session_id, str) or not isinstance(tool_use_id, str) or not isinstance(tool_input, dict):
@@ -182,6 +188,8 @@ class Catalog:
 
         if not self.steer:
             return "this relay is read-only: the program did not allow steering"
+        if self.every_project:
+            return EVERY_PROJECT_READ_ONLY
         if not isinstance(session_id, str) or not is_session_id(session_id):
             return f"not a session id: {session_id!r}"
         if not isinstance(text, str) or not text.strip():

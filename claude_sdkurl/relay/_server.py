@@ -56,7 +56,7 @@ class Relay:
     def __init__(self, host: str = "127.0.0.1", port: int = 0, *, steer: bool = False, token: str | None = None,
                  tokenless: bool = False, allowed_hosts: tuple[str, ...] = (), announce: bool = True,
                  hub: Hub | None = None, on_cli: Callable[[Connection], None] | None = None,
-                 options: Any = None) -> None:  # fmt: skip
+                 options: Any = None, every_project: bool = False) -> None:  # fmt: skip
         if tokenless and not _is_loopback(host):
             raise RelayError("a tokenless relay listens on loopback only: anyone who can reach the port could watch")
         if tokenless and steer:
@@ -73,7 +73,8 @@ class Relay:
         self.catalog: Catalog | None = None
         if options is not None:
             secrets_of_options = secret_values(options.env or {})
-            self.catalog = Catalog(options, lambda text: scrub(text, self.hub.literals | secrets_of_options), steer, self._running)
+            self.catalog = Catalog(options, lambda text: scrub(text, self.hub.literals | secrets_of_options), steer, self._running,
+                                   every_project)  # fmt: skip
         self._frontend_count = 0
         self._count_lock = threading.Lock()
         # The listener accepts as soon as it is bound, before this relay knows its port and so
@@ -382,7 +383,7 @@ class Relay:
     def _stored_envelope(self, fresh: bool = False) -> dict[str, Any]:
         assert self.catalog is not None
         stored, parked = self.catalog.listing(fresh)
-        return {"k": "stored", "stored": stored, "parked": parked, "resumable": self.steer}
+        return {"k": "stored", "stored": stored, "parked": parked, "resumable": self.steer and not self.catalog.every_project}
 
     def _running(self, session_id: str) -> bool:
         found = self.hub.by_session_id(session_id)

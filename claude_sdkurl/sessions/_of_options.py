@@ -16,7 +16,7 @@ from .._engine import paths as _paths
 from .._engine.storecall import call
 from ..types import SDKSessionInfo
 from . import _chain
-from ._local import _rows, newest_first
+from ._local import _one_per_session, _rows, newest_first
 
 
 class TranscriptNotFound(LookupError):
@@ -46,12 +46,20 @@ def entries(session_id: str, options: Any) -> list[dict[str, Any]]:
     return found
 
 
-def rows(options: Any, limit: int | None = None) -> list[SDKSessionInfo]:
-    """The listing rows of the sessions of ``options.cwd``'s project, newest first."""
+def rows(options: Any, limit: int | None = None, every_project: bool = False) -> list[SDKSessionInfo]:
+    """The listing rows of the sessions of ``options.cwd``'s project, newest first; with
+    ``every_project``, of every project the CLI's transcripts are in (not for a store: its
+    listing is by project)."""
     if options.session_store is not None:
         from ._stored import list_sessions_from_store
 
         return list_sessions_from_store(options.session_store, directory=options.cwd, limit=limit)
+    projects = Path(_paths.cli_projects_dir(options.env or {}))
+    if every_project:
+        try:
+            folders = [d for d in projects.iterdir() if d.is_dir()]
+        except OSError:
+            folders = []
+        return newest_first(_one_per_session(row for d in folders for row in _rows(d, None)), limit, 0)
     here = _paths.real_path(str(options.cwd or "."))
-    folder = Path(_paths.cli_projects_dir(options.env or {})) / _paths.project_dir_name(here)
-    return newest_first(_rows(folder, here), limit, 0)
+    return newest_first(_rows(projects / _paths.project_dir_name(here), here), limit, 0)
