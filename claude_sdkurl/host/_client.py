@@ -118,7 +118,7 @@ class HostLink:
         """A JSON-RPC message for one of the caller's in-process MCP servers, answered here."""
         message = frame.get("message") if isinstance(frame.get("message"), dict) else {}
         assert isinstance(message, dict)
-        config = (options.mcp_servers or {}).get(frame.get("server")) if isinstance(options.mcp_servers, dict) else None
+        config = options.mcp_servers.get(str(frame.get("server"))) if isinstance(options.mcp_servers, dict) else None
         instance = config.get("instance") if isinstance(config, dict) else None
         if instance is None or not hasattr(instance, "handle"):
             return {"jsonrpc": "2.0", "id": message.get("id"), "error": {"code": -32601, "message": f"Server '{frame.get('server')}' not found"}}
