@@ -409,18 +409,24 @@ def test_stopped_cli_blocks_no_public_call(make_options: OptionsFactory, transpo
     client.connect()
     pid = cli_pid()
     os.kill(pid, _signal.SIGSTOP)
+    # The bug hung each call until the CLI was killed (for ever); the bounds are for a machine at
+    # load 20 and more (1.06 s was seen for the query under two burners and a parallel run, with
+    # 1.0 allowed), and the times are printed.
     try:
         t0 = time.monotonic()
         client.query("x" * (20 * 1024 * 1024))  # far more than a pipe or a socket buffer holds
-        assert time.monotonic() - t0 < 1.0
+        queried = time.monotonic() - t0
         with pytest.raises(ControlRequestTimeoutError):
             client.interrupt()
-        assert time.monotonic() - t0 < 2.5
+        interrupted = time.monotonic() - t0
         t1 = time.monotonic()
         client.disconnect()  # SIGKILL at once for a stopped CLI
-        assert time.monotonic() - t1 < 2.5
+        disconnected = time.monotonic() - t1
+        print(f"query {queried:.2f} s, interrupt's timeout by {interrupted:.2f} s, disconnect {disconnected:.2f} s")
+        assert queried < 10.0 and interrupted < 15.0 and disconnected < 10.0
     finally:
         try:
             os.kill(pid, _signal.SIGKILL)
         except ProcessLookupError:
             pass
+        client.disconnect()  # (a failing run: its threads end here, not in the next test)

@@ -52,12 +52,17 @@ def sshd() -> Iterator[SSHServer]:
 
 
 def _processes_with(needle: bytes, where: str) -> list[int]:
-    """Live processes of this test (this process's descendants: the ssh client, the sshd the
-    test started and the far CLI under it) whose ``where`` (cmdline or environ) contains
-    ``needle``. (Of the whole machine, it once found another test's helper, run beside this
-    suite, with the mock's key on its command line.)"""
-    ours = _descendants(os.getpid())
-    return [pid for pid in processes(where, lambda data: needle in data) if pid in ours]
+    """Live processes of this machine whose ``where`` (cmdline or environ) contains ``needle``."""
+    return processes(where, lambda data: needle in data)
+
+
+def _of_this_test(pids: list[int], marker: str) -> list[int]:
+    """Of ``pids``, this test's: this process's descendants (the ssh client) and those with the
+    test's marker in their environment (the far CLI and its shell, under the sshd). Of the whole
+    machine, the key's search once found another test's helper, run beside the suite, with the
+    mock's key on its command line."""
+    ours = _descendants(os.getpid()) | set(_processes_with(marker.encode(), "environ"))
+    return [pid for pid in pids if pid in ours]
 
 
 def _descendants(root: int) -> set[int]:
@@ -109,7 +114,8 @@ def test_remote_cli_with_local_permissions_hooks_and_tools(
     def pre_tool_use(data: Any, tool_use_id: Any, context: Any) -> dict[str, Any]:
         hooked.append(data["tool_name"])
         # while the far CLI runs: is the secret environment on any command line of this machine?
-        on_command_lines.append(_processes_with(marker.encode(), "cmdline") + _processes_with(b"sk-ant-test-key", "cmdline"))
+        on_command_lines.append(_processes_with(marker.encode(), "cmdline") +
+                                _of_this_test(_processes_with(b"sk-ant-test-key", "cmdline"), marker))  # fmt: skip
         return {}
 
     @tool("add", "Add two numbers", {"a": int, "b": int})

@@ -107,6 +107,7 @@ def test_oversized_message_closes_with_1009() -> None:
 
 
 def test_close_does_not_wait_for_a_silent_peer() -> None:
+    before = set(threading.enumerate())  # (only this test's threads: another's, left by its failure, is not this one's)
     s = Server()
     silent = socket.create_connection(("127.0.0.1", s.listener.port))  # never sends its handshake
     try:
@@ -114,7 +115,7 @@ def test_close_does_not_wait_for_a_silent_peer() -> None:
         t0 = time.monotonic()
         s.listener.close()
         assert time.monotonic() - t0 < 2.0
-        assert not [t for t in threading.enumerate() if t.name.startswith("claude-sdkurl-ws")]
+        assert not [t for t in set(threading.enumerate()) - before if t.name.startswith("claude-sdkurl-ws")]
     finally:
         silent.close()
 
