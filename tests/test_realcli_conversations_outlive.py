@@ -396,14 +396,7 @@ def test_a_holder_frozen_past_its_lease_has_its_cli_stopped_by_its_fence_and_nev
     the last confirmed renewal: the tool never finishes, never two CLIs (sampled from /proc),
     and the other worker goes on with the history."""
     log = tmp_path / "ran.log"
-
-    def model(request: RecordedRequest) -> Reply:
-        said = prompts(request)
-        if said[-1].endswith("work") and not request.tool_results():
-            return tool_use("Bash", {"command": f"sleep 8; echo ran >> {log}"})
-        return text(" | ".join(said))
-
-    api.responder = model
+    api.responder = slow_tool(log)
     fast = {**settings, "lease_ttl": 4.0, "lease_wait": 60.0}
     frozen = Worker(fast)
     other: Worker | None = None
@@ -444,6 +437,19 @@ def test_a_holder_frozen_past_its_lease_has_its_cli_stopped_by_its_fence_and_nev
     assert gone is not None and gone < 4.0, gone  # before the lease could run out
     assert most == 1, sampler.overlaps  # never two CLIs on the conversation
     assert not log.exists()  # the frozen holder's tool was stopped with its CLI, and nobody ran it again
+
+
+def slow_tool(log: Path) -> Any:
+    """The model: a prompt ending in "work" runs ``sleep 8; echo ran >> log`` (a tool that takes
+    long enough to freeze its holder under); any other gets the history's prompts."""
+
+    def model(request: RecordedRequest) -> Reply:
+        said = prompts(request)
+        if said[-1].endswith("work") and not request.tool_results():
+            return tool_use("Bash", {"command": f"sleep 8; echo ran >> {log}"})
+        return text(" | ".join(said))
+
+    return model
 
 
 def _pids() -> list[str]:

@@ -27,7 +27,7 @@ from claude_sdkurl.host import HostError, HostGoneError, HostOptionError, HostUn
 from claude_sdkurl.testing import MockMessagesAPI, Reply, offline_env, text, tool_use
 from claude_sdkurl.testing.mock_api import RecordedRequest
 
-from .test_realcli_conversations_outlive import Worker, _cmdline, _pids, history_echo, live_clis, prompts
+from .test_realcli_conversations_outlive import Worker, _cmdline, _pids, history_echo, live_clis, prompts, slow_tool
 
 pytestmark = pytest.mark.realcli
 
@@ -441,14 +441,7 @@ def test_a_host_frozen_past_its_lease_has_its_clis_stopped_by_their_fences(setti
     are killed by the CLI's fence, not by the frozen host, before the lease can run out; an
     in-process holder of the same store then goes on with the history."""
     log = tmp_path / "ran.log"
-
-    def model(request: RecordedRequest) -> Reply:
-        said = prompts(request)
-        if said[-1].endswith("work") and not request.tool_results():
-            return tool_use("Bash", {"command": f"sleep 8; echo ran >> {log}"})
-        return text(" | ".join(said))
-
-    api.responder = model
+    api.responder = slow_tool(log)
     host = Host(sock, "--lease-ttl", "4")
     hosts.append(host)
     caller = Worker({**settings, "allowed_tools": ["Bash"]})
