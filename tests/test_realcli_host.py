@@ -532,3 +532,36 @@ def test_after_the_host_restarts_its_page_lists_the_conversations_the_store_keep
         while (frame := json.loads(page.recv(timeout=30))).get("k") != "done":
             pass
         assert "listed to read" in str(frame["error"]), frame  # steering is on: the listing itself refuses
+
+
+def test_two_workers_at_once_on_one_key_are_each_asked_only_about_their_own_turn(
+    settings: dict[str, Any], sock: Path, hosts: list[Host], api: MockMessagesAPI, home: Path
+) -> None:
+    """A permission question goes to the worker whose turn asks it. Two workers send to one
+    conversation at once; the second waits for the first's turn. Each turn runs a Bash call;
+    each worker's ``can_use_tool`` must be asked about its own command only (the second
+    worker, waiting, must not decide the first one's call)."""
+
+    def model(request: RecordedRequest) -> Reply:
+        said = prompts(request)
+        if request.tool_results():
+            return text(" | ".join(said))
+        return Reply([{"type": "tool_use", "id": f"toolu_{len(said)}", "name": "Bash",
+                       "input": {"command": f"touch {home}/{said[-1].split(': ')[1]}"}}], delay=0.5)  # fmt: skip
+
+    api.responder = model
+    hosts.append(Host(sock))
+    workers = [Worker({**settings, "can_use_tool": "allow", "allowed_tools": []}) for _ in range(2)]
+    try:
+        workers[0].ask("k", "chat #1: first")
+        time.sleep(0.3)  # (the second sends while the first's turn is under way; order is not asserted on it)
+        workers[1].ask("k", "chat #2: second")
+        asked: list[list[str]] = [[], []]
+        for i, worker in enumerate(workers):
+            while "key" not in (line := worker.read()):
+                asked[i].append(line["input"]["command"])
+            assert "error" not in line, line
+        assert asked == [[f"touch {home}/first"], [f"touch {home}/second"]], asked
+    finally:
+        for worker in workers:
+            worker.kill()

@@ -11,10 +11,12 @@ replaced once the lock is free.
 What it runs: a :class:`~claude_sdkurl.conversations.Conversations` for each config directory
 the callers' CLIs use (their ``HOME`` / ``CLAUDE_CONFIG_DIR``), so the keys, leases and store are
 those of conversations run in-process with the same options; each conversation runs with the
-options its first message came with, as in-process. A turn is one connection: the caller sends it, the host streams its messages
-back and asks the caller for each ``can_use_tool`` decision. A caller that goes away mid-turn
-(killed, disconnected, or not reading for ``WRITE_TIMEOUT``): what it was asked is denied with a
-reason the model sees, the turn is interrupted and read to its end, the CLI stays live, and the
+options its first message came with, as in-process. A turn is one connection: the caller sends
+it, the host streams its messages back and asks the caller for each ``can_use_tool`` decision,
+hook callback and message to an in-process MCP server. Turns on one conversation run one at a
+time, each caller asked only about its own. A caller that goes away mid-turn (killed,
+disconnected, or not reading for ``WRITE_TIMEOUT``): what it was asked is denied with a reason
+the model sees, the turn is interrupted and read to its end, the CLI stays live, and the
 conversation's next message, from any caller, goes on with its whole history.
 
 Threads: ``claude-sdkurl-host`` accepts; a ``claude-sdkurl-host-turn`` thread per connection runs
@@ -91,13 +93,11 @@ class _AskedServer:
     message is answered by the caller of the conversation's turn under way. A caller gone: a
     request gets an error the model sees, a notification nothing."""
 
-    def __init__(self, host: SessionHost, pool_id: str, key: str, name: str) -> None:
-        self.host, self.pool_id, self.key, self.name = host, pool_id, key, name
+    def __init__(self, host: SessionHost, where: tuple[str, str], name: str) -> None:
+        self.host, self.where, self.name = host, where, name
 
     def handle(self, message: dict[str, Any]) -> dict[str, Any] | None:
-        with self.host._state:
-            caller = self.host._callers.get((self.pool_id, self.key))
-        answered, reply = (False, None) if caller is None else caller.question({"op": "mcp", "server": self.name, "message": message})
+        answered, reply = self.host._ask(self.where, {"op": "mcp", "server": self.name, "message": message})
         if answered:
             return reply if isinstance(reply, dict) else None
         if "id" in message:
@@ -182,13 +182,6 @@ class _Caller:
             with self._lock:
                 self._asked.pop(n, None)
 
-    def ask(self, tool_name: str, tool_input: dict[str, Any], context: ToolPermissionContext) -> Any:
-        context_json = {"tool_use_id": context.tool_use_id, "agent_id": context.agent_id, "blocked_path": context.blocked_path,
-                        "decision_reason": context.decision_reason, "title": context.title,
-                        "display_name": context.display_name, "description": context.description,
-                        "suggestions": [s.to_dict() for s in context.suggestions]}  # fmt: skip
-        answered, answer = self.question({"op": "ask", "tool_name": tool_name, "input": tool_input, "context": context_json})
-        return decode_result(answer) if answered else PermissionResultDeny(message=GONE)
 
 
 class SessionHost:
@@ -219,8 +212,12 @@ class SessionHost:
             os.close(self._lock_file)
             raise HostError(f"the host cannot listen at {self.path}: {e}") from e
         self.closed = False
-        self._pools: dict[str, Any] = {}  # options as sent -> their Conversations
+        self._pools: dict[str, Any] = {}  # a CLI config directory ("" with the host's own store) -> its Conversations
         self._callers: dict[tuple[str, str], _Caller] = {}  # (pool, key) -> the caller of the turn under way
+        # (pool, key) -> held for a whole turn: a caller is registered only once the turn before
+        # it has ended, so each question goes to the worker whose turn asks it (a second sender,
+        # waiting, was asked the first one's questions)
+        self._turns: dict[tuple[str, str], threading.Lock] = {}
         self._state = threading.Lock()
         self._threads: set[threading.Thread] = set()
         self._acceptor = threading.Thread(target=self._accept, name="claude-sdkurl-host", daemon=True)
@@ -297,42 +294,51 @@ class SessionHost:
             timeout = None
         reader = threading.Thread(target=caller.read_answers, name="claude-sdkurl-host-read", daemon=True)
         reader.start()
+        where = (pool_id, str(key))
         if "can_use_tool" in (request.get("forward") or []):
-            options = dataclasses.replace(options, can_use_tool=self._router(pool_id, str(key)))
+            options = dataclasses.replace(options, can_use_tool=self._router(where))
         if hooks:
-            options = dataclasses.replace(options, hooks=self._hooks(pool_id, str(key), hooks))
+            options = dataclasses.replace(options, hooks=self._hooks(where, hooks))
         if "mcp_servers" in (request.get("forward") or []) and isinstance(options.mcp_servers, dict):
-            servers = {name: {**config, "instance": _AskedServer(self, pool_id, str(key), name)}
+            servers = {name: {**config, "instance": _AskedServer(self, where, name)}
                        if isinstance(config, dict) and config.get("type") == "sdk" else config
                        for name, config in options.mcp_servers.items()}  # fmt: skip
             options = dataclasses.replace(options, mcp_servers=servers)
         with self._state:
-            self._callers[(pool_id, str(key))] = caller
-        try:
-            turn = pool.send(key, prompt, options, timeout=timeout)
-            interrupted = False
-            caller_label = request.get("caller") if isinstance(request.get("caller"), str) else None
-            labelled = False
-            last = None
-            for message in turn:
-                last = message
-                if caller_label and not labelled:
-                    labelled = _label(message, caller_label)
-                if not caller.send({"op": "message", "raw": message.raw}) and not interrupted:
-                    interrupted = True  # the caller is gone: the turn stops and is read to its end, its CLI stays
-                    pool.interrupt(key)
-            if caller_label and not labelled and last is not None:  # (the relay's hub reads lines on its own thread)
-                _label(last, caller_label, settle=True)
-            caller.send({"op": "end"})
-        finally:
+            turn_lock = self._turns.setdefault(where, threading.Lock())
+        with turn_lock:
             with self._state:
-                if self._callers.get((pool_id, str(key))) is caller:
-                    del self._callers[(pool_id, str(key))]
+                self._callers[where] = caller
+            try:
+                self._run_turn(pool, key, prompt, options, timeout, request, caller)
+            finally:
+                with self._state:
+                    del self._callers[where]
+
+    def _run_turn(self, pool: Any, key: Any, prompt: Any, options: Any, timeout: float | None, request: dict[str, Any],
+                  caller: _Caller) -> None:  # fmt: skip
+        """The turn, its messages written to ``caller`` as they come (see the module doc for a
+        caller that goes away)."""
+        turn = pool.send(key, prompt, options, timeout=timeout)
+        interrupted = False
+        caller_label = request.get("caller") if isinstance(request.get("caller"), str) else None
+        labelled = False
+        last = None
+        for message in turn:
+            last = message
+            if caller_label and not labelled:
+                labelled = _label(message, caller_label)
+            if not caller.send({"op": "message", "raw": message.raw}) and not interrupted:
+                interrupted = True  # the caller is gone: the turn stops and is read to its end, its CLI stays
+                pool.interrupt(key)
+        if caller_label and not labelled and last is not None:  # (the relay's hub reads lines on its own thread)
+            _label(last, caller_label, settle=True)
+        caller.send({"op": "end"})
 
     def _pool(self, fields: Any, forward: Any) -> tuple[str, Any, Any, dict[str, Any] | None]:
-        """``(pool id, its Conversations, the caller's options)``: one pool for every caller whose
-        CLIs share a config directory (so one store of keys and leases, as in-process), unless
-        the host was given a store of its own (then one pool)."""
+        """``(pool id, its Conversations, the caller's options, the shape of its hooks)``: one
+        pool for every caller whose CLIs share a config directory (so one store of keys and
+        leases, as in-process), unless the host was given a store of its own (then one pool)."""
         from ..conversations import Conversations, default_store_path
 
         options, hooks = decode_options(fields if fields is not None else {})
@@ -345,29 +351,35 @@ class SessionHost:
                 pool = self._pools[pool_id] = Conversations(options, **self._conversation_kw)
         return pool_id, pool, options, hooks
 
-    def _router(self, pool_id: str, key: str) -> Any:
+    def _ask(self, where: tuple[str, str], frame: dict[str, Any]) -> tuple[bool, Any]:
+        """Ask the caller of the turn under way in conversation ``where``: ``(True, its
+        answer)``, or ``(False, None)`` when there is none or it went away before answering."""
+        with self._state:
+            caller = self._callers.get(where)
+        return (False, None) if caller is None else caller.question(frame)
+
+    def _router(self, where: tuple[str, str]) -> Any:
         """The ``can_use_tool`` of a conversation: asks the caller of its turn under way."""
 
         def can_use_tool(tool_name: str, tool_input: dict[str, Any], context: ToolPermissionContext) -> Any:
-            with self._state:
-                caller = self._callers.get((pool_id, key))
-            if caller is None:
-                return PermissionResultDeny(message=GONE)
-            return caller.ask(tool_name, tool_input, context)
+            context_json = {"tool_use_id": context.tool_use_id, "agent_id": context.agent_id, "blocked_path": context.blocked_path,
+                            "decision_reason": context.decision_reason, "title": context.title,
+                            "display_name": context.display_name, "description": context.description,
+                            "suggestions": [s.to_dict() for s in context.suggestions]}  # fmt: skip
+            answered, answer = self._ask(where, {"op": "ask", "tool_name": tool_name, "input": tool_input, "context": context_json})
+            return decode_result(answer) if answered else PermissionResultDeny(message=GONE)
 
         return can_use_tool
 
-    def _hooks(self, pool_id: str, key: str, shape: dict[str, Any]) -> dict[str, list[HookMatcher]]:
+    def _hooks(self, where: tuple[str, str], shape: dict[str, Any]) -> dict[str, list[HookMatcher]]:
         """``options.hooks`` for a conversation: the caller's events and matchers, each callback
         asked of the caller of the turn under way. Its answer is the hook's output; a caller gone
         answers a ``PreToolUse`` with a deny that says why, any other event with no opinion."""
 
         def asking(event: str, m: int, h: int) -> Any:
             def hook(hook_input: Any, tool_use_id: str | None, context: Any) -> dict[str, Any]:
-                with self._state:
-                    caller = self._callers.get((pool_id, key))
-                answered, output = (False, None) if caller is None else caller.question(
-                    {"op": "hook", "event": event, "matcher": m, "hook": h, "input": hook_input, "tool_use_id": tool_use_id})  # fmt: skip
+                answered, output = self._ask(where, {"op": "hook", "event": event, "matcher": m, "hook": h, "input": hook_input,
+                                                     "tool_use_id": tool_use_id})  # fmt: skip
                 if answered and isinstance(output, dict):
                     if HOOK_ERROR in output:  # the caller's hook raised: raised here, so the CLI is told as in-process
                         raise RuntimeError(str(output[HOOK_ERROR]))
