@@ -66,7 +66,7 @@ from ._errors import ClaudeSDKError
 from ._engine.usercode import call_user
 from .query import query
 from .sessions import _of_options
-from ._engine.paths import config_dir, is_session_id, project_key_for_directory
+from ._engine.paths import cli_config_dir, is_session_id, project_key_for_directory
 from ._engine.storecall import call
 from .types import ClaudeAgentOptions, HookMatcher, Message, ResultMessage, ToolResultBlock, UserMessage
 
@@ -379,6 +379,4 @@ def _stored_claims(call_: Parked, options: ClaudeAgentOptions) -> tuple[dict[str
 def _claim_path(call_: Parked, options: ClaudeAgentOptions) -> Path:
     """The file that claims a decision on this machine: named by a hash of the ids, never by
     the ids themselves, under the CLI's config directory."""
-    env = options.env or {}
-    base = Path(env["CLAUDE_CONFIG_DIR"]) if "CLAUDE_CONFIG_DIR" in env else Path(env["HOME"], ".claude") if "HOME" in env else config_dir()
-    return base / _DECISIONS / hashlib.sha256(f"{call_.session_id}/{call_.tool_use_id}".encode()).hexdigest()
+    return cli_config_dir(dict(options.env or {})) / _DECISIONS / hashlib.sha256(f"{call_.session_id}/{call_.tool_use_id}".encode()).hexdigest()

@@ -542,7 +542,7 @@ class Conversations:
     def _verdict(self, conversation: _Conversation, held: set[str], wanted: set[str], sent: float) -> str | None:
         """What a renewal sent at ``sent`` says of a conversation: ``"lost"``, ``"yielded"``
         (another holder wants it), or ``None`` (still ours, confirmed as of ``sent``: its
-        CLI's fence is told it may run half a lease from then)."""
+        CLI's fence is told it may run ``FENCE_SHARE`` of a lease from then)."""
         if conversation.key not in held:
             return "lost"
         conversation.confirmed = max(conversation.confirmed, sent)

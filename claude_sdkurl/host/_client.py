@@ -94,16 +94,15 @@ class HostLink:
                     op = frame.get("op")
                     if op == "message":
                         yield parse_message(frame["raw"])
-                    elif op == "ask":
-                        result = self._decide(options, frame)
+                    elif op in ("ask", "hook", "mcp"):  # a question for this process's callbacks
+                        if op == "ask":
+                            answered = encode_result(self._decide(options, frame))
+                        elif op == "hook":
+                            answered = self._hook(options, frame)
+                        else:
+                            answered = self._mcp(options, frame)
                         try:
-                            conn.sendall(line({"op": "answer", "n": frame.get("n"), "result": encode_result(result)}))
-                        except OSError as e:
-                            raise HostGoneError(f"the session host went away during the turn: {e}") from None
-                    elif op in ("hook", "mcp"):
-                        output = self._hook(options, frame) if op == "hook" else self._mcp(options, frame)
-                        try:
-                            conn.sendall(line({"op": "answer", "n": frame.get("n"), "result": output}))
+                            conn.sendall(line({"op": "answer", "n": frame.get("n"), "result": answered}))
                         except OSError as e:
                             raise HostGoneError(f"the session host went away during the turn: {e}") from None
                     elif op == "end":

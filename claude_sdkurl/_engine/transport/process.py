@@ -127,8 +127,7 @@ def release_guard(write_end: int | None) -> None:
 # no /proc/PID/task/TID/children). It imports nothing of ours.
 _FENCE_CODE = """
 import os, select, signal, sys, time
-cli, wait, deadline, buffered = int(sys.argv[2]), float(sys.argv[3]), 0.0, b""
-deadline = time.monotonic() + wait
+cli, deadline, buffered = int(sys.argv[2]), time.monotonic() + float(sys.argv[3]), b""
 while True:
     if not select.select([0], [], [], max(0.0, deadline - time.monotonic()))[0]:
         break
