@@ -528,10 +528,12 @@ def test_after_the_host_restarts_its_page_lists_the_conversations_the_store_keep
         while (frame := json.loads(page.recv(timeout=30))).get("k") != "history":
             pass
         assert "I am alice" in json.dumps(frame["lines"])
-        page.send(json.dumps({"op": "continue", "session_id": ids[0], "text": "hello again", "id": "c"}))
-        while (frame := json.loads(page.recv(timeout=30))).get("k") != "done":
-            pass
-        assert "listed to read" in str(frame["error"]), frame  # steering is on: the listing itself refuses
+        for op in ({"op": "continue", "session_id": ids[0], "text": "hello again"},
+                   {"op": "decide_parked", "session_id": ids[0], "tool_use_id": "toolu_1", "tool_name": "Bash", "input": {}, "allow": True}):
+            page.send(json.dumps({**op, "id": op["op"]}))
+            while (frame := json.loads(page.recv(timeout=30))).get("k") != "done" or frame.get("id") != op["op"]:
+                pass
+            assert "listed to read" in str(frame["error"]), frame  # steering is on: the listing itself refuses
 
 
 def test_two_workers_at_once_on_one_key_are_each_asked_only_about_their_own_turn(
