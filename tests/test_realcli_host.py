@@ -567,3 +567,104 @@ def test_two_workers_at_once_on_one_key_are_each_asked_only_about_their_own_turn
     finally:
         for worker in workers:
             worker.kill()
+
+
+# ---------------------------------------------------------------------- query() and ClaudeClient on the host
+
+
+def host_children(pid: int) -> list[int]:
+    """The live processes whose parent is ``pid``."""
+    found = []
+    for entry in _pids():
+        try:
+            fields = open(f"/proc/{entry}/stat").read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid and fields[0] != "Z":
+            found.append(int(entry))
+    return found
+
+
+def test_a_caller_killed_with_a_permission_pending_leaves_nothing_running_on_the_host(
+    settings: dict[str, Any], sock: Path, hosts: list[Host], api: MockMessagesAPI, home: Path
+) -> None:
+    api.responder = lambda request: (text("never") if request.tool_results() else tool_use("Bash", {"command": f"touch {home}/touched"}))
+    hosts.append(Host(sock))
+    caller = f"""
+import sys, time
+from claude_sdkurl import ClaudeAgentOptions, query
+from claude_sdkurl.host import spawner
+def ask(name, tool_input, context):
+    print("asked", name, flush=True)
+    time.sleep(600)
+options = ClaudeAgentOptions(cli_path={settings['cli']!r}, env={settings['env']!r}, cwd={settings['cwd']!r},
+                             can_use_tool=ask, spawn_claude_code_process=spawner({str(sock)!r}))
+for message in query(prompt="chat #1: touch it", options=options):
+    pass
+"""
+    worker = subprocess.Popen([sys.executable, "-c", caller], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert worker.stdout is not None
+        line = worker.stdout.readline()
+        assert line.strip() == "asked Bash", (line, worker.stderr.read() if worker.poll() is not None else "")  # type: ignore[union-attr]
+        clis = live_clis(home)
+        assert len(clis) == 1 and host_children(hosts[0].proc.pid) == clis  # the host's child, not the caller's
+        worker.kill()
+        worker.wait(30)
+        deadline = time.monotonic() + 30
+        while live_clis(home) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert live_clis(home) == [], "a CLI whose caller is gone runs on in the host"
+        time.sleep(1)
+        assert not (home / "touched").exists()  # nothing ran that nobody decided
+        results = [b for r in api.message_requests() for b in r.tool_results()]
+        assert all(b.get("is_error") for b in results), results  # the model heard of no tool that ran
+    finally:
+        worker.kill()
+        worker.wait()
+        for stream in (worker.stdout, worker.stderr):
+            stream.close()  # type: ignore[union-attr]
+
+
+def test_query_and_a_client_run_on_the_host_end_as_in_process_with_callbacks_here(
+    settings: dict[str, Any], sock: Path, hosts: list[Host], api: MockMessagesAPI, home: Path
+) -> None:
+    from claude_sdkurl import ClaudeSDKClient, PermissionResultAllow, query
+    from claude_sdkurl.host import spawner
+
+    def model(request: RecordedRequest) -> Reply:
+        said, results = prompts(request), request.tool_results()
+        if said[-1].endswith("run it") and not results:
+            return tool_use("Bash", {"command": f"touch {home}/ran && echo ran-$((20+22))"})
+        if results:
+            return text(f"tool said: {json.dumps(results[-1].get('content'))[:200]}")
+        return text(" | ".join(said))
+
+    api.responder = model
+    hosts.append(Host(sock))
+    asked: list[tuple[str, int, list[int]]] = []
+
+    def allow(name: str, tool_input: dict[str, Any], context: Any) -> PermissionResultAllow:
+        asked.append((name, os.getpid(), host_children(hosts[0].proc.pid)))
+        return PermissionResultAllow()
+
+    def run(hosted: bool) -> list[tuple[str, str]]:
+        extra = {"spawn_claude_code_process": spawner(sock)} if hosted else {}
+        options = options_of(settings, allowed_tools=[], can_use_tool=allow, **extra)
+        seen = [(type(m).__name__, getattr(m, "result", None) or "") for m in query(prompt="chat #1: run it", options=options)]
+        with ClaudeSDKClient(options) as client:
+            for prompt in ("chat #2: first", "chat #3: second"):
+                client.query(prompt)
+                seen += [(type(m).__name__, getattr(m, "result", None) or "") for m in client.receive_response()]
+        return seen
+
+    here = run(hosted=False)
+    requests_here = len(api.message_requests())
+    there = run(hosted=True)
+    assert there == here, (there, here)  # the same messages, the same results
+    assert len(api.message_requests()) == 2 * requests_here  # the same calls to the model
+    assert any("ran-42" in result for _, result in there)
+    assert ("ResultMessage", "chat #2: first | chat #3: second") in there  # the client's history, kept across turns
+    (in_process, on_host) = asked
+    assert in_process[1] == on_host[1] == os.getpid()  # asked here both times
+    assert in_process[2] == [] and len(on_host[2]) == 1  # the hosted CLI was the host's child

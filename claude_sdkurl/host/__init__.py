@@ -31,10 +31,19 @@ from typing import Any
 
 from ._client import HostLink
 from ._server import SessionHost, default_socket_path, private_dir
+from ._spawn import HostedProcess, HostSpawner
 from ._wire import HostError, HostGoneError, HostOptionError, HostUnreachableError
 
-__all__ = ["HostError", "HostGoneError", "HostLink", "HostOptionError", "HostUnreachableError", "SessionHost",
-           "default_socket_path", "ensure", "serve"]  # fmt: skip
+__all__ = ["HostError", "HostGoneError", "HostLink", "HostOptionError", "HostSpawner", "HostUnreachableError", "HostedProcess",
+           "SessionHost", "default_socket_path", "ensure", "serve", "spawner"]  # fmt: skip
+
+
+def spawner(path: str | os.PathLike[str] | None = None) -> HostSpawner:
+    """For ``ClaudeAgentOptions(spawn_claude_code_process=host.spawner())``: the CLI of a
+    ``query()``, a ``ClaudeClient`` or a batch item is started by the session host at ``path``
+    (default: :func:`default_socket_path`) and talks to this process over pipes of its own;
+    callbacks stay here. It lives as long as its query (see :mod:`claude_sdkurl.host._spawn`)."""
+    return HostSpawner(path if path is not None else default_socket_path())
 
 
 def serve(path: str | os.PathLike[str] | None = None, **conversations: Any) -> SessionHost:

@@ -38,6 +38,7 @@ from typing import Any
 
 from .._engine.log import get_logger
 from ..types import HookMatcher, PermissionResultDeny, ToolPermissionContext
+from ._spawn import serve_spawn, stop_group
 from ._wire import HOOK_ERROR, HostError, decode_options, decode_result, line, read_frame
 
 logger = get_logger("claude_sdkurl.host")
@@ -219,6 +220,7 @@ class SessionHost:
         # waiting, was asked the first one's questions)
         self._turns: dict[tuple[str, str], threading.Lock] = {}
         self._state = threading.Lock()
+        self._spawned: set[Any] = set()  # CLIs started for callers' own queries (_spawn), running
         self._threads: set[threading.Thread] = set()
         self._acceptor = threading.Thread(target=self._accept, name="claude-sdkurl-host", daemon=True)
         self._acceptor.start()
@@ -273,6 +275,11 @@ class SessionHost:
         op = request.get("op")
         if op == "ping":
             caller.send({"op": "pong", "pid": os.getpid()})
+            return
+        if op == "spawn":  # a CLI of the caller's own query (see _spawn)
+            if self.closed:
+                raise HostError("the session host is closing")
+            serve_spawn(request, caller, self._spawned)
             return
         pool_id, pool, options, hooks = self._pool(request.get("options"), request.get("forward") or [])
         key = request.get("key")
@@ -417,6 +424,8 @@ class SessionHost:
         self._listener.close()
         for pool in pools:
             pool.close()
+        for popen in list(self._spawned):
+            stop_group(popen)
         self._acceptor.join(5)
         with self._state:
             threads = list(self._threads)

@@ -244,6 +244,8 @@ class CLIProcess:
         if spawner is not None:
             try:
                 self.popen: Any = spawner(SpawnOptions(argv[0], argv[1:], cwd, env, dict(sdk_env or {})))
+            except CLIConnectionError:
+                raise  # already says what failed (a CLI not found, a session host not reached)
             except Exception as e:
                 raise CLIConnectionError(f"spawn_claude_code_process failed: {type(e).__name__}: {e}") from e
             if self.popen is None or getattr(self.popen, "stdin", None) is None or getattr(self.popen, "stdout", None) is None:

@@ -1,0 +1,368 @@
+"""Any CLI of this process started by the session host: ``query()``, ``ClaudeClient``, a batch's
+items, through ``ClaudeAgentOptions(spawn_claude_code_process=host.spawner())``.
+
+What it is for: the CLIs of every worker of a deployment are children of one process (the host),
+under its user, environment and limits, wherever the workers were started from; nothing of the
+worker's own changes (its callbacks, hooks and SDK MCP tools run in the worker, as with any
+spawner). Unlike a conversation sent to the host, such a CLI lives as long as its caller's
+query: it ends when its caller ends it or goes away.
+
+How, on the socket of :mod:`claude_sdkurl.host._server`::
+
+    -> {"op": "spawn", "command": ..., "args": [...], "cwd": ..., "env": {...}}
+    <- {"op": "fds"}                      the host is ready for the pipes
+    -> one byte, with three descriptors (SCM_RIGHTS): the read end of the CLI's stdin pipe and
+       the write ends of its stdout and stderr pipes
+    <- {"op": "spawned", "pid": ...}      | {"op": "error", ...}
+    -> {"op": "signal", "sig": 15}        (any number; to that CLI's process group only)
+    <- {"op": "exit", "code": ...}        then the host closes the connection
+
+The CLI reads and writes the caller's own pipes: no line passes through the host, so a turn costs
+what it costs in-process. The connection is the caller's hold on its CLI: when it closes before
+the CLI has exited (the caller killed, or it let go), the host stops the CLI's process group
+(SIGTERM, SIGKILL 2 s later). The host stopping (``close()``) stops its CLIs the same way; a host
+that is killed leaves them to their callers, whose pipes they still have (the CLI ends when its
+caller closes its input, as any CLI does); the caller then cannot learn its exit status and
+counts the end as a clean exit (logged).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import socket
+import stat
+import subprocess
+import threading
+import time
+from pathlib import Path
+from typing import IO, Any
+
+from .._engine.log import get_logger
+from .._engine.transport.spawn import SpawnOptions
+from .._errors import CLINotFoundError
+from ._client import HostLink
+from ._wire import MAX_LINE, HostError, HostGoneError, line
+
+logger = get_logger("claude_sdkurl.host")
+
+STOP_GRACE = 2.0  # SIGTERM, then SIGKILL this much later, for a CLI whose caller went away
+GONE_POLL = 0.05  # how often a caller whose host is gone looks for its CLI's end
+
+
+def _start_time(pid: int) -> str | None:
+    """Field 22 of ``/proc/<pid>/stat`` (when the process started: tells a reused pid apart);
+    ``None`` when there is no such process or it is a zombie."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    if fields[0] in (b"Z", b"X"):
+        return None
+    return fields[19].decode()
+
+
+class HostSpawner:
+    """``spawn_claude_code_process`` for CLIs started by the session host at ``path`` (made by
+    :func:`claude_sdkurl.host.spawner`). Plain data, so options holding it travel to batch
+    workers; on a machine where no host answers there, the start is a
+    :class:`~claude_sdkurl.host.HostUnreachableError` (a ``CLIConnectionError``)."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+
+    def __repr__(self) -> str:
+        return f"HostSpawner({str(self.path)!r})"
+
+    def __call__(self, options: SpawnOptions) -> HostedProcess:
+        link = HostLink(self.path, {"CLINotFoundError": CLINotFoundError})
+        conn = link._connect()
+        ours: list[int] = []
+        theirs: list[int] = []
+        try:
+            for n in range(3):  # the CLI's stdin (we write it), stdout and stderr (we read them)
+                read, write = os.pipe()
+                ours.append(write if n == 0 else read)
+                theirs.append(read if n == 0 else write)
+            conn.sendall(line({"op": "spawn", "command": options.command, "args": list(options.args),
+                               "cwd": options.cwd, "env": dict(options.env)}))  # fmt: skip
+            process = HostedProcess(conn, ours)
+            process._expect("fds", link)
+            socket.send_fds(conn, [b"\0"], theirs)
+            spawned = process._expect("spawned", link)
+            process.pid = int(spawned["pid"])
+            process._started = _start_time(process.pid)
+            return process
+        except OSError as e:
+            conn.close()
+            for fd in ours:
+                os.close(fd)
+            raise HostGoneError(f"the session host went away while starting a CLI: {e}") from None
+        except BaseException:
+            conn.close()
+            for fd in ours:
+                os.close(fd)
+            raise
+        finally:
+            for fd in theirs:
+                os.close(fd)
+
+
+class HostedProcess:
+    """A CLI the host started, as a ``subprocess.Popen`` is one (see the module doc)."""
+
+    def __init__(self, conn: socket.socket, fds: list[int]) -> None:
+        self._conn: socket.socket | None = conn
+        self._buffer = b""
+        self._lock = threading.Lock()
+        self._write = threading.Lock()
+        self.pid = 0
+        self._started: str | None = None
+        self.returncode: int | None = None
+        self._host_gone = False
+        self.stdin: IO[bytes] | None = None
+        self.stdout: IO[bytes] | None = None
+        self.stderr: IO[bytes] | None = None
+        self._fds = fds
+
+    def _open_pipes(self) -> None:
+        stdin, stdout, stderr = self._fds
+        self.stdin, self.stdout, self.stderr = open(stdin, "wb", buffering=0), open(stdout, "rb", buffering=0), open(stderr, "rb", buffering=0)
+
+    # ------------------------------------------------------------------ the connection
+
+    def _frame(self, timeout: float | None) -> dict[str, Any] | None:
+        """The host's next frame within ``timeout``; ``None`` when none came; ``{}`` at the end
+        of the connection."""
+        assert self._conn is not None
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while b"\n" not in self._buffer:
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            if not select.select([self._conn], [], [], left)[0]:
+                return None
+            chunk = self._conn.recv(1 << 16)
+            if not chunk:
+                return {}
+            self._buffer += chunk
+            if len(self._buffer) > MAX_LINE:
+                raise HostError("a line longer than the host sends")
+        raw, self._buffer = self._buffer.split(b"\n", 1)
+        frame = json.loads(raw)
+        if not isinstance(frame, dict):
+            raise HostError("a line that is not a JSON object")
+        return frame
+
+    def _expect(self, op: str, link: HostLink) -> dict[str, Any]:
+        frame = self._frame(None)
+        if not frame:
+            raise HostGoneError("the session host went away before starting the CLI")
+        if frame.get("op") == "error":
+            from ._client import _remote_error
+
+            raise _remote_error(frame, link._errors)
+        if frame.get("op") != op:
+            raise HostError(f"the session host answered {frame.get('op')!r} where {op!r} was due")
+        if op == "spawned":
+            self._open_pipes()
+        return frame
+
+    def _settle(self, timeout: float | None) -> None:
+        """Learn the exit status within ``timeout``, if it comes (the lock held)."""
+        if self.returncode is not None:
+            return
+        while not self._host_gone:
+            frame = self._frame(timeout)
+            if frame is None:
+                return
+            if frame.get("op") == "exit" and isinstance(frame.get("code"), int) and not isinstance(frame["code"], bool):
+                self.returncode = frame["code"]
+                self._let_go()
+                return
+            if frame:
+                continue  # (a frame of a later version: not ours to read)
+            self._host_gone = True  # the connection ended without an exit: the host is gone
+            self._let_go()
+            logger.warning("the session host went away; CLI %d runs on until its caller ends it (its exit status will not be known)", self.pid)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while _start_time(self.pid) == self._started and self._started is not None:
+            if deadline is not None and time.monotonic() >= deadline:
+                return
+            time.sleep(GONE_POLL)
+        self.returncode = 0  # (see the module doc: unknown once the host is gone)
+
+    def _let_go(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            conn.close()
+
+    # ------------------------------------------------------------------ Popen's face
+
+    def poll(self) -> int | None:
+        with self._lock:
+            self._settle(0)
+            return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            with self._lock:  # (in slices: poll() from another thread gets its turn)
+                self._settle(0.2 if left is None else min(left, 0.2))
+                if self.returncode is not None:
+                    return self.returncode
+            if deadline is not None and time.monotonic() >= deadline:
+                raise subprocess.TimeoutExpired("claude (session host)", timeout or 0)
+
+    def send_signal(self, sig: int) -> None:
+        """To the CLI's process group, through the host (or, the host gone, straight to the
+        CLI, if it is still the process the host started)."""
+        with self._lock:
+            if self.returncode is not None:
+                return
+            conn = self._conn
+        if conn is not None:
+            try:
+                with self._write:
+                    conn.sendall(line({"op": "signal", "sig": int(sig)}))
+                return
+            except OSError:
+                pass
+        if self._started is not None and _start_time(self.pid) == self._started:
+            try:
+                os.killpg(self.pid, sig)
+            except (ProcessLookupError, PermissionError):
+                pass
+
+    def terminate(self) -> None:
+        self.send_signal(signal.SIGTERM)
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
+
+
+# ---------------------------------------------------------------------- the host's side
+
+
+def _text_map(value: Any) -> bool:
+    return isinstance(value, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in value.items())
+
+
+def checked_request(request: dict[str, Any]) -> tuple[list[str], str | None, dict[str, str]]:
+    """``(argv, cwd, env)`` of a spawn request; :class:`HostError` naming what is wrong."""
+    command, args, cwd, env = request.get("command"), request.get("args"), request.get("cwd"), request.get("env")
+    if not isinstance(command, str) or not command:
+        raise HostError("a spawn request without a command")
+    if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+        raise HostError("a spawn request's args are not a list of strings")
+    if cwd is not None and not isinstance(cwd, str):
+        raise HostError("a spawn request's cwd is not a string")
+    if not isinstance(env, dict) or not _text_map(env):
+        raise HostError("a spawn request's env is not a map of strings")
+    for text in (command, *args, *(cwd and [cwd] or []), *env, *env.values()):
+        if "\0" in text:
+            raise HostError("a spawn request with a NUL character")
+    return [command, *args], cwd, env
+
+
+def received_pipes(conn: socket.socket) -> list[int]:
+    """The caller's three pipe ends (see the module doc); :class:`HostError` when it sent other
+    than three pipes (whatever it sent is closed)."""
+    if not select.select([conn], [], [], 30.0)[0]:
+        raise HostError("the caller sent no pipes")
+    data, fds, _, _ = socket.recv_fds(conn, 1, 3)
+    try:
+        if not data:
+            raise HostError("the caller went away before sending its pipes")
+        if len(fds) != 3:
+            raise HostError(f"a spawn needs three pipes, the caller sent {len(fds)} descriptors")
+        for fd in fds:
+            if not stat.S_ISFIFO(os.fstat(fd).st_mode):
+                raise HostError("a spawn's descriptors must be pipes")
+    except BaseException:
+        for fd in fds:
+            os.close(fd)
+        raise
+    return fds
+
+
+def stop_group(popen: subprocess.Popen[bytes]) -> None:
+    """SIGTERM to the CLI's process group, SIGKILL ``STOP_GRACE`` later if it has not exited."""
+    if popen.poll() is not None:
+        return
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(popen.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            return
+        try:
+            popen.wait(STOP_GRACE)
+            return
+        except subprocess.TimeoutExpired:
+            pass
+
+
+def serve_spawn(request: dict[str, Any], caller: Any, running: set[subprocess.Popen[bytes]]) -> None:
+    """One spawn request, to the CLI's exit (see the module doc). ``caller``: the connection's
+    ``_Caller`` (its socket, reader and ``send``); ``running``: the host's spawned CLIs (its
+    ``close()`` stops them)."""
+    argv, cwd, env = checked_request(request)
+    send = caller.send
+    send({"op": "fds"})
+    fds = received_pipes(caller.conn)
+    try:
+        try:
+            popen = subprocess.Popen(argv, stdin=fds[0], stdout=fds[1], stderr=fds[2], cwd=cwd, env=env,
+                                     start_new_session=True, close_fds=True)  # fmt: skip
+        except FileNotFoundError:
+            if cwd and not os.path.isdir(cwd):
+                raise HostError(f"Working directory does not exist: {cwd}") from None
+            send({"op": "error", "type": "CLINotFoundError", "message": f"Claude Code not found: {argv[0]}"})
+            return
+        except OSError as e:
+            raise HostError(f"the host could not start the CLI: {e}") from None
+    finally:
+        for fd in fds:
+            os.close(fd)
+    running.add(popen)
+    try:
+        send({"op": "spawned", "pid": popen.pid})
+        watcher = threading.Thread(target=_heed, args=(popen, caller.reader), name=f"claude-sdkurl-host-spawn-{popen.pid}", daemon=True)
+        watcher.start()
+        code = popen.wait()
+        try:
+            os.killpg(popen.pid, signal.SIGKILL)  # what it left in its group
+        except (ProcessLookupError, PermissionError):
+            pass
+        send({"op": "exit", "code": code})
+        try:
+            caller.conn.shutdown(socket.SHUT_RDWR)  # the watcher's read ends
+        except OSError:
+            pass
+        watcher.join(5)
+    finally:
+        running.discard(popen)
+
+
+def _heed(popen: subprocess.Popen[bytes], reader: Any) -> None:
+    """The caller's signals for its CLI, until the connection ends: then, if the CLI still runs,
+    its caller has let go of it, and it is stopped."""
+    from ._wire import read_frame
+
+    try:
+        while True:
+            frame = read_frame(reader)
+            if frame is None:
+                break
+            sig = frame.get("sig")
+            if frame.get("op") == "signal" and isinstance(sig, int) and not isinstance(sig, bool) and sig in signal.valid_signals():
+                if popen.poll() is None:
+                    try:
+                        os.killpg(popen.pid, sig)
+                    except (ProcessLookupError, PermissionError):
+                        pass
+    except (OSError, HostError, ValueError):
+        pass
+    stop_group(popen)

@@ -1,0 +1,271 @@
+"""CLIs the session host starts for a caller's own query (``host.spawner()``), without the real
+CLI: a small Python program stands in for it (the real CLI through the host is in
+``tests/test_realcli_host.py``). A real host: in this process (``serve()``) where the test reads
+its state, a process of its own where the test kills it.
+
+Hostile first: descriptors that are not three pipes, requests that are not well formed, a signal
+aimed at another process, the caller killed while its CLI runs (the CLI and what it started are
+stopped), the host closed or killed under a running CLI, no host at all.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from claude_sdkurl import ClaudeAgentOptions, CLIConnectionError, CLINotFoundError, query
+from claude_sdkurl.host import HostError, HostSpawner, HostUnreachableError, serve, spawner
+from claude_sdkurl.spawn import SpawnOptions
+
+# A stand-in CLI: echoes each input line back upper-cased, says "ready" on stderr, starts a
+# child that sleeps (its pid on the first line), exits with the code named in its first argument
+# at the end of its input (with "linger" after it, sleeps on instead).
+STAND_IN = r"""
+import subprocess, sys
+child = subprocess.Popen(["sleep", "300"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+print('{"child": %d}' % child.pid, flush=True)
+print("ready", file=sys.stderr, flush=True)
+for line in sys.stdin:
+    sys.stdout.write(line.upper()); sys.stdout.flush()
+if sys.argv[2:] == ["linger"]:  # as a CLI mid-turn: the end of its input does not end it
+    import time; time.sleep(300)
+child.kill(); child.wait()
+sys.exit(int(sys.argv[1]))
+"""
+
+
+def alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[1].split()[0] not in (b"Z", b"X")
+    except OSError:
+        return False
+
+
+def gone_within(pids: list[int], seconds: float = 20.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while any(alive(p) for p in pids):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+@pytest.fixture
+def sock() -> Iterator[Path]:
+    import shutil
+
+    base = Path(tempfile.mkdtemp(prefix="claude-sdkurl-spawntest-"))
+    yield base / "host" / "host.sock"
+    shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.fixture
+def host(sock: Path) -> Iterator[object]:
+    serving = serve(sock)
+    yield serving
+    serving.close()
+
+
+def stand_in(code: int = 0, cwd: str | None = None) -> SpawnOptions:
+    return SpawnOptions(sys.executable, ["-c", STAND_IN, str(code)], cwd, dict(os.environ), {})
+
+
+def raw_spawn(sock: Path, request: dict[str, object]) -> tuple[socket.socket, dict[str, object]]:
+    conn = socket.socket(socket.AF_UNIX)
+    conn.connect(str(sock))
+    conn.sendall(json.dumps(request).encode() + b"\n")
+    return conn, read_line(conn)
+
+
+def read_line(conn: socket.socket) -> dict[str, object]:
+    data = b""
+    while not data.endswith(b"\n"):
+        chunk = conn.recv(4096)
+        if not chunk:
+            break
+        data += chunk
+    return json.loads(data) if data else {}
+
+
+def test_descriptors_other_than_three_pipes_are_refused_and_nothing_starts(sock: Path, host: object, tmp_path: Path) -> None:
+    marker = tmp_path / "started"
+    request = {"op": "spawn", "command": sys.executable, "args": ["-c", f"open({str(marker)!r}, 'w')"], "cwd": None,
+               "env": dict(os.environ)}  # fmt: skip
+    plain = open(tmp_path / "plain", "wb")
+    sent_pipes: list[int] = []
+    try:
+        for fds, why in (([plain.fileno()] * 3, "must be pipes"), (None, "three pipes")):
+            conn, frame = raw_spawn(sock, request)
+            with conn:
+                assert frame == {"op": "fds"}
+                if fds is None:
+                    r, w = os.pipe()
+                    sent_pipes += [r, w]
+                    fds = [r, w]  # two, not three
+                socket.send_fds(conn, [b"\0"], fds)
+                answer = read_line(conn)
+            assert answer["op"] == "error" and why in str(answer["message"]), answer
+        time.sleep(0.5)
+        assert not marker.exists()  # nothing was started
+        assert host._spawned == set()  # type: ignore[attr-defined]
+    finally:
+        plain.close()
+        for fd in sent_pipes:
+            os.close(fd)
+
+
+@pytest.mark.parametrize("bad, why", [
+    ({"args": "not a list"}, "args"),
+    ({"args": [1, 2]}, "args"),
+    ({"env": {"A": 1}}, "env"),
+    ({"env": "A=1"}, "env"),
+    ({"cwd": 7}, "cwd"),
+    ({"command": ""}, "command"),
+    ({"args": ["a\0b"]}, "NUL"),
+])  # fmt: skip
+def test_a_request_that_is_not_well_formed_is_refused_by_name(sock: Path, host: object, bad: dict[str, object], why: str) -> None:
+    request = {"op": "spawn", "command": sys.executable, "args": [], "cwd": None, "env": {}, **bad}
+    conn, frame = raw_spawn(sock, request)
+    conn.close()
+    assert frame["op"] == "error" and why in str(frame["message"]), frame
+
+
+def test_a_signal_reaches_only_the_callers_own_cli(sock: Path, host: object) -> None:
+    victim = subprocess.Popen(["sleep", "300"], start_new_session=True)
+    try:
+        process = HostSpawner(sock)(stand_in())
+        child = json.loads(process.stdout.readline())["child"]  # type: ignore[union-attr]
+        with process._write:  # signals that are none: nothing happens to the CLI
+            process._conn.sendall(b'{"op": "signal", "sig": true}\n{"op": "signal", "sig": 99999}\n{"op": "signal", "sig": "9"}\n')  # type: ignore[union-attr]
+        process.stdin.write(b"alive?\n")  # type: ignore[union-attr]
+        assert process.stdout.readline() == b"ALIVE?\n"  # type: ignore[union-attr]
+        assert process.poll() is None
+        # a signal frame that names another process: the pid is not read; only the caller's CLI's group gets it
+        with process._write:
+            process._conn.sendall(json.dumps({"op": "signal", "sig": 9, "pid": victim.pid}).encode() + b"\n")  # type: ignore[union-attr]
+        code = process.wait(30)
+        assert code == -signal.SIGKILL
+        assert gone_within([child])  # its group: what it started went with it
+        assert victim.poll() is None
+    finally:
+        victim.kill()
+        victim.wait()
+        for stream in (process.stdin, process.stdout, process.stderr):
+            stream.close()  # type: ignore[union-attr]
+
+
+def test_the_caller_killed_stops_its_cli_and_what_the_cli_started(sock: Path, host: object, tmp_path: Path) -> None:
+    caller = f"""
+import sys, json
+sys.path[:0] = {sys.path!r}
+from claude_sdkurl.host import HostSpawner
+from claude_sdkurl.spawn import SpawnOptions
+import os
+p = HostSpawner({str(sock)!r})(SpawnOptions({sys.executable!r}, ["-c", {STAND_IN!r}, "0", "linger"], None, dict(os.environ), {{}}))
+child = json.loads(p.stdout.readline())["child"]
+print(json.dumps({{"cli": p.pid, "child": child}}), flush=True)
+sys.stdin.read()
+"""
+    worker = subprocess.Popen([sys.executable, "-c", caller], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert worker.stdout is not None
+        pids = json.loads(worker.stdout.readline())
+        assert alive(pids["cli"]) and alive(pids["child"])
+        assert os.getpid() == int(open(f"/proc/{pids['cli']}/stat").read().rsplit(")", 1)[1].split()[1])  # the host's child
+        worker.kill()
+        worker.wait(30)
+        assert gone_within([pids["cli"], pids["child"]]), "the CLI of a caller that was killed runs on"
+        assert host._spawned == set()  # type: ignore[attr-defined]
+    finally:
+        worker.kill()
+        worker.wait()
+        for stream in (worker.stdin, worker.stdout):
+            stream.close()  # type: ignore[union-attr]
+
+
+def test_the_exit_status_and_the_pipes_are_the_clis(sock: Path, host: object) -> None:
+    process = HostSpawner(sock)(stand_in(code=3))
+    try:
+        json.loads(process.stdout.readline())  # type: ignore[union-attr]
+        assert process.stderr.readline() == b"ready\n"  # type: ignore[union-attr]
+        assert process.poll() is None
+        with pytest.raises(subprocess.TimeoutExpired):
+            process.wait(0.3)
+        process.stdin.write(b"hello\n")  # type: ignore[union-attr]
+        assert process.stdout.readline() == b"HELLO\n"  # type: ignore[union-attr]
+        process.stdin.close()  # type: ignore[union-attr]
+        assert process.wait(30) == 3
+        assert process.poll() == 3
+    finally:
+        for stream in (process.stdin, process.stdout, process.stderr):
+            stream.close()  # type: ignore[union-attr]
+
+
+def test_closing_the_host_stops_its_callers_clis(sock: Path) -> None:
+    serving = serve(sock)
+    try:
+        process = HostSpawner(sock)(stand_in())
+        child = json.loads(process.stdout.readline())["child"]  # type: ignore[union-attr]
+    finally:
+        serving.close()
+    try:
+        assert process.wait(30) == -signal.SIGTERM
+        assert gone_within([process.pid, child])
+    finally:
+        for stream in (process.stdin, process.stdout, process.stderr):
+            stream.close()  # type: ignore[union-attr]
+
+
+def test_a_host_killed_leaves_the_cli_to_its_caller_to_the_end(sock: Path) -> None:
+    hosting = subprocess.Popen([sys.executable, "-m", "claude_sdkurl.host", "--socket", str(sock)], stdout=subprocess.PIPE,
+                               stderr=subprocess.DEVNULL, text=True, start_new_session=True)  # fmt: skip
+    process = None
+    try:
+        assert "session host at" in hosting.stdout.readline()  # type: ignore[union-attr]
+        process = HostSpawner(sock)(stand_in(code=0))
+        json.loads(process.stdout.readline())  # type: ignore[union-attr]
+        hosting.kill()
+        hosting.wait(30)
+        process.stdin.write(b"still here\n")  # type: ignore[union-attr]
+        assert process.stdout.readline() == b"STILL HERE\n"  # type: ignore[union-attr]
+        assert process.poll() is None  # (the host gone: running, as far as anyone can tell)
+        process.stdin.close()  # type: ignore[union-attr]
+        assert process.wait(30) == 0  # its end, unknown in status, counted as clean (see _spawn)
+    finally:
+        os.killpg(hosting.pid, signal.SIGKILL) if hosting.poll() is None else None
+        hosting.wait()
+        hosting.stdout.close()  # type: ignore[union-attr]
+        if process is not None:
+            if process.poll() is None:
+                os.kill(process.pid, signal.SIGKILL)
+            for stream in (process.stdin, process.stdout, process.stderr):
+                stream.close()  # type: ignore[union-attr]
+
+
+def test_no_host_a_missing_cli_and_a_missing_folder_are_typed_errors(sock: Path, tmp_path: Path) -> None:
+    options = ClaudeAgentOptions(cli_path=sys.executable, spawn_claude_code_process=spawner(sock))
+    with pytest.raises(HostUnreachableError, match="nothing was sent"):
+        list(query(prompt="hi", options=options))
+    assert issubclass(HostUnreachableError, CLIConnectionError)
+    with serve(sock):
+        with pytest.raises(CLINotFoundError, match="not found"):
+            HostSpawner(sock)(SpawnOptions(str(tmp_path / "no-such-claude"), [], None, {}, {}))
+        with pytest.raises(HostError, match="does not exist"):
+            HostSpawner(sock)(SpawnOptions(sys.executable, [], str(tmp_path / "no-such-folder"), {}, {}))
+
+
+def test_the_spawner_travels_as_data() -> None:
+    again = pickle.loads(pickle.dumps(spawner("/run/x/host.sock")))
+    assert isinstance(again, HostSpawner) and again.path == Path("/run/x/host.sock")
