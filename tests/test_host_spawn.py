@@ -187,6 +187,9 @@ sys.stdin.read()
         worker.kill()
         worker.wait(30)
         assert gone_within([pids["cli"], pids["child"]]), "the CLI of a caller that was killed runs on"
+        deadline = time.monotonic() + 20
+        while host._spawned and time.monotonic() < deadline:  # type: ignore[attr-defined]
+            time.sleep(0.05)  # (the host's thread lets go of it just after)
         assert host._spawned == set()  # type: ignore[attr-defined]
     finally:
         worker.kill()
@@ -269,3 +272,75 @@ def test_no_host_a_missing_cli_and_a_missing_folder_are_typed_errors(sock: Path,
 def test_the_spawner_travels_as_data() -> None:
     again = pickle.loads(pickle.dumps(spawner("/run/x/host.sock")))
     assert isinstance(again, HostSpawner) and again.path == Path("/run/x/host.sock")
+
+
+def test_on_the_hosts_page_a_callers_cli_is_watched_scrubbed_and_not_steered(sock: Path, host: object) -> None:
+    from claude_sdkurl import relay
+
+    secret = "sk-ant-api03-" + "q7" * 20  # (the stand-in upper-cases its answer: another string)
+    plain = "zebra-orchard-5521"  # a secret only its variable's name tells (the caller's env, not the host's)
+    env = {**os.environ, "ANTHROPIC_API_KEY": secret, "DEPLOY_TOKEN": plain}
+    page = relay.serve(steer=True, announce=False)
+    process = None
+    try:
+        process = HostSpawner(sock)(SpawnOptions(sys.executable, ["-c", STAND_IN, "0"], None, env, {}))
+        json.loads(process.stdout.readline())  # type: ignore[union-attr]
+        process.stdin.write(b'{"type": "user", "said": "' + secret[:20].encode())  # a secret split across two writes
+        time.sleep(0.2)
+        process.stdin.write(secret[20:].encode() + b'", "note": "' + plain.encode() + b'"}\n')  # type: ignore[union-attr]
+        assert process.stdout.readline() == f'{{"TYPE": "USER", "SAID": "{secret.upper()}", "NOTE": "{plain.upper()}"}}\n'.encode()  # type: ignore[union-attr]
+        assert page.hub.drain(10)
+        (watched,) = page.hub.running_sessions()
+        assert watched.label == f"worker {os.getpid()}@{socket.gethostname()}"
+        kept = json.dumps(page.hub.history(watched.key))
+        assert "USER" in kept and "user" in kept  # both ways: what the caller wrote, what the CLI answered
+        assert secret not in kept and secret[:20] not in kept and secret[20:] not in kept and plain not in kept, kept
+        # the page watches: its program is the caller, so nothing is written to the CLI from it
+        assert "could not reach" in str(page.hub.message(watched, "hello"))
+        assert "could not reach" in str(page.hub.interrupt(watched))
+        process.stdin.close()  # type: ignore[union-attr]
+        assert process.wait(30) == 0
+        assert page.hub.drain(10)
+        assert not watched.running and not watched.input_open
+    finally:
+        page.close()
+        if process is not None:
+            if process.poll() is None:
+                process.kill()
+                process.wait(30)
+            for stream in (process.stdin, process.stdout, process.stderr):
+                stream.close()  # type: ignore[union-attr]
+
+
+def test_a_watched_cli_whose_caller_is_killed_is_stopped_too(sock: Path, host: object) -> None:
+    from claude_sdkurl import relay
+
+    page = relay.serve(announce=False)
+    try:
+        caller = f"""
+import sys, json, os
+from claude_sdkurl.host import HostSpawner
+from claude_sdkurl.spawn import SpawnOptions
+p = HostSpawner({str(sock)!r})(SpawnOptions({sys.executable!r}, ["-c", {STAND_IN!r}, "0", "linger"], None, dict(os.environ), {{}}))
+child = json.loads(p.stdout.readline())["child"]
+print(json.dumps({{"cli": p.pid, "child": child}}), flush=True)
+sys.stdin.read()
+"""
+        worker = subprocess.Popen([sys.executable, "-c", caller], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        try:
+            pids = json.loads(worker.stdout.readline())  # type: ignore[union-attr]
+            worker.kill()
+            worker.wait(30)
+            assert gone_within([pids["cli"], pids["child"]])
+        finally:
+            worker.kill()
+            worker.wait()
+            worker.stdin.close()  # type: ignore[union-attr]
+            worker.stdout.close()  # type: ignore[union-attr]
+        assert page.hub.drain(10)
+        deadline = time.monotonic() + 20
+        while page.hub.running_sessions() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert page.hub.running_sessions() == []
+    finally:
+        page.close()

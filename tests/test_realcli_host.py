@@ -408,10 +408,14 @@ def page_of(host: Host) -> str:
 
 def test_one_page_shows_every_workers_sessions_labelled_by_the_worker(settings: dict[str, Any], sock: Path, hosts: list[Host]) -> None:
     """``--relay``: the host's page shows the sessions of every attached worker, each row
-    labelled with the worker (pid and machine) that sent its last turn."""
+    labelled with the worker (pid and machine) that sent its last turn; a ``query()`` whose CLI
+    the host started (``host.spawner()``) too, labelled with its caller."""
     import socket as socket_
 
     from websockets.sync.client import connect
+
+    from claude_sdkurl import query
+    from claude_sdkurl.host import spawner
 
     host = Host(sock, "--relay", "127.0.0.1:0")
     hosts.append(host)
@@ -420,16 +424,20 @@ def test_one_page_shows_every_workers_sessions_labelled_by_the_worker(settings: 
     try:
         workers[0].send("alice", "chat #1: hello")
         workers[1].send("bob", "chat #1: hello")
+        hosted = list(query(prompt="chat #1: a query", options=options_of(settings, spawn_claude_code_process=spawner(sock))))
+        assert isinstance(hosted[-1], ResultMessage) and hosted[-1].result == "chat #1: a query"
         with connect(events, open_timeout=10) as page:
             labels: dict[str, str] = {}
             deadline = time.monotonic() + 60
-            while len(labels) < 2 and time.monotonic() < deadline:
+            while len(labels) < 3 and time.monotonic() < deadline:
                 frame = json.loads(page.recv(timeout=max(0.1, deadline - time.monotonic())))
                 for row in frame.get("sessions") or []:
                     if row.get("label"):
                         labels[row["session_id"]] = row["label"]
         machine = socket_.gethostname()
-        assert sorted(labels.values()) == sorted(f"worker {w.proc.pid}@{machine}" for w in workers), labels
+        callers = [w.proc.pid for w in workers] + [os.getpid()]
+        assert sorted(labels.values()) == sorted(f"worker {pid}@{machine}" for pid in callers), labels
+        assert labels[hosted[-1].session_id] == f"worker {os.getpid()}@{machine}"
     finally:
         for worker in workers:
             worker.stop()

@@ -9,7 +9,7 @@ query: it ends when its caller ends it or goes away.
 
 How, on the socket of :mod:`claude_sdkurl.host._server`::
 
-    -> {"op": "spawn", "command": ..., "args": [...], "cwd": ..., "env": {...}}
+    -> {"op": "spawn", "command": ..., "args": [...], "cwd": ..., "env": {...}, "caller": "worker <pid>@<machine>"}
     <- {"op": "fds"}                      the host is ready for the pipes
     -> one byte, with three descriptors (SCM_RIGHTS): the read end of the CLI's stdin pipe and
        the write ends of its stdout and stderr pipes
@@ -18,12 +18,15 @@ How, on the socket of :mod:`claude_sdkurl.host._server`::
     <- {"op": "exit", "code": ...}        then the host closes the connection
 
 The CLI reads and writes the caller's own pipes: no line passes through the host, so a turn costs
-what it costs in-process. The connection is the caller's hold on its CLI: when it closes before
+what it costs in-process. When the host serves a relay page (``--relay``), the CLI is shown there,
+labelled with its caller: then the host's threads copy each chunk between the CLI's pipes and the
+caller's, handing the page a copy (the page watches such a session; its program is elsewhere). The connection is the caller's hold on its CLI: when it closes before
 the CLI has exited (the caller killed, or it let go), the host stops the CLI's process group
 (SIGTERM, SIGKILL 2 s later). The host stopping (``close()``) stops its CLIs the same way; a host
 that is killed leaves them to their callers, whose pipes they still have (the CLI ends when its
 caller closes its input, as any CLI does); the caller then cannot learn its exit status and
-counts the end as a clean exit (logged).
+counts the end as a clean exit (logged). A watched CLI's pipes are the host's: a host that is
+killed ends it, and its caller reads the end of its output.
 """
 
 from __future__ import annotations
@@ -87,8 +90,8 @@ class HostSpawner:
                 read, write = os.pipe()
                 ours.append(write if n == 0 else read)
                 theirs.append(read if n == 0 else write)
-            conn.sendall(line({"op": "spawn", "command": options.command, "args": list(options.args),
-                               "cwd": options.cwd, "env": dict(options.env)}))  # fmt: skip
+            conn.sendall(line({"op": "spawn", "command": options.command, "args": list(options.args), "cwd": options.cwd,
+                               "env": dict(options.env), "caller": f"worker {os.getpid()}@{socket.gethostname()}"}))  # fmt: skip
             process = HostedProcess(conn, ours)
             process._expect("fds", link)
             socket.send_fds(conn, [b"\0"], theirs)
@@ -304,28 +307,120 @@ def stop_group(popen: subprocess.Popen[bytes]) -> None:
             pass
 
 
+class _Watched:
+    """A spawned CLI shown on the host's relay page: its stdin and stdout are the host's pipes,
+    and two threads copy each chunk between them and the caller's, handing the hub a copy (the
+    cost of watching, paid by the host). The page watches only: the session's program is the
+    caller, elsewhere, so a message or an interrupt from the page is refused."""
+
+    def __init__(self, relay: Any, fds: list[int], request: dict[str, Any], env: dict[str, str], cwd: str | None) -> None:
+        from ..relay._hub import secret_values
+
+        self.hub, self.fds = relay.hub, fds
+        self.session = self.hub.add_session("stdio", self._refuse, literals=secret_values(env), cwd=cwd)
+        caller = request.get("caller")
+        if isinstance(caller, str):
+            self.session.label = caller[:200]
+        self.threads: list[threading.Thread] = []
+
+    @staticmethod
+    def _refuse(line: str) -> None:
+        raise HostError("the program of this session runs in a caller of the session host; the page watches it")
+
+    def start(self, popen: subprocess.Popen[bytes]) -> None:
+        assert popen.stdin is not None and popen.stdout is not None
+        for source, sink, direction in ((self.fds[0], popen.stdin.fileno(), "sdk"), (popen.stdout.fileno(), self.fds[1], "cli")):
+            thread = threading.Thread(target=self._copy, args=(source, sink, direction, popen), daemon=True,
+                                      name=f"claude-sdkurl-host-copy-{popen.pid}")  # fmt: skip
+            thread.start()
+            self.threads.append(thread)
+
+    def _copy(self, source: int, sink: int, direction: str, popen: subprocess.Popen[bytes]) -> None:
+        """One direction, to its end; each thread closes the caller's pipe end it copies with (a
+        descriptor closed under another thread's read could be another file's by then)."""
+        try:
+            while True:
+                if direction == "sdk":  # the caller may keep its end open after the CLI is gone
+                    while not select.select([source], [], [], 0.5)[0]:
+                        if popen.poll() is not None:
+                            return
+                chunk = os.read(source, 1 << 16)
+                if not chunk:
+                    break
+                self.hub.feed(self.session, direction, chunk)
+                view = memoryview(chunk)
+                while view:
+                    view = view[os.write(sink, view):]
+        except OSError:
+            pass  # (the other end is gone: the caller, or the CLI)
+        finally:
+            if direction == "sdk":
+                self.hub.input_ended(self.session)
+                _close(popen.stdin)
+                os.close(self.fds[0])
+            else:
+                os.close(self.fds[1])  # the caller's stdout ends with the CLI's
+
+    def end(self, code: int) -> None:
+        for thread in self.threads:
+            thread.join(5)
+        self.hub.ended(self.session, code)
+
+
+def _close(stream: Any) -> None:
+    try:
+        stream.close()
+    except OSError:
+        pass
+
+
+class _NotFound(Exception):
+    pass
+
+
+def _watching() -> Any:
+    """The relay serving the host's page, if it serves one."""
+    from ..relay import current
+
+    return current()
+
+
 def serve_spawn(request: dict[str, Any], caller: Any, running: set[subprocess.Popen[bytes]]) -> None:
     """One spawn request, to the CLI's exit (see the module doc). ``caller``: the connection's
     ``_Caller`` (its socket, reader and ``send``); ``running``: the host's spawned CLIs (its
-    ``close()`` stops them)."""
+    ``close()`` stops them). With a relay serving the host's page, the CLI is watched there
+    (:class:`_Watched`); else it reads and writes the caller's pipes itself."""
     argv, cwd, env = checked_request(request)
     send = caller.send
     send({"op": "fds"})
     fds = received_pipes(caller.conn)
+    relay = _watching()
+    watched = _Watched(relay, fds, request, env, cwd) if relay is not None else None
     try:
         try:
-            popen = subprocess.Popen(argv, stdin=fds[0], stdout=fds[1], stderr=fds[2], cwd=cwd, env=env,
-                                     start_new_session=True, close_fds=True)  # fmt: skip
+            popen = subprocess.Popen(argv, stdin=fds[0] if watched is None else subprocess.PIPE,
+                                     stdout=fds[1] if watched is None else subprocess.PIPE, stderr=fds[2], cwd=cwd, env=env,
+                                     start_new_session=True, close_fds=True, bufsize=0)  # fmt: skip
         except FileNotFoundError:
             if cwd and not os.path.isdir(cwd):
                 raise HostError(f"Working directory does not exist: {cwd}") from None
-            send({"op": "error", "type": "CLINotFoundError", "message": f"Claude Code not found: {argv[0]}"})
-            return
+            raise _NotFound(f"Claude Code not found: {argv[0]}") from None
         except OSError as e:
             raise HostError(f"the host could not start the CLI: {e}") from None
-    finally:
+        if watched is not None:
+            watched.start(popen)
+    except BaseException as e:
+        if watched is not None:
+            watched.hub.ended(watched.session, None, "not started")
         for fd in fds:
             os.close(fd)
+        if isinstance(e, _NotFound):
+            send({"op": "error", "type": "CLINotFoundError", "message": str(e)})
+            return
+        raise
+    for n, fd in enumerate(fds):
+        if watched is None or n == 2:
+            os.close(fd)  # (the CLI has its own; a watched CLI's copiers keep theirs)
     running.add(popen)
     try:
         send({"op": "spawned", "pid": popen.pid})
@@ -333,9 +428,11 @@ def serve_spawn(request: dict[str, Any], caller: Any, running: set[subprocess.Po
         watcher.start()
         code = popen.wait()
         try:
-            os.killpg(popen.pid, signal.SIGKILL)  # what it left in its group
+            os.killpg(popen.pid, signal.SIGKILL)  # what it left in its group (and the CLI's stdout with it)
         except (ProcessLookupError, PermissionError):
             pass
+        if watched is not None:
+            watched.end(code)
         send({"op": "exit", "code": code})
         try:
             caller.conn.shutdown(socket.SHUT_RDWR)  # the watcher's read ends
