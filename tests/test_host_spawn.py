@@ -262,6 +262,13 @@ def test_no_host_a_missing_cli_and_a_missing_folder_are_typed_errors(sock: Path,
     with pytest.raises(HostUnreachableError, match="nothing was sent"):
         list(query(prompt="hi", options=options))
     assert issubclass(HostUnreachableError, CLIConnectionError)
+    # the CLI is one of this machine's: found and its folder checked here first, as in-process
+    missing = ClaudeAgentOptions(cwd=str(tmp_path / "no-such-folder"), spawn_claude_code_process=spawner(sock))
+    with pytest.raises(CLIConnectionError, match="does not exist") as raised:
+        list(query(prompt="hi", options=missing))
+    assert not isinstance(raised.value, HostUnreachableError)
+    with pytest.raises(CLINotFoundError):
+        list(query(prompt="hi", options=ClaudeAgentOptions(cli_path=tmp_path / "nope", spawn_claude_code_process=spawner(sock))))
     with serve(sock):
         with pytest.raises(CLINotFoundError, match="not found"):
             HostSpawner(sock)(SpawnOptions(str(tmp_path / "no-such-claude"), [], None, {}, {}))

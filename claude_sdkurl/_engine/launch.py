@@ -361,6 +361,16 @@ def _plan(
     spawner = as_spawner(options.spawn_claude_code_process)
     if custom_transport:
         transport, cli, version, args, env = "custom", None, None, [], {}
+    elif spawner is not None and getattr(spawner, "runs_here", False):
+        # Started by another process of this machine (a session host): found, and its folder
+        # checked, as a CLI started here; it talks over stdio as any spawner's.
+        problem = cwd_problem(options.cwd)
+        if problem is not None:
+            raise CLIConnectionError(problem)
+        cli = _cli.find_cli(options.cli_path)
+        transport, version = "stdio", None
+        args = _cli.build_args(options)
+        env = _cli.build_env(options)
     elif spawner is not None:
         # The CLI is not here to look at: its path is as the far side sees it, its version unknown.
         cli = str(options.cli_path) if options.cli_path is not None else "claude"

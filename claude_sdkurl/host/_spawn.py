@@ -74,6 +74,8 @@ class HostSpawner:
     workers; on a machine where no host answers there, the start is a
     :class:`~claude_sdkurl.host.HostUnreachableError` (a ``CLIConnectionError``)."""
 
+    runs_here = True  # the CLI is one of this machine's: found, and its folder checked, as in-process
+
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
 

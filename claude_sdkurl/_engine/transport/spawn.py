@@ -52,7 +52,9 @@ class SpawnedProcess(Protocol):
 
 Spawner = Callable[[SpawnOptions], SpawnedProcess]
 """A function that starts the CLI from a :class:`SpawnOptions` and returns its process
-(``ClaudeAgentOptions.spawn_claude_code_process``)."""
+(``ClaudeAgentOptions.spawn_claude_code_process``). One with a true ``runs_here`` attribute starts
+it on this machine (a session host's): the CLI is then found, and ``cwd`` checked, as for a CLI
+started here; for any other, the command is ``cli_path`` or ``claude`` as the far side sees it."""
 
 _BOOTSTRAP = r"""m=$1; shift
 s=
