@@ -141,6 +141,11 @@ def test_a_turn_left_mid_way_hibernates_and_the_next_resumes(options: ClaudeAgen
         assert chats.live() == 0 and chats.stats["hibernated"] == 1
         assert [m.result for m in chats.send("conv-1", "conv-1 message 1") if isinstance(m, ResultMessage)] == ["echo: conv-1 message 1"]
         assert user_texts(api.message_requests()[-1])[-1] == "conv-1 message 1" and "conv-1 message 0" in user_texts(api.message_requests()[-1])
+        story = [r for r in api.message_requests() if user_texts(r, re.compile("tell me a story"))][0]
+        deadline = time.monotonic() + 15  # (the mock sees the cut at its next write; the story streams for about 19 s)
+        while not story.cut and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert story.cut  # nobody reads the turn: the model's answer is not paid for to its end
         del turn
 
 

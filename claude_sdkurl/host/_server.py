@@ -130,6 +130,7 @@ class _Caller:
         self._asked: dict[int, tuple[threading.Event, list[Any]]] = {}
         self._n = 0
         self.gone = threading.Event()
+        self.on_gone: Any = None  # during a turn: what to do the moment the caller goes (interrupt it)
 
     def send(self, frame: dict[str, Any]) -> bool:
         if self.gone.is_set():
@@ -144,10 +145,20 @@ class _Caller:
 
     def lost(self) -> None:
         with self._lock:
+            first = not self.gone.is_set()
             self.gone.set()
             waiting = list(self._asked.values())
+            # With a question pending, its deny (with the reason the model sees) goes first; the
+            # turn's loop interrupts at its next message. An interrupt now would beat the deny to
+            # the CLI, which would tell the model only that the user rejected the call.
+            on_gone = self.on_gone if first and not self._asked else None
         for event, _ in waiting:
             event.set()
+        if on_gone is not None:
+            try:
+                on_gone()
+            except Exception:  # noqa: BLE001 - the turn's own loop still sees the caller gone
+                logger.debug("stopping a turn whose caller went away failed", exc_info=True)
 
     def read_answers(self) -> None:
         try:
@@ -328,6 +339,12 @@ class SessionHost:
         caller that goes away)."""
         turn = pool.send(key, prompt, options, timeout=timeout)
         interrupted = False
+        # A caller that goes away is seen by its reader at once (the end of its connection), not
+        # only when the next message fails to go out: a turn nobody reads stops now, not after
+        # the model has streamed its whole answer (which it costs).
+        caller.on_gone = lambda: pool.interrupt(key)
+        if caller.gone.is_set():
+            pool.interrupt(key)
         caller_label = request.get("caller") if isinstance(request.get("caller"), str) else None
         labelled = False
         last = None
@@ -340,6 +357,7 @@ class SessionHost:
                 pool.interrupt(key)
         if caller_label and not labelled and last is not None:  # (the relay's hub reads lines on its own thread)
             _label(last, caller_label, settle=True)
+        caller.on_gone = None  # (before the end goes out: the caller closes after it, which is no reason to stop)
         caller.send({"op": "end"})
 
     def _pool(self, fields: Any, forward: Any) -> tuple[str, Any, Any, dict[str, Any] | None]:

@@ -93,6 +93,7 @@ class RecordedRequest:
     body: Any
     played: str | None = None  # the fault the mock played for it (testing.faults), if any
     served_usage: dict[str, int] | None = None  # the usage of the message the mock answered with
+    cut: bool = False  # the client closed a streamed answer before its end (an interrupt)
 
     def messages(self) -> list[dict[str, Any]]:
         return list((self.body or {}).get("messages") or []) if isinstance(self.body, dict) else []
@@ -380,4 +381,4 @@ class MockMessagesAPI:
             h.wfile.write(b"0\r\n\r\n")
             h.wfile.flush()
         except (BrokenPipeError, ConnectionResetError):
-            pass  # the CLI aborted the stream (interrupt)
+            rec.cut = True  # the CLI aborted the stream (interrupt)
