@@ -490,6 +490,17 @@ def test_in_process_mcp_tools_run_in_the_callers_process_through_the_host(settin
     def add(args: dict[str, Any]) -> dict[str, Any]:
         return {"content": [{"type": "text", "text": f"sum={args['a'] + args['b']} pid={os.getpid()}"}]}
 
+    class OnFire:
+        """A server whose handle() itself raises on a tool call (not the tool: the server)."""
+
+        def __init__(self) -> None:
+            self.inner = create_sdk_mcp_server("calc", tools=[add])["instance"]
+
+        def handle(self, message: dict[str, Any]) -> Any:
+            if message.get("method") == "tools/call":
+                raise ValueError("the calculator is on fire")
+            return self.inner.handle(message)
+
     def model(request: RecordedRequest) -> Reply:
         if request.tool_results():
             return text(f"tool said: {json.dumps(request.tool_results()[-1].get('content'))}")
@@ -499,13 +510,17 @@ def test_in_process_mcp_tools_run_in_the_callers_process_through_the_host(settin
     hosts.append(Host(sock))
     told = {}
     for where in ("in-process", "host"):
-        options = options_of(settings, mcp_servers={"calc": create_sdk_mcp_server("calc", tools=[add])}, allowed_tools=["mcp__calc__add"])
-        chats = Conversations(options, host=sock) if where == "host" else Conversations(options, store=home / "inproc.sqlite3")
-        try:
-            told[where] = [m for m in chats.send(f"{where}-k", "chat #1: add") if isinstance(m, ResultMessage)][-1].result
-        finally:
-            chats.close()
-    assert told["host"] == told["in-process"] and f"sum=5 pid={os.getpid()}" in str(told["host"]), told
+        for server in ("works", "on fire"):
+            calc = create_sdk_mcp_server("calc", tools=[add]) if server == "works" else {"type": "sdk", "name": "calc", "instance": OnFire()}
+            options = options_of(settings, mcp_servers={"calc": calc}, allowed_tools=["mcp__calc__add"])
+            chats = Conversations(options, host=sock) if where == "host" else Conversations(options, store=home / "inproc.sqlite3")
+            try:
+                told[where, server] = [m for m in chats.send(f"{where}-{server}", "chat #1: add") if isinstance(m, ResultMessage)][-1].result
+            finally:
+                chats.close()
+    assert told["host", "works"] == told["in-process", "works"] and f"sum=5 pid={os.getpid()}" in str(told["host", "works"]), told
+    # a server that raises: the CLI is told its error, as in-process (the turn goes on), in the same words
+    assert told["host", "on fire"] == told["in-process", "on fire"] and "the calculator is on fire" in str(told["host", "on fire"]), told
 
 
 def test_after_the_host_restarts_its_page_lists_the_conversations_the_store_keeps_to_read(

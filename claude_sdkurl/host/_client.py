@@ -14,7 +14,7 @@ from .._engine.parse import parse_message
 from .._engine.usercode import call_user
 from .._errors import CLIConnectionError
 from ..types import ClaudeAgentOptions, Message, PermissionResultDeny, PermissionUpdate, ToolPermissionContext
-from ._wire import HOOK_ERROR, HostError, HostGoneError, HostOptionError, HostUnreachableError, encode_options, encode_result, line, read_frame
+from ._wire import CALLBACK_ERROR, HostError, HostGoneError, HostOptionError, HostUnreachableError, encode_options, encode_result, line, read_frame
 
 CONNECT_TIMEOUT = 10.0
 
@@ -121,7 +121,10 @@ class HostLink:
         instance = config.get("instance") if isinstance(config, dict) else None
         if instance is None or not hasattr(instance, "handle"):
             return {"jsonrpc": "2.0", "id": message.get("id"), "error": {"code": -32601, "message": f"Server '{frame.get('server')}' not found"}}
-        return instance.handle(message)
+        try:
+            return instance.handle(message)
+        except Exception as e:  # noqa: BLE001 - raised again in the host, where the CLI is told as in-process
+            return {CALLBACK_ERROR: str(e) or type(e).__name__}
 
     @staticmethod
     def _hook(options: ClaudeAgentOptions, frame: dict[str, Any]) -> Any:
@@ -134,7 +137,7 @@ class HostLink:
         try:
             output = call_user(callback, frame.get("input"), frame.get("tool_use_id"), {"signal": None})
         except Exception as e:  # noqa: BLE001 - raised again in the host, where the CLI is told as in-process
-            return {HOOK_ERROR: f"{type(e).__name__}: {e}"}
+            return {CALLBACK_ERROR: str(e) or type(e).__name__}
         return output if isinstance(output, dict) else {}
 
     @staticmethod

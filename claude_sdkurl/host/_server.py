@@ -39,7 +39,7 @@ from typing import Any
 from .._engine.log import get_logger
 from ..types import HookMatcher, PermissionResultDeny, ToolPermissionContext
 from ._spawn import serve_spawn, stop_group
-from ._wire import HOOK_ERROR, HostError, decode_options, decode_result, line, read_frame
+from ._wire import CALLBACK_ERROR, HostError, decode_options, decode_result, line, read_frame
 
 logger = get_logger("claude_sdkurl.host")
 
@@ -89,16 +89,23 @@ def _label(message: Any, label: str, settle: bool = False) -> bool:
     return relay.hub.label(session_id, label)
 
 
+class CallerRaised(Exception):
+    """A caller's callback raised; its text is what the CLI is told (as in-process)."""
+
+
 class _AskedServer:
     """An in-process MCP server of the caller's, as the host's CLI sees it: each JSON-RPC
-    message is answered by the caller of the conversation's turn under way. A caller gone: a
-    request gets an error the model sees, a notification nothing."""
+    message is answered by the caller of the conversation's turn under way; where the caller's
+    server raised, this one raises the same text (the CLI is told it, as in-process). A caller
+    gone: a request gets an error the model sees, a notification nothing."""
 
     def __init__(self, host: SessionHost, where: tuple[str, str], name: str) -> None:
         self.host, self.where, self.name = host, where, name
 
     def handle(self, message: dict[str, Any]) -> dict[str, Any] | None:
         answered, reply = self.host._ask(self.where, {"op": "mcp", "server": self.name, "message": message})
+        if answered and isinstance(reply, dict) and CALLBACK_ERROR in reply:
+            raise CallerRaised(str(reply[CALLBACK_ERROR]))  # the caller's server raised: so does this one, as in-process
         if answered:
             return reply if isinstance(reply, dict) else None
         if "id" in message:
@@ -406,8 +413,8 @@ class SessionHost:
                 answered, output = self._ask(where, {"op": "hook", "event": event, "matcher": m, "hook": h, "input": hook_input,
                                                      "tool_use_id": tool_use_id})  # fmt: skip
                 if answered and isinstance(output, dict):
-                    if HOOK_ERROR in output:  # the caller's hook raised: raised here, so the CLI is told as in-process
-                        raise RuntimeError(str(output[HOOK_ERROR]))
+                    if CALLBACK_ERROR in output:  # the caller's hook raised: raised here, so the CLI is told as in-process
+                        raise CallerRaised(str(output[CALLBACK_ERROR]))
                     return output
                 if event == "PreToolUse":
                     return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",

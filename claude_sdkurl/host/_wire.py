@@ -32,7 +32,8 @@ from typing import Any
 from .._errors import ClaudeSDKError, CLIConnectionError
 from ..types import ClaudeAgentOptions, PermissionResultAllow, PermissionResultDeny, PermissionUpdate
 
-HOOK_ERROR = "claude_sdkurl_hook_error"  # an answer with this key: the caller's hook raised (its text)
+CALLBACK_ERROR = "claude_sdkurl_callback_error"  # an answer with this key: the caller's hook or MCP server raised
+# (its text, as the CLI is told in-process: the exception's message, else its type's name)
 MAX_LINE = 64 * 1024 * 1024  # the longest line either side reads (a CLI message can be large)
 FORWARDED = ("can_use_tool", "hooks")  # callbacks that stay in the caller's process and are asked over the socket
 # (and the in-process MCP servers of ``mcp_servers``: their names travel, their calls are asked)
