@@ -691,3 +691,56 @@ def test_query_and_a_client_run_on_the_host_end_as_in_process_with_callbacks_her
     (in_process, on_host) = asked
     assert in_process[1] == on_host[1] == os.getpid()  # asked here both times
     assert in_process[2] == [] and len(on_host[2]) == 1  # the hosted CLI was the host's child
+
+
+# ---------------------------------------------------------------------- more than one machine
+
+
+def test_a_host_given_a_store_it_cannot_open_says_so_and_serves_nothing(sock: Path) -> None:
+    for flags, said in ((["--store", "postgresql://nobody@127.0.0.1:1/none"], "the store cannot be opened"),
+                        (["--store", "ftp://example/x"], "not ftp://"),
+                        (["--session-store", "/tmp/transcripts.db"], "postgresql://... or redis://...")):  # fmt: skip
+        ran = subprocess.run([sys.executable, "-m", "claude_sdkurl.host", "--socket", str(sock), *flags], capture_output=True,
+                             text=True, timeout=120)  # fmt: skip
+        assert ran.returncode == 2 and said in ran.stderr, (flags, ran.stderr)
+        assert not sock.exists()  # nothing listened
+
+
+def test_hosts_on_two_machines_sharing_postgresql_go_on_with_one_conversation(settings: dict[str, Any], api: MockMessagesAPI,
+                                                                              home: Path, hosts: list[Host], postgres_url: str,
+                                                                              tmp_path: Path) -> None:  # fmt: skip
+    """Two hosts with homes of their own (two machines with the application at the same path),
+    given one PostgreSQL for the conversations' leases (``--store``) and their transcripts
+    (``--session-store``); each message of the conversation lands on the other machine's worker
+    and host: each answer carries the whole history, and never two CLIs run the conversation."""
+    import tempfile
+
+    from .test_realcli_conversations_outlive import Sampler
+
+    tag = f"{os.getpid()}_{time.monotonic_ns()}"
+    shared = ("--store", f"{postgres_url}#conv_{tag}", "--session-store", f"{postgres_url}#sess_{tag}", "--lease-ttl", "5")
+    import shutil
+
+    machines: list[Worker] = []
+    base = Path(tempfile.mkdtemp(prefix="claude-sdkurl-hosts-"))  # (short: a socket's path is at most 107 bytes)
+    sampler = None
+    try:
+        for name in ("a", "b"):
+            own = home / name
+            own.mkdir()
+            hosts.append(Host(base / name / "host.sock", *shared))
+            machines.append(Worker({**settings, "host": str(base / name / "host.sock"), "env": {**settings["env"], "HOME": str(own)}}))
+        sampler = Sampler(home / "a", home / "b")
+        answers = [machines[n % 2].send("alice", f"alice #{n}: on machine {'ab'[n % 2]}") for n in range(1, 5)]
+    finally:
+        for m in machines:
+            m.kill()
+        if sampler is not None:
+            sampler.stop()
+        shutil.rmtree(base, ignore_errors=True)
+    assert sampler is not None
+    for n, answer in enumerate(answers, 1):
+        assert "error" not in answer, answer
+        assert answer["text"].split(" | ") == [f"alice #{i}: on machine {'ab'[i % 2]}" for i in range(1, n + 1)], answer
+    assert len({a["session_id"] for a in answers}) >= 1
+    assert sampler.most == 1 and sampler.samples > 10, sampler.overlaps  # one CLI on the conversation, on either machine

@@ -49,8 +49,10 @@ def spawner(path: str | os.PathLike[str] | None = None) -> HostSpawner:
 def serve(path: str | os.PathLike[str] | None = None, **conversations: Any) -> SessionHost:
     """Start a session host in this process, at ``path`` (default: :func:`default_socket_path`).
     ``conversations``: ``max_live``, ``idle_timeout``, ``lease_ttl``, ``lease_wait``, ``store``, as for
-    :class:`~claude_sdkurl.Conversations`. :class:`HostError` when another host serves there or
-    the directory is not private to this user."""
+    :class:`~claude_sdkurl.Conversations`, and ``session_store``: the transcripts of every
+    conversation whose caller names none (hosts on several machines sharing a ``store`` and a
+    ``session_store`` go on with a conversation on any of them). :class:`HostError` when another
+    host serves there or the directory is not private to this user."""
     return SessionHost(path, **conversations)
 
 

@@ -207,8 +207,9 @@ class SessionHost:
     """A serving host (see :func:`claude_sdkurl.host.serve`)."""
 
     def __init__(self, path: str | os.PathLike[str] | None = None, *, max_live: int = 8, idle_timeout: float | None = 300.0,
-                 lease_ttl: float = 30.0, lease_wait: float = 300.0, store: Any = None) -> None:  # fmt: skip
+                 lease_ttl: float = 30.0, lease_wait: float = 300.0, store: Any = None, session_store: Any = None) -> None:  # fmt: skip
         self.path = Path(path) if path is not None else default_socket_path()
+        self._session_store = session_store  # the transcripts of every conversation (unless a caller names its own)
         private_dir(self.path.parent)
         self._conversation_kw = {"max_live": max_live, "idle_timeout": idle_timeout, "lease_ttl": lease_ttl,
                                  "lease_wait": lease_wait, "store": store}  # fmt: skip
@@ -374,6 +375,8 @@ class SessionHost:
         from ..conversations import Conversations, default_store_path
 
         options, hooks = decode_options(fields if fields is not None else {})
+        if self._session_store is not None and options.session_store is None:
+            options = dataclasses.replace(options, session_store=self._session_store)
         pool_id = "" if self._conversation_kw["store"] is not None else str(default_store_path(options))
         with self._state:
             if self.closed:
