@@ -6,6 +6,10 @@ mock model, each ratio against a turn on a live in-process conversation in the s
   host, beside the same 4 workers without a host (each message a hand-over: stop, wake);
 * a deploy: every worker restarted, the first message of each conversation (the host's CLIs
   stayed live), beside the same without a host (each a wake from the transcript);
+* a client on the host: turns (200 streamed deltas each) of a live ``ClaudeClient`` whose CLI the
+  host started (``host.spawner()``), beside the same client's CLI started in-process; and with
+  the host's page (``--relay``) watched by 0 and 10 ``/ws`` frontends: what watching costs the
+  turn, and this process's CPU per turn (the watching is the host's);
 * with ``--webapp``: ``examples/webapp.py`` under gunicorn, 4 workers attached to a host against
   1 worker x 16 threads in-process, 16 users x 3 messages, requests per second.
 
@@ -17,6 +21,7 @@ Nothing here is a test.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import signal
@@ -32,8 +37,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from claude_sdkurl import ClaudeAgentOptions, Conversations, ResultMessage  # noqa: E402
-from claude_sdkurl.testing import STDIO_CLI_VERSION, MockMessagesAPI, install_cli, offline_env, text  # noqa: E402
+from claude_sdkurl import ClaudeAgentOptions, Conversations, ResultMessage, host  # noqa: E402
+from claude_sdkurl.testing import STDIO_CLI_VERSION, MockMessagesAPI, Reply, install_cli, offline_env, text  # noqa: E402
 
 WORKER = ROOT / "tests" / "conversation_worker.py"
 
@@ -67,12 +72,75 @@ def p50(values: list[float]) -> float:
     return statistics.median(values) * 1000
 
 
+def start_host(sock: Path, *flags: str) -> tuple[subprocess.Popen[str], str | None]:
+    """A host process at ``sock``; with ``--relay``, its page's ``/ws`` address too."""
+    import urllib.parse
+
+    host = subprocess.Popen([sys.executable, "-m", "claude_sdkurl.host", "--socket", str(sock), *flags], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE if flags else subprocess.DEVNULL, text=True, start_new_session=True)  # fmt: skip
+    assert "session host at" in host.stdout.readline()  # type: ignore[union-attr]
+    if not flags:
+        return host, None
+    url = urllib.parse.urlsplit(host.stderr.readline().split("watch at ", 1)[1].strip())  # type: ignore[union-attr]
+    return host, f"ws://{url.netloc}/ws?token={urllib.parse.parse_qs(url.query)['token'][0]}"
+
+
+def clients_on_the_host(cli: Path, home: Path, api_url: str, rounds: int, count: int) -> None:
+    from bench_relay import CPU, WATCHERS, turns
+
+    reply_options = ClaudeAgentOptions(cli_path=str(cli), env=offline_env(api_url, home), cwd=str(home / "work"),
+                                       include_partial_messages=True)  # fmt: skip
+    plain, watched = home / "plain" / "host.sock", home / "watched" / "host.sock"
+    host_plain, _ = start_host(plain)
+    host_watched, ws = start_host(watched, "--relay", "127.0.0.1:0")
+    assert ws is not None
+    settings = {"in-process": reply_options,
+                "on the host": dataclasses.replace(reply_options, spawn_claude_code_process=host.spawner(plain)),
+                "on the host, page with 0 frontends": dataclasses.replace(reply_options, spawn_claude_code_process=host.spawner(watched)),
+                "on the host, page with 10 frontends": dataclasses.replace(reply_options, spawn_claude_code_process=host.spawner(watched))}  # fmt: skip
+    took: dict[str, list[float]] = {name: [] for name in settings}
+    try:
+        for _ in range(rounds):  # the settings take turns, so drift of the machine falls on all
+            for name, options in settings.items():
+                frontends = None
+                if "10 frontends" in name:
+                    frontends = subprocess.Popen([sys.executable, "-c", WATCHERS, ws, "10"], stdin=subprocess.PIPE,
+                                                 stdout=subprocess.PIPE, text=True)  # fmt: skip
+                    assert frontends.stdout is not None and frontends.stdout.readline().strip() == "ready"
+                try:
+                    took[name] += turns(options, count, name)
+                finally:
+                    if frontends is not None:
+                        frontends.kill()
+                        frontends.wait()
+    finally:
+        for process in (host_plain, host_watched):
+            os.killpg(process.pid, signal.SIGTERM)
+            process.wait(60)
+    base = p50(took["in-process"])
+    print(f"a live ClaudeClient, {rounds} x {count} turns of 200 streamed deltas per setting (p50 wall; this process's CPU per turn):")
+    for name in settings:
+        print(f"  {name:36s} {p50(took[name]):7.1f} ms  ({p50(took[name]) / base:.3f}x in-process)   CPU {CPU[name] / rounds * 1000:5.1f} ms")
+    watched0 = p50(took["on the host, page with 0 frontends"])
+    print(f"  watching with 10 frontends adds {(p50(took['on the host, page with 10 frontends']) / watched0 - 1) * 100:+.1f} % "
+          f"to a turn against the page with none, {(p50(took['on the host, page with 10 frontends']) / base - 1) * 100:+.1f} % "
+          "against in-process")  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=12)
     parser.add_argument("--webapp", action="store_true", help="also examples/webapp.py under gunicorn (needs flask, gunicorn)")
+    parser.add_argument("--clients-only", action="store_true", help="only the ClaudeClient on the host")
     args = parser.parse_args()
     cli = install_cli(STDIO_CLI_VERSION)
+    if True:  # (first: the rest take minutes)
+        reply = Reply([{"type": "text", "text": "word " * 200}], chunk=5)
+        with MockMessagesAPI(lambda request: reply) as api, tempfile.TemporaryDirectory() as d:
+            (Path(d) / "work").mkdir()
+            clients_on_the_host(cli, Path(d), api.url, rounds=3, count=max(5, args.rounds))
+        if args.clients_only:
+            return
     with MockMessagesAPI(lambda r: text(f"echo: {r.last_user_text()}")) as api, tempfile.TemporaryDirectory() as d:
         home = Path(d)
         (home / "work").mkdir()

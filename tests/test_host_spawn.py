@@ -99,6 +99,21 @@ def read_line(conn: socket.socket) -> dict[str, object]:
     return json.loads(data) if data else {}
 
 
+def lingering_caller(sock: Path) -> subprocess.Popen[str]:
+    """A caller process whose CLI (the stand-in, lingering after its input ends) the host
+    started; it prints the CLI's pid and its child's, then waits to be killed."""
+    caller = f"""
+import sys, json, os
+from claude_sdkurl.host import HostSpawner
+from claude_sdkurl.spawn import SpawnOptions
+p = HostSpawner({str(sock)!r})(SpawnOptions({sys.executable!r}, ["-c", {STAND_IN!r}, "0", "linger"], None, dict(os.environ), {{}}))
+child = json.loads(p.stdout.readline())["child"]
+print(json.dumps({{"cli": p.pid, "child": child}}), flush=True)
+sys.stdin.read()
+"""
+    return subprocess.Popen([sys.executable, "-c", caller], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+
+
 def test_descriptors_other_than_three_pipes_are_refused_and_nothing_starts(sock: Path, host: object, tmp_path: Path) -> None:
     marker = tmp_path / "started"
     request = {"op": "spawn", "command": sys.executable, "args": ["-c", f"open({str(marker)!r}, 'w')"], "cwd": None,
@@ -167,18 +182,7 @@ def test_a_signal_reaches_only_the_callers_own_cli(sock: Path, host: object) -> 
 
 
 def test_the_caller_killed_stops_its_cli_and_what_the_cli_started(sock: Path, host: object, tmp_path: Path) -> None:
-    caller = f"""
-import sys, json
-sys.path[:0] = {sys.path!r}
-from claude_sdkurl.host import HostSpawner
-from claude_sdkurl.spawn import SpawnOptions
-import os
-p = HostSpawner({str(sock)!r})(SpawnOptions({sys.executable!r}, ["-c", {STAND_IN!r}, "0", "linger"], None, dict(os.environ), {{}}))
-child = json.loads(p.stdout.readline())["child"]
-print(json.dumps({{"cli": p.pid, "child": child}}), flush=True)
-sys.stdin.read()
-"""
-    worker = subprocess.Popen([sys.executable, "-c", caller], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    worker = lingering_caller(sock)
     try:
         assert worker.stdout is not None
         pids = json.loads(worker.stdout.readline())
@@ -324,16 +328,7 @@ def test_a_watched_cli_whose_caller_is_killed_is_stopped_too(sock: Path, host: o
 
     page = relay.serve(announce=False)
     try:
-        caller = f"""
-import sys, json, os
-from claude_sdkurl.host import HostSpawner
-from claude_sdkurl.spawn import SpawnOptions
-p = HostSpawner({str(sock)!r})(SpawnOptions({sys.executable!r}, ["-c", {STAND_IN!r}, "0", "linger"], None, dict(os.environ), {{}}))
-child = json.loads(p.stdout.readline())["child"]
-print(json.dumps({{"cli": p.pid, "child": child}}), flush=True)
-sys.stdin.read()
-"""
-        worker = subprocess.Popen([sys.executable, "-c", caller], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        worker = lingering_caller(sock)
         try:
             pids = json.loads(worker.stdout.readline())  # type: ignore[union-attr]
             worker.kill()

@@ -11,6 +11,7 @@ import re
 import signal
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -68,6 +69,41 @@ def cli_resumes(home: Path) -> list[str | None]:
     return out
 
 
+class MostAtOnce:
+    """Samples ``resumes()`` (the session each live CLI resumed, ``None`` for a new one) every
+    50 ms in a thread of its own until :meth:`stop`: the most CLIs at once, and the most
+    sharing one session (what the machine runs, not what the pool believes)."""
+
+    def __init__(self, resumes: Callable[[], list[str | None]]) -> None:
+        self.resumes, self.clis, self.shared = resumes, 0, 0
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._done.wait(0.05):
+            resumed = self.resumes()
+            named = [r for r in resumed if r is not None]
+            self.clis = max(self.clis, len(resumed))
+            self.shared = max(self.shared, len(named) - len(set(named)))
+
+    def stop(self) -> dict[str, int]:
+        self._done.set()
+        self._thread.join(5)
+        return {"clis": self.clis, "shared": self.shared}
+
+    @classmethod
+    def during(cls, resumes: Callable[[], list[str | None]], work: Callable[[], None], threads: int) -> dict[str, int]:
+        """What :meth:`stop` says, sampled while ``threads`` threads run ``work`` to its end."""
+        sampler = cls(resumes)
+        running = [threading.Thread(target=work) for _ in range(threads)]
+        for t in running:
+            t.start()
+        for t in running:
+            t.join(600)
+        return sampler.stop()
+
+
 def test_fifty_conversations_over_five_clis_from_ten_threads(options: ClaudeAgentOptions, api: MockMessagesAPI, home: Path) -> None:
     keys = [f"conv-{i}" for i in range(50)]
     sends = [(k, n) for k in keys for n in range(3)]
@@ -76,18 +112,6 @@ def test_fifty_conversations_over_five_clis_from_ten_threads(options: ClaudeAgen
     answers: dict[str, str | None] = {}
     errors: list[BaseException] = []
     lock = threading.Lock()
-    most = {"clis": 0, "shared": 0}
-    sampling = threading.Event()
-
-    def sample() -> None:  # what the machine runs, not what the pool believes
-        while not sampling.is_set():
-            resumed = cli_resumes(home)
-            named = [r for r in resumed if r is not None]
-            with lock:
-                most["clis"] = max(most["clis"], len(resumed))
-                most["shared"] = max(most["shared"], len(named) - len(set(named)))
-            time.sleep(0.05)
-
     with Conversations(options, max_live=5, idle_timeout=None) as chats:
         todo = iter(sends)
 
@@ -109,15 +133,7 @@ def test_fifty_conversations_over_five_clis_from_ten_threads(options: ClaudeAgen
                     served[key].append(prompt)  # one turn at a time per conversation: this is its order
                     answers[prompt] = result.result
 
-        sampler = threading.Thread(target=sample, daemon=True)
-        sampler.start()
-        threads = [threading.Thread(target=worker) for _ in range(10)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(600)
-        sampling.set()
-        sampler.join(5)
+        most = MostAtOnce.during(lambda: cli_resumes(home), worker, threads=10)
         assert not errors, errors[:3]
         assert chats.live() <= 5
         stats = dict(chats.stats)

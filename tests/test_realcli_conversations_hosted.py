@@ -25,7 +25,7 @@ import pytest
 
 from claude_sdkurl import ClaudeAgentOptions, Conversations, ResultMessage
 
-from .test_realcli_conversations import PROMPT, echo, user_texts
+from .test_realcli_conversations import PROMPT, MostAtOnce, echo, user_texts
 from .test_realcli_conversations_outlive import live_clis
 from .test_realcli_host import Host, hosts, sock  # noqa: F401 - fixtures
 
@@ -73,18 +73,6 @@ def test_twenty_conversations_over_five_clis_from_ten_threads(hosted: Callable[.
     errors: list[BaseException] = []
     lock = threading.Lock()
     busy: set[str] = set()
-    most = {"clis": 0, "shared": 0}
-    sampling = threading.Event()
-
-    def sample() -> None:  # what the machine runs, not what the host believes
-        while not sampling.is_set():
-            resumed = resumes(home)
-            named = [r for r in resumed if r is not None]
-            with lock:
-                most["clis"] = max(most["clis"], len(resumed))
-                most["shared"] = max(most["shared"], len(named) - len(set(named)))
-            time.sleep(0.05)
-
     todo = list(sends)
 
     def worker() -> None:
@@ -114,15 +102,7 @@ def test_twenty_conversations_over_five_clis_from_ten_threads(hosted: Callable[.
                 with lock:
                     busy.discard(key)
 
-    sampler = threading.Thread(target=sample, daemon=True)
-    sampler.start()
-    threads = [threading.Thread(target=worker) for _ in range(10)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(600)
-    sampling.set()
-    sampler.join(5)
+    most = MostAtOnce.during(lambda: resumes(home), worker, threads=10)
     assert not errors, errors[:3]
     assert chats.live() <= 5
     assert answers == {f"{k} message {n}": f"echo: {k} message {n}" for k, n in sends}

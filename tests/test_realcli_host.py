@@ -32,6 +32,21 @@ from .test_realcli_conversations_outlive import Worker, _cmdline, _pids, history
 pytestmark = pytest.mark.realcli
 
 
+def bash_when(ending: str, command: str) -> Any:
+    """The model: a prompt ending in ``ending`` gets a Bash call of ``command``; a tool's result,
+    what the tool said; any other prompt, the history's prompts."""
+
+    def model(request: RecordedRequest) -> Reply:
+        said, results = prompts(request), request.tool_results()
+        if said[-1].endswith(ending) and not results:
+            return tool_use("Bash", {"command": command})
+        if results:
+            return text(f"tool said: {json.dumps(results[-1].get('content'))[:300]}")
+        return text(" | ".join(said))
+
+    return model
+
+
 class Host:
     """A session host process at ``path``; stopped (its process group killed) by the fixture."""
 
@@ -170,16 +185,7 @@ def test_what_cannot_reach_the_host_is_a_typed_error_and_nothing_is_sent(setting
 def test_a_worker_killed_with_a_permission_pending_denies_and_the_next_worker_goes_on(
     settings: dict[str, Any], sock: Path, hosts: list[Host], api: MockMessagesAPI, home: Path
 ) -> None:
-    def model(request: RecordedRequest) -> Reply:
-        said = prompts(request)
-        results = request.tool_results()
-        if said[-1].endswith("touch it") and not results:
-            return tool_use("Bash", {"command": f"touch {home}/touched"})
-        if results:
-            return text(f"tool said: {json.dumps(results[-1].get('content'))[:300]}")
-        return text(" | ".join(said))
-
-    api.responder = model
+    api.responder = bash_when("touch it", f"touch {home}/touched")
     hosts.append(Host(sock))
     asking = Worker({**settings, "can_use_tool": "block", "allowed_tools": []})
     asking.ask("k", "chat #1: touch it")
@@ -655,15 +661,7 @@ def test_query_and_a_client_run_on_the_host_end_as_in_process_with_callbacks_her
     from claude_sdkurl import ClaudeSDKClient, PermissionResultAllow, query
     from claude_sdkurl.host import spawner
 
-    def model(request: RecordedRequest) -> Reply:
-        said, results = prompts(request), request.tool_results()
-        if said[-1].endswith("run it") and not results:
-            return tool_use("Bash", {"command": f"touch {home}/ran && echo ran-$((20+22))"})
-        if results:
-            return text(f"tool said: {json.dumps(results[-1].get('content'))[:200]}")
-        return text(" | ".join(said))
-
-    api.responder = model
+    api.responder = bash_when("run it", f"touch {home}/ran && echo ran-$((20+22))")
     hosts.append(Host(sock))
     asked: list[tuple[str, int, list[int]]] = []
 
