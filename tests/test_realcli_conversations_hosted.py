@@ -51,19 +51,25 @@ def hosted(options: ClaudeAgentOptions, sock: Path, hosts: list[Host]) -> Callab
     return make
 
 
-def resumes(home: Path) -> list[str | None]:
-    """For each live CLI of this test, the session it resumed (``None``: a new one)."""
+def resumes(home: Path, host: Host | None = None) -> list[str | None]:
+    """For each live CLI of this test (with ``host``: only the host's children; a CLI's fork
+    before its exec has the CLI's command line and environment too), the session it resumed
+    (``None``: a new one)."""
     out = []
     for pid in live_clis(home):
         try:
             args = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\0")
-        except OSError:
+            parent = int(open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        if host is not None and parent != host.proc.pid:
             continue
         out.append(args[args.index(b"--resume") + 1].decode() if b"--resume" in args else None)
     return out
 
 
-def test_twenty_conversations_over_five_clis_from_ten_threads(hosted: Callable[..., Conversations], api: Any, home: Path) -> None:
+def test_twenty_conversations_over_five_clis_from_ten_threads(hosted: Callable[..., Conversations], api: Any, home: Path,
+                                                              hosts: list[Host]) -> None:  # noqa: F811 # fmt: skip
     chats = hosted("--max-live", "5", "--idle-timeout", "3600")
     keys = [f"conv-{i}" for i in range(20)]
     sends = [(k, n) for k in keys for n in range(2)]
@@ -102,7 +108,7 @@ def test_twenty_conversations_over_five_clis_from_ten_threads(hosted: Callable[.
                 with lock:
                     busy.discard(key)
 
-    most = MostAtOnce.during(lambda: resumes(home), worker, threads=10)
+    most = MostAtOnce.during(lambda: resumes(home, hosts[0]), worker, threads=10)
     assert not errors, errors[:3]
     assert chats.live() <= 5
     assert answers == {f"{k} message {n}": f"echo: {k} message {n}" for k, n in sends}
