@@ -37,7 +37,7 @@ PACKAGE = Path(claude_sdkurl.__file__).parent
 
 GROUND = {"_version", "_errors", "_shown", "_files", "types"}
 BACK_DOOR = {("types", "mcp")}  # a name for type checkers (test_the_type_checkers_name_is_never_imported_at_run_time)
-ENGINE_GROUND = {f"_engine.{m}" for m in ("usercode", "cancel", "deadline", "trace", "log", "limits")}
+ENGINE_GROUND = {f"_engine.{m}" for m in ("usercode", "cancel", "deadline", "trace", "log", "limits", "owned")}
 CORE = {"_engine.protocol", "_engine.parse", "_engine.run"}
 STORE_MECHANICS = {f"_engine.{m}" for m in ("paths", "resume", "storecall", "mirror", "carried")}
 

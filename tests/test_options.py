@@ -311,9 +311,9 @@ def test_versions() -> None:
     ],
 )
 def test_warm_turn_is_skipped_where_another_hook_could_see_it(overrides: dict[str, object]) -> None:
-    import sys
+    import importlib
 
-    prewarm_module = sys.modules["claude_sdkurl.prewarm"]
+    prewarm_module = importlib.import_module("claude_sdkurl.prewarm")  # (the package's name "prewarm" is the function)
     assert prewarm_module.warm_turn_obstacle(ClaudeAgentOptions()) is None
     assert prewarm_module.warm_turn_obstacle(ClaudeAgentOptions(**overrides)) is not None  # type: ignore[arg-type]
     # hooks for other events do not stand in the way

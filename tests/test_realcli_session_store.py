@@ -252,8 +252,13 @@ class OddStore(InMemorySessionStore):
 
 @pytest.mark.parametrize("behaviour", ["hang", "raise", "garbage"])
 def test_resume_from_a_bad_store_is_a_typed_error_and_starts_nothing(
-    behaviour: str, api: MockMessagesAPI, work: Path, tmp_path: Path
+    behaviour: str, api: MockMessagesAPI, work: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # a temporary folder of this test's own: /tmp is shared with whatever else runs on the machine
+    # (another test run's resumed sessions were taken for this one's leftovers)
+    private_tmp = tmp_path / "tmp"
+    private_tmp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(private_tmp))
     store = OddStore(behaviour)
     sid = "8d2b1c3e-0000-4000-8000-000000000001"
     store.append({"project_key": project_key_for_directory(work), "session_id": sid}, [{"type": "user", "uuid": "u"}])
@@ -271,4 +276,4 @@ def test_resume_from_a_bad_store_is_a_typed_error_and_starts_nothing(
     finally:
         store.release.set()
     assert api.message_requests() == [] and child_pids() == []
-    assert not list(Path(tempfile.gettempdir()).glob("claude-resume-*")), "no temporary config dir left behind"
+    assert not list(private_tmp.glob("*claude-resume-*")), "no temporary config dir left behind"

@@ -5,7 +5,9 @@ The CLI resumes only from a local transcript. With ``session_store`` and
 :func:`materialize`, which writes the stored session, and its subagents, into a
 new temporary directory laid out as ``~/.claude`` is; the CLI is then started
 with ``CLAUDE_CONFIG_DIR`` pointing there (:func:`repoint`) and the directory is
-removed once the CLI has exited (:attr:`Materialized.cleanup`).
+removed once the CLI has exited (:attr:`Materialized.cleanup`). The directory has
+an owner lock (:mod:`.owned`): one left by a process killed outright is removed
+by the next process that resumes a session, one whose process lives never.
 
 Rules (facts of the official SDK's and the CLI's):
 
@@ -53,8 +55,10 @@ from .._errors import SessionStoreError
 from ..types import ClaudeAgentOptions, SessionKey, SessionStore
 from . import paths as _paths
 from . import storecall as _storecall
+from .owned import make_owned, remove_abandoned
 
 logger = logging.getLogger("claude_sdkurl.resume")
+_PREFIX, _NEW_PREFIX = "claude-resume-", ".new-claude-resume-"  # the throw-away config directories (see owned)
 
 KEYCHAIN_SERVICE = "Claude Code-credentials"
 _SETTINGS_DROPPED = ("enabledPlugins", "extraKnownMarketplaces")
@@ -141,7 +145,15 @@ def materialize(options: ClaudeAgentOptions) -> Materialized | None:
     if picked is None:
         return None
     session_id, entries = picked
-    root = Path(tempfile.mkdtemp(prefix="claude-resume-"))
+    parent = Path(tempfile.gettempdir())
+    remove_abandoned(parent, _PREFIX, _NEW_PREFIX)  # left by processes killed outright: a copy of a login each
+    root, owner = make_owned(parent, _PREFIX, _NEW_PREFIX)
+
+    def cleanup() -> None:
+        _remove(root)
+        with suppress(OSError):
+            os.close(owner)  # (after the removal: no sweep takes the folder for a dead one's)
+
     try:
         project = root / "projects" / project_key
         _write_lines(project / f"{session_id}.jsonl", entries)
@@ -149,9 +161,21 @@ def materialize(options: ClaudeAgentOptions) -> Materialized | None:
         if _storecall.implements(store, "list_subkeys"):
             _write_subagents(calls, project / session_id, session_id)
     except BaseException:  # an interrupt too: the copied credentials must not stay behind
-        _remove(root)
+        cleanup()
         raise
-    return Materialized(root, session_id, lambda: _remove(root))
+    return Materialized(root, session_id, _once(cleanup))
+
+
+def _once(action: Callable[[], None]) -> Callable[[], None]:
+    """``action``, run at most once however often it is called (its descriptor is closed once)."""
+    done: list[bool] = []
+
+    def run() -> None:
+        if not done:
+            done.append(True)
+            action()
+
+    return run
 
 
 # ---------------------------------------------------------------- writing files

@@ -42,8 +42,6 @@ RUNS_ANYWAY = "option_not_applied"
 """The one refusal that still runs on the spare (a claimed setting that could not be applied)."""
 _PARK_PREFIX = "spare-"
 _NEW_PREFIX = ".new-spare-"  # a parking folder being made: its owner's lock is not taken yet
-_OWNER = ".owner"  # in each parking folder: locked (flock) by the process that keeps the spare
-_ABANDONED_AFTER = 60.0  # seconds after which a half-made parking folder whose maker is gone is removed
 REFILL_AT_LATEST = 0.5
 """Seconds after a claim by which the pool starts the spare that replaces the one taken; it
 starts sooner, at the claimed session's first output from the model. A CLI's start-up is a
@@ -156,13 +154,13 @@ class Spare:
     """One parked CLI (see the module doc). Made by a :class:`SparePool`; :meth:`claim` binds it."""
 
     def __init__(self, host: ClaudeAgentOptions) -> None:
-        import tempfile  # a pool's, not every query's (query() only asks whether a pool is open)
+        from .owned import make_owned  # a pool's, not every query's (query() only asks whether a pool is open)
 
         env = dict(host.env or {})
         parent = cli_config_dir(env) / "spares"
         parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         self._owner: int | None
-        self.park, self._owner = _make_park(parent, tempfile.mkdtemp(prefix=_NEW_PREFIX, dir=parent))
+        self.park, self._owner = make_owned(parent, _PARK_PREFIX, _NEW_PREFIX)
         extra = {**(host.extra_args or {}), "await-claim": None}
         self.host = host
         try:
@@ -274,71 +272,12 @@ class Spare:
             self._owner = None
 
 
-def _make_park(parent: Path, made: str) -> tuple[Path, int]:
-    """A parking folder owned by this process: ``made`` (a fresh ``.new-spare-*`` folder) gets
-    its ``.owner`` file, locked (``flock``, released by the kernel when the process ends however
-    it ends), and only then is renamed to ``spare-*``, so every ``spare-*`` folder has a locked
-    owner from the moment it can be seen. Returns the folder and the lock's descriptor."""
-    import fcntl
-
-    new = Path(made)
-    fd = os.open(new / _OWNER, os.O_CREAT | os.O_WRONLY | os.O_CLOEXEC, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        os.write(fd, str(os.getpid()).encode())
-        park = parent / (_PARK_PREFIX + new.name[len(_NEW_PREFIX):])
-        os.rename(new, park)
-    except BaseException:
-        os.close(fd)
-        shutil.rmtree(new, ignore_errors=True)
-        raise
-    return park, fd
-
-
 def remove_abandoned_parks(parent: Path) -> int:
-    """Remove the parking folders under ``parent`` whose owning process is gone (a program
-    killed outright never removed its own): a ``spare-*`` folder whose ``.owner`` lock can be
-    taken, and a half-made ``.new-spare-*`` one older than a minute. Folders of living pools,
-    in this process or another, are left alone; returns how many were removed."""
-    import fcntl
+    """Remove the parking folders under ``parent`` whose owning process is gone (see
+    :mod:`._engine.owned`); folders of living pools, in this process or another, are left alone."""
+    from .owned import remove_abandoned
 
-    removed = 0
-    try:
-        entries = list(os.scandir(parent))
-    except OSError:
-        return 0
-    for entry in entries:
-        if entry.name.startswith(_NEW_PREFIX):
-            try:
-                stale = time.time() - entry.stat(follow_symlinks=False).st_mtime > _ABANDONED_AFTER
-            except OSError:
-                continue
-            if not stale:
-                continue
-        elif not entry.name.startswith(_PARK_PREFIX):
-            continue
-        if not entry.is_dir(follow_symlinks=False):
-            continue
-        try:
-            fd = os.open(os.path.join(entry.path, _OWNER), os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
-        except FileNotFoundError:
-            if not entry.name.startswith(_NEW_PREFIX):
-                continue  # not one of ours as we make them now: left as it is
-            fd = None
-        except OSError:
-            continue
-        try:
-            if fd is not None:
-                try:
-                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                except OSError:
-                    continue  # its owner is alive
-            shutil.rmtree(entry.path, ignore_errors=True)
-            removed += 1
-        finally:
-            if fd is not None:
-                os.close(fd)
-    return removed
+    return remove_abandoned(parent, _PARK_PREFIX, _NEW_PREFIX)
 
 
 class SparePool(Stock):
