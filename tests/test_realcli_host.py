@@ -9,6 +9,7 @@ killed mid-turn. Then what the host is for: turns from several workers on one li
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import signal
@@ -742,3 +743,28 @@ def test_hosts_on_two_machines_sharing_postgresql_go_on_with_one_conversation(se
         assert answer["text"].split(" | ") == [f"alice #{i}: on machine {'ab'[i % 2]}" for i in range(1, n + 1)], answer
     assert len({a["session_id"] for a in answers}) >= 1
     assert sampler.most == 1 and sampler.samples > 10, sampler.overlaps  # one CLI on the conversation, on either machine
+
+
+def test_a_workers_spare_pool_parks_its_spares_on_the_host(settings: dict[str, Any], sock: Path, hosts: list[Host],
+                                                            api: MockMessagesAPI, home: Path) -> None:  # fmt: skip
+    """``SparePool`` with ``host.spawner()``: the spares' CLIs are started (and parked) by the host,
+    a query claims one and answers as a cold one would; the pool's close stops them on the host."""
+    from claude_sdkurl import SparePool, query
+    from claude_sdkurl.host import spawner
+
+    api.responder = history_echo
+    hosts.append(Host(sock))
+    options = ClaudeAgentOptions(cli_path=settings["cli"], env=settings["env"], spawn_claude_code_process=spawner(sock))
+    from .test_realcli_spares import parked
+
+    with SparePool(1, options) as pool:
+        parked(pool, 1)
+        spare = host_children(hosts[0].proc.pid)
+        assert len(spare) == 1 and spare == live_clis(home)  # the spare: the host's child, not ours
+        claimed = list(query(prompt="chat #1: from a spare", options=dataclasses.replace(options, cwd=settings["cwd"])))
+        assert pool.stats["claimed"] == 1, dict(pool.stats)
+        assert isinstance(claimed[-1], ResultMessage) and claimed[-1].result == "chat #1: from a spare"
+    deadline = time.monotonic() + 30
+    while live_clis(home) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert live_clis(home) == []  # the pool closed: its spares are gone from the host too
