@@ -768,3 +768,38 @@ def test_a_workers_spare_pool_parks_its_spares_on_the_host(settings: dict[str, A
     while live_clis(home) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert live_clis(home) == []  # the pool closed: its spares are gone from the host too
+
+
+def test_a_batch_on_threads_runs_each_item_on_the_host(settings: dict[str, Any], sock: Path, hosts: list[Host],
+                                                       api: MockMessagesAPI, home: Path) -> None:  # fmt: skip
+    """``run_batch`` with ``host.spawner()``: each item's CLI is the host's child (sampled), every
+    answer is right, and the costs are those of the calls the mock served."""
+    from claude_sdkurl.batch import run_batch
+    from claude_sdkurl.host import spawner
+
+    from .test_realcli_conversations import MostAtOnce
+
+    api.responder = history_echo
+    hosts.append(Host(sock))
+    options = options_of(settings, spawn_claude_code_process=spawner(sock))
+    prompts = [f"chat #{i}: item {i}" for i in range(4)]
+    seen_parents: set[int] = set()
+
+    def parents() -> list[str | None]:
+        found = live_clis(home)
+        for pid in found:
+            try:
+                parent = int(open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            if parent not in found:  # (a CLI's fork before its exec looks like a CLI: its parent is one)
+                seen_parents.add(parent)
+        return []
+
+    result: list[Any] = []
+    MostAtOnce.during(parents, lambda: result.append(run_batch(prompts, options, max_concurrency=2)), threads=1)
+    (batch,) = result
+    assert [i.text for i in batch.items] == prompts and not batch.failed
+    assert seen_parents == {hosts[0].proc.pid}, seen_parents  # every CLI the host's
+    served = [r.served_usage for r in api.message_requests() if r.served_usage]
+    assert batch.total_tokens("output_tokens") == sum(u["output_tokens"] for u in served)
