@@ -346,3 +346,58 @@ def test_a_watched_cli_whose_caller_is_killed_is_stopped_too(sock: Path, host: o
         assert page.hub.running_sessions() == []
     finally:
         page.close()
+
+
+def test_a_stopped_host_is_a_typed_error_in_bounded_time_not_a_hang(sock: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from claude_sdkurl.host import HostGoneError, _spawn
+
+    monkeypatch.setattr(_spawn, "START_TIMEOUT", 1.0)
+    hosting = subprocess.Popen([sys.executable, "-m", "claude_sdkurl.host", "--socket", str(sock)], stdout=subprocess.PIPE,
+                               stderr=subprocess.DEVNULL, text=True, start_new_session=True)  # fmt: skip
+    try:
+        assert "session host at" in hosting.stdout.readline()  # type: ignore[union-attr]
+        hosting.send_signal(signal.SIGSTOP)  # frozen: the socket still takes connections, nobody answers
+        began = time.monotonic()
+        with pytest.raises(HostGoneError, match="did not answer"):
+            HostSpawner(sock)(stand_in())
+        print(f"gave up after {time.monotonic() - began:.2f} s")
+        assert time.monotonic() - began < 20  # (1 s asked; bounded for a busy machine)
+    finally:
+        os.killpg(hosting.pid, signal.SIGKILL)
+        hosting.wait(30)
+        hosting.stdout.close()  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("answer", [b'{"op": "spawned", "pid": "7"}\n', b'{"op": "spawned", "pid": true}\n', b'{"op": "spawned"}\n',
+                                    b'not json\n', b'{"op": "spawned", "pid": -1}\n'])  # fmt: skip
+def test_a_host_that_answers_nonsense_is_a_typed_error_and_leaves_no_descriptor(sock: Path, answer: bytes) -> None:
+    """A peer at the socket that is not a host as ours: each answer it gives to a spawn is refused
+    as the host's error, and the worker's pipe ends are closed (the test's leak check counts them)."""
+    import threading
+
+    from claude_sdkurl.host import HostError
+
+    sock.parent.mkdir(mode=0o700, parents=True)
+    listener = socket.socket(socket.AF_UNIX)
+    listener.bind(str(sock))
+    listener.listen(1)
+
+    def peer() -> None:
+        conn, _ = listener.accept()
+        with conn:
+            read_line(conn)
+            conn.sendall(b'{"op": "fds"}\n')
+            _, fds, _, _ = socket.recv_fds(conn, 1, 3)
+            for fd in fds:
+                os.close(fd)
+            conn.sendall(answer)
+            conn.recv(1)  # until the worker lets go
+
+    serving = threading.Thread(target=peer)
+    serving.start()
+    try:
+        with pytest.raises(HostError):
+            HostSpawner(sock)(stand_in())
+    finally:
+        serving.join(30)
+        listener.close()

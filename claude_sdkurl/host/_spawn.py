@@ -52,6 +52,7 @@ from ._wire import MAX_LINE, HostError, HostGoneError, line
 logger = get_logger("claude_sdkurl.host")
 
 STOP_GRACE = 2.0  # SIGTERM, then SIGKILL this much later, for a CLI whose caller went away
+START_TIMEOUT = 30.0  # each answer of the host while it starts a CLI (a host that is stopped answers none)
 GONE_POLL = 0.05  # how often a caller whose host is gone looks for its CLI's end
 
 
@@ -97,8 +98,7 @@ class HostSpawner:
             process = HostedProcess(conn, ours)
             process._expect("fds", link)
             socket.send_fds(conn, [b"\0"], theirs)
-            spawned = process._expect("spawned", link)
-            process.pid = int(spawned["pid"])
+            process._expect("spawned", link)
             process._started = _start_time(process.pid)
             return process
         except OSError as e:
@@ -141,27 +141,29 @@ class HostedProcess:
 
     def _frame(self, timeout: float | None) -> dict[str, Any] | None:
         """The host's next frame within ``timeout``; ``None`` when none came; ``{}`` at the end
-        of the connection."""
+        of the connection (a reset, and a line that is not a frame, end it too: the host is not
+        one to talk to any more)."""
         assert self._conn is not None
         deadline = None if timeout is None else time.monotonic() + timeout
-        while b"\n" not in self._buffer:
-            left = None if deadline is None else max(0.0, deadline - time.monotonic())
-            if not select.select([self._conn], [], [], left)[0]:
-                return None
-            chunk = self._conn.recv(1 << 16)
-            if not chunk:
-                return {}
-            self._buffer += chunk
-            if len(self._buffer) > MAX_LINE:
-                raise HostError("a line longer than the host sends")
-        raw, self._buffer = self._buffer.split(b"\n", 1)
-        frame = json.loads(raw)
-        if not isinstance(frame, dict):
-            raise HostError("a line that is not a JSON object")
-        return frame
+        try:
+            while b"\n" not in self._buffer:
+                left = None if deadline is None else max(0.0, deadline - time.monotonic())
+                if not select.select([self._conn], [], [], left)[0]:
+                    return None
+                chunk = self._conn.recv(1 << 16)
+                if not chunk or len(self._buffer) + len(chunk) > MAX_LINE:
+                    return {}
+                self._buffer += chunk
+            raw, self._buffer = self._buffer.split(b"\n", 1)
+            frame = json.loads(raw)
+        except (OSError, ValueError):  # (a host killed may reset the connection rather than close it)
+            return {}
+        return frame if isinstance(frame, dict) else {}
 
     def _expect(self, op: str, link: HostLink) -> dict[str, Any]:
-        frame = self._frame(None)
+        frame = self._frame(START_TIMEOUT)
+        if frame is None:
+            raise HostGoneError(f"the session host did not answer within {START_TIMEOUT:g} s (stopped?): no CLI was started here")
         if not frame:
             raise HostGoneError("the session host went away before starting the CLI")
         if frame.get("op") == "error":
@@ -171,7 +173,11 @@ class HostedProcess:
         if frame.get("op") != op:
             raise HostError(f"the session host answered {frame.get('op')!r} where {op!r} was due")
         if op == "spawned":
-            self._open_pipes()
+            pid = frame.get("pid")
+            if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
+                raise HostError(f"the session host named no process for the CLI: {pid!r}")
+            self.pid = pid
+            self._open_pipes()  # (last: from here the pipes' file objects own their descriptors)
         return frame
 
     def _settle(self, timeout: float | None) -> None:
