@@ -308,9 +308,9 @@ def test_interpreter_exit_with_live_client_stops_the_cli(make_options: OptionsFa
 
 
 def test_sequential_queries_leak_nothing(make_options: OptionsFactory, transport: str) -> None:
-    """100 queries one after another over stdio, 40 over the WebSocket (CLI 2.1.120, whose
-    queries cost twice as much here: the suite's time, issue 58; a leak of one a query shows in
-    either): no thread, descriptor or process left."""
+    """60 queries one after another over stdio, 40 over the WebSocket (100 each took 143 s of a
+    loaded run, issue 58; a leak of one a query shows in either): no thread, descriptor or
+    process left."""
     import gc
     import os
 
@@ -318,7 +318,7 @@ def test_sequential_queries_leak_nothing(make_options: OptionsFactory, transport
     list(query("warm up", options))
     gc.collect()
     threads, fds = set(threading.enumerate()), len(os.listdir("/proc/self/fd"))
-    for i in range(100 if transport == "stdio" else 40):
+    for i in range(60 if transport == "stdio" else 40):
         result = list(query(f"q{i}", options))[-1]
         assert isinstance(result, ResultMessage) and result.result == "pong"
     gc.collect()

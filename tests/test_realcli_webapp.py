@@ -219,10 +219,11 @@ def sampling(probe: Callable[[], int]) -> tuple[dict[str, int], Callable[[], Non
 
 
 def test_four_worker_processes_share_every_conversation(cli_paths: dict[str, Path], api: MockMessagesAPI, home: Path) -> None:
-    """gunicorn with 4 worker processes (prefork), as WSGI apps are deployed: 50 users, 3
+    """gunicorn with 4 worker processes (prefork), as WSGI apps are deployed: 24 users, 3
     messages each, every one landing on whichever worker accepts it. Every answer is right,
     every model request carries exactly its conversation's history in order, and never are two
-    CLIs on one conversation at once, in any worker (sampled from /proc every 50 ms)."""
+    CLIs on one conversation at once, in any worker (sampled from /proc every 50 ms). (50 users
+    took 70 s of a loaded run, issue 58: 24 are still six a worker and 72 hand-overs' worth.)"""
     api.responder = answer
     server = Server(cli_paths["stdio"], api, home, workers=4, threads=8, spares=0)
 
@@ -232,11 +233,11 @@ def test_four_worker_processes_share_every_conversation(cli_paths: dict[str, Pat
 
     seen, stop = sampling(most_in_one_folder)
     try:
-        results, took = browse_all(server, [f"user-{i}" for i in range(50)], range(3))
+        results, took = browse_all(server, [f"user-{i}" for i in range(24)], range(3))
     finally:
         stop()
         server.stop()
-    assert len(results) == 150
+    assert len(results) == 72
     for (user, n), (said, _, done) in results.items():
         assert said == f"echo: {user} question {n} " + "and more " * 10, said
         assert done is not None and done["error"] is False
@@ -248,10 +249,10 @@ def test_four_worker_processes_share_every_conversation(cli_paths: dict[str, Pat
         shape = (request.body.get("model"), "tools" in request.body, len(request.body.get("messages", [])),
                  str(request.body.get("system"))[-300:], json.dumps(request.messages())[:3000])  # fmt: skip
         assert said == [f"{user} question {n}" for n in range(int(said[-1].split()[-1]) + 1)], (said, shape)
-    assert len(api.message_requests()) == 150  # no turn lost, none twice
+    assert len(api.message_requests()) == 72  # no turn lost, none twice
     assert seen["most"] == 1 and seen["samples"] > 20, seen
     assert len({done["worker"] for _, _, done in results.values() if done}) >= 2  # the requests did spread over the workers
-    print(f"150 answers for 50 users over 4 workers in {took:.1f} s ({150 / took:.1f} requests/s)")
+    print(f"72 answers for 24 users over 4 workers in {took:.1f} s ({72 / took:.1f} requests/s)")
 
 
 def test_with_a_session_host_four_workers_reach_the_same_live_clis_and_a_restart_stops_none(
