@@ -69,11 +69,25 @@ class Host:
                 stream.close()
 
 
+def stopped(pid: int) -> bool:
+    """Whether the process is stopped (SIGSTOP): it would sit on a SIGTERM."""
+    try:
+        return open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0] in ("T", "t")
+    except (OSError, IndexError):
+        return False
+
+
 @pytest.fixture
 def hosts(tmp_path: Path) -> Iterator[list[Host]]:
     started: list[Host] = []
     yield started
     for host in started:
+        if host.proc.poll() is None and not stopped(host.proc.pid):  # asked to stop first: its close() removes what its CLIs had made
+            host.proc.send_signal(signal.SIGTERM)  # (a resumed session's config folder), which a kill leaves
+            try:
+                host.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                pass
         try:
             os.killpg(host.proc.pid, signal.SIGKILL)  # the host and anything of its group
         except ProcessLookupError:
