@@ -50,18 +50,27 @@ def hosted(options: ClaudeAgentOptions, sock: Path, hosts: list[Host]) -> Callab
     return make
 
 
-def resumes(home: Path, host: Host | None = None) -> list[str | None]:
-    """For each live CLI of this test (with ``host``: only the host's children; a CLI's fork
-    before its exec has the CLI's command line and environment too), the session it resumed
-    (``None``: a new one)."""
-    out = []
+def host_clis(home: Path, host: Host) -> list[int]:
+    """The live CLIs of this test that are the host's children (a CLI's fork before its exec has
+    the CLI's command line and environment too: seen under load, it is not one)."""
+    found = []
     for pid in live_clis(home):
         try:
-            args = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\0")
             parent = int(open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[1])
         except (OSError, ValueError, IndexError):
             continue
-        if host is not None and parent != host.proc.pid:
+        if parent == host.proc.pid:
+            found.append(pid)
+    return found
+
+
+def resumes(home: Path, host: Host) -> list[str | None]:
+    """For each of the host's live CLIs, the session it resumed (``None``: a new one)."""
+    out = []
+    for pid in host_clis(home, host):
+        try:
+            args = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\0")
+        except OSError:
             continue
         out.append(args[args.index(b"--resume") + 1].decode() if b"--resume" in args else None)
     return out
@@ -118,7 +127,8 @@ def test_twelve_conversations_over_five_clis_from_ten_threads(hosted: Callable[.
         assert said == served[key][: served[key].index(said[-1]) + 1], (said, served[key])
 
 
-def test_a_turn_left_mid_way_and_the_next_has_the_history(hosted: Callable[..., Conversations], api: Any, home: Path) -> None:
+def test_a_turn_left_mid_way_and_the_next_has_the_history(hosted: Callable[..., Conversations], api: Any, home: Path,
+                                                           hosts: list[Host]) -> None:  # noqa: F811 # fmt: skip
     chats = hosted("--max-live", "2")
     assert [m for m in chats.send("conv-1", "conv-1 message 0")]  # whole turns work
     stream = chats.send("conv-1", "tell me a story")
@@ -135,19 +145,20 @@ def test_a_turn_left_mid_way_and_the_next_has_the_history(hosted: Callable[..., 
     assert all(r.cut for r in asked), "the model's answer to a turn nobody reads streamed on to its end"
     print(f"the story was asked of the model {len(asked)} time(s), cut each time")
     assert user_texts(api.message_requests()[-1]) == ["conv-1 message 0", "conv-1 message 1"]
-    assert len(live_clis(home)) == 1
+    assert len(host_clis(home, hosts[0])) == 1  # the same CLI goes on
 
 
-def test_a_cli_killed_while_its_conversation_waits_is_woken_afresh(hosted: Callable[..., Conversations], api: Any, home: Path) -> None:
+def test_a_cli_killed_while_its_conversation_waits_is_woken_afresh(hosted: Callable[..., Conversations], api: Any, home: Path,
+                                                                   hosts: list[Host]) -> None:  # noqa: F811 # fmt: skip
     chats = hosted("--max-live", "2")
     list(chats.send("conv-1", "conv-1 message 0"))
-    (pid,) = live_clis(home)
+    (pid,) = host_clis(home, hosts[0])
     os.kill(pid, signal.SIGKILL)
     time.sleep(0.5)
     last = [m for m in chats.send("conv-1", "conv-1 message 1") if isinstance(m, ResultMessage)][-1]
     assert last.result == "echo: conv-1 message 1"
     assert user_texts(api.message_requests()[-1]) == ["conv-1 message 0", "conv-1 message 1"]
-    assert len(live_clis(home)) == 1 and live_clis(home) != [pid]  # a new CLI took the conversation on
+    assert len(host_clis(home, hosts[0])) == 1 and host_clis(home, hosts[0]) != [pid]  # a new CLI took the conversation on
 
 
 def test_idle_conversations_hibernate_on_their_own(hosted: Callable[..., Conversations], api: Any, home: Path) -> None:

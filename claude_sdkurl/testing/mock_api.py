@@ -297,7 +297,11 @@ class MockMessagesAPI:
         h.send_header("Transfer-Encoding", "chunked")
         for name, value in reply.headers.items():  # e.g. the rate-limit headers of an answer
             h.send_header(name, value)
-        h.end_headers()
+        try:
+            h.end_headers()
+        except (BrokenPipeError, ConnectionResetError):
+            rec.cut = True  # the CLI aborted before the answer began (an interrupt)
+            return
 
         def send(event: dict[str, Any]) -> None:
             payload = f"event: {event['type']}\ndata: {json.dumps(event)}\n\n".encode()
