@@ -750,7 +750,16 @@ def test_a_kernel_restart_mid_turn_leaves_a_stopped_note(nb: Kernel, api: MockMe
     nb.wait_for(lambda: "■ Stopped: the kernel restarted" in cell.text(), 60, "the stopped line")
     assert "`%%claude --continue`" in cell.text() and "Paragraph 1:" in cell.text()
     nb.wait_for(lambda: not clis_with(home), 30, "no CLI left after the restart")
-    nb.kc.wait_for_ready(timeout=60)
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            nb.kc.wait_for_ready(timeout=60)
+            break
+        except ValueError as e:
+            # jupyter_client's own check of a message the old kernel sent before the restart (seen
+            # once under two CPU burners: "Invalid Signature"): not ours, and the new kernel is asked again
+            if "Signature" not in str(e) or time.monotonic() > deadline:
+                raise
 
 
 RELAY_TOKEN = "notebook-relay-token-0123456789"
