@@ -361,30 +361,22 @@ def _plan(
     spawner = as_spawner(options.spawn_claude_code_process)
     if custom_transport:
         transport, cli, version, args, env = "custom", None, None, [], {}
-    elif spawner is not None and getattr(spawner, "runs_here", False):
-        # Started by another process of this machine (a session host): found, and its folder
-        # checked, as a CLI started here; it talks over stdio as any spawner's.
-        problem = cwd_problem(options.cwd)
-        if problem is not None:
-            raise CLIConnectionError(problem)
-        cli = _cli.find_cli(options.cli_path)
-        transport, version = "stdio", None
-        args = _cli.build_args(options)
-        env = _cli.build_env(options)
-    elif spawner is not None:
+    elif spawner is not None and not getattr(spawner, "runs_here", False):
         # The CLI is not here to look at: its path is as the far side sees it, its version unknown.
         cli = str(options.cli_path) if options.cli_path is not None else "claude"
         transport, version = "stdio", None
         args = _cli.build_args(options)
         env = _cli.build_env(options)
     else:
-        # Only a CLI started here needs the directory here (the official SDK checks it when
-        # it spawns): a custom transport or a spawner may run the CLI somewhere else.
+        # Only a CLI started on this machine needs the directory here (the official SDK checks it
+        # when it spawns): a custom transport or a spawner may run the CLI somewhere else. A
+        # spawner that ``runs_here`` (a session host) starts it here, and talks over stdio as
+        # any spawner's.
         problem = cwd_problem(options.cwd)
         if problem is not None:
             raise CLIConnectionError(problem)
         cli = _cli.find_cli(options.cli_path)
-        transport, version = select_transport(options, cli)
+        transport, version = ("stdio", None) if spawner is not None else select_transport(options, cli)
         args = _cli.build_args(options)
         env = _cli.build_env(options)
     return LaunchPlan(

@@ -148,11 +148,13 @@ def materialize(options: ClaudeAgentOptions) -> Materialized | None:
     parent = Path(tempfile.gettempdir())
     remove_abandoned(parent, _PREFIX, _NEW_PREFIX)  # left by processes killed outright: a copy of a login each
     root, owner = make_owned(parent, _PREFIX, _NEW_PREFIX)
+    held = [owner]  # (emptied by the first cleanup: the descriptor is closed once)
 
     def cleanup() -> None:
         _remove(root)
-        with suppress(OSError):
-            os.close(owner)  # (after the removal: no sweep takes the folder for a dead one's)
+        while held:
+            with suppress(OSError):
+                os.close(held.pop())  # (after the removal: no sweep takes the folder for a dead one's)
 
     try:
         project = root / "projects" / project_key
@@ -163,19 +165,7 @@ def materialize(options: ClaudeAgentOptions) -> Materialized | None:
     except BaseException:  # an interrupt too: the copied credentials must not stay behind
         cleanup()
         raise
-    return Materialized(root, session_id, _once(cleanup))
-
-
-def _once(action: Callable[[], None]) -> Callable[[], None]:
-    """``action``, run at most once however often it is called (its descriptor is closed once)."""
-    done: list[bool] = []
-
-    def run() -> None:
-        if not done:
-            done.append(True)
-            action()
-
-    return run
+    return Materialized(root, session_id, cleanup)
 
 
 # ---------------------------------------------------------------- writing files

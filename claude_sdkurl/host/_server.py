@@ -202,7 +202,6 @@ class _Caller:
                 self._asked.pop(n, None)
 
 
-
 class SessionHost:
     """A serving host (see :func:`claude_sdkurl.host.serve`)."""
 

@@ -20,7 +20,9 @@ How, on the socket of :mod:`claude_sdkurl.host._server`::
 The CLI reads and writes the caller's own pipes: no line passes through the host, so a turn costs
 what it costs in-process. When the host serves a relay page (``--relay``), the CLI is shown there,
 labelled with its caller: then the host's threads copy each chunk between the CLI's pipes and the
-caller's, handing the page a copy (the page watches such a session; its program is elsewhere). The connection is the caller's hold on its CLI: when it closes before
+caller's, handing the page a copy (the page watches such a session; its program is elsewhere).
+
+The connection is the caller's hold on its CLI: when it closes before
 the CLI has exited (the caller killed, or it let go), the host stops the CLI's process group
 (SIGTERM, SIGKILL 2 s later). The host stopping (``close()``) stops its CLIs the same way; a host
 that is killed leaves them to their callers, whose pipes they still have (the CLI ends when its
@@ -40,6 +42,7 @@ import stat
 import subprocess
 import threading
 import time
+from contextlib import suppress
 from pathlib import Path
 from typing import IO, Any
 
@@ -47,12 +50,12 @@ from .._engine.log import get_logger
 from .._engine.transport.spawn import SpawnOptions
 from .._errors import CLINotFoundError
 from ._client import HostLink
-from ._wire import MAX_LINE, HostError, HostGoneError, line
+from ._wire import MAX_LINE, HostError, HostGoneError, line, read_frame
 
 logger = get_logger("claude_sdkurl.host")
 
 STOP_GRACE = 2.0  # SIGTERM, then SIGKILL this much later, for a CLI whose caller went away
-START_TIMEOUT = 30.0  # each answer of the host while it starts a CLI (a host that is stopped answers none)
+START_TIMEOUT = 30.0  # each step of a start, either side (a host that is stopped answers none, a caller may send no pipes)
 GONE_POLL = 0.05  # how often a caller whose host is gone looks for its CLI's end
 
 
@@ -257,10 +260,6 @@ class HostedProcess:
 # ---------------------------------------------------------------------- the host's side
 
 
-def _text_map(value: Any) -> bool:
-    return isinstance(value, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in value.items())
-
-
 def checked_request(request: dict[str, Any]) -> tuple[list[str], str | None, dict[str, str]]:
     """``(argv, cwd, env)`` of a spawn request; :class:`HostError` naming what is wrong."""
     command, args, cwd, env = request.get("command"), request.get("args"), request.get("cwd"), request.get("env")
@@ -270,7 +269,7 @@ def checked_request(request: dict[str, Any]) -> tuple[list[str], str | None, dic
         raise HostError("a spawn request's args are not a list of strings")
     if cwd is not None and not isinstance(cwd, str):
         raise HostError("a spawn request's cwd is not a string")
-    if not isinstance(env, dict) or not _text_map(env):
+    if not isinstance(env, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in env.items()):
         raise HostError("a spawn request's env is not a map of strings")
     for text in (command, *args, *(cwd and [cwd] or []), *env, *env.values()):
         if "\0" in text:
@@ -281,7 +280,7 @@ def checked_request(request: dict[str, Any]) -> tuple[list[str], str | None, dic
 def received_pipes(conn: socket.socket) -> list[int]:
     """The caller's three pipe ends (see the module doc); :class:`HostError` when it sent other
     than three pipes (whatever it sent is closed)."""
-    if not select.select([conn], [], [], 30.0)[0]:
+    if not select.select([conn], [], [], START_TIMEOUT)[0]:
         raise HostError("the caller sent no pipes")
     data, fds, _, _ = socket.recv_fds(conn, 1, 3)
     try:
@@ -364,7 +363,8 @@ class _Watched:
         finally:
             if direction == "sdk":
                 self.hub.input_ended(self.session)
-                _close(popen.stdin)
+                with suppress(OSError):
+                    popen.stdin.close()  # type: ignore[union-attr]
                 os.close(self.fds[0])
             else:
                 os.close(self.fds[1])  # the caller's stdout ends with the CLI's
@@ -373,17 +373,6 @@ class _Watched:
         for thread in self.threads:
             thread.join(5)
         self.hub.ended(self.session, code)
-
-
-def _close(stream: Any) -> None:
-    try:
-        stream.close()
-    except OSError:
-        pass
-
-
-class _NotFound(Exception):
-    pass
 
 
 def _watching() -> Any:
@@ -412,19 +401,16 @@ def serve_spawn(request: dict[str, Any], caller: Any, running: set[subprocess.Po
         except FileNotFoundError:
             if cwd and not os.path.isdir(cwd):
                 raise HostError(f"Working directory does not exist: {cwd}") from None
-            raise _NotFound(f"Claude Code not found: {argv[0]}") from None
+            raise CLINotFoundError("Claude Code not found", argv[0]) from None  # (the caller raises it as its own)
         except OSError as e:
             raise HostError(f"the host could not start the CLI: {e}") from None
         if watched is not None:
             watched.start(popen)
-    except BaseException as e:
+    except BaseException:
         if watched is not None:
             watched.hub.ended(watched.session, None, "not started")
         for fd in fds:
             os.close(fd)
-        if isinstance(e, _NotFound):
-            send({"op": "error", "type": "CLINotFoundError", "message": str(e)})
-            return
         raise
     for n, fd in enumerate(fds):
         if watched is None or n == 2:
@@ -454,8 +440,6 @@ def serve_spawn(request: dict[str, Any], caller: Any, running: set[subprocess.Po
 def _heed(popen: subprocess.Popen[bytes], reader: Any) -> None:
     """The caller's signals for its CLI, until the connection ends: then, if the CLI still runs,
     its caller has let go of it, and it is stopped."""
-    from ._wire import read_frame
-
     try:
         while True:
             frame = read_frame(reader)
