@@ -248,8 +248,9 @@ def test_a_host_killed_leaves_the_cli_to_its_caller_to_the_end(sock: Path) -> No
         process.stdin.write(b"still here\n")  # type: ignore[union-attr]
         assert process.stdout.readline() == b"STILL HERE\n"  # type: ignore[union-attr]
         assert process.poll() is None  # (the host gone: running, as far as anyone can tell)
-        process.stdin.close()  # type: ignore[union-attr]
+        process.terminate()  # the host gone: straight to the CLI, which is still the one the host started
         assert process.wait(30) == 0  # its end, unknown in status, counted as clean (see _spawn)
+        assert gone_within([process.pid])
     finally:
         os.killpg(hosting.pid, signal.SIGKILL) if hosting.poll() is None else None
         hosting.wait()
@@ -399,5 +400,57 @@ def test_a_host_that_answers_nonsense_is_a_typed_error_and_leaves_no_descriptor(
         with pytest.raises(HostError):
             HostSpawner(sock)(stand_in())
     finally:
+        serving.join(30)
+        listener.close()
+
+
+def test_a_caller_that_sends_no_pipes_is_told_and_nothing_starts(sock: Path, host: object, tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    from claude_sdkurl.host import _spawn
+
+    monkeypatch.setattr(_spawn, "START_TIMEOUT", 0.5)
+    marker = tmp_path / "started"
+    conn, frame = raw_spawn(sock, {"op": "spawn", "command": sys.executable, "args": ["-c", f"open({str(marker)!r}, 'w')"],
+                                   "cwd": None, "env": dict(os.environ)})  # fmt: skip
+    with conn:
+        assert frame == {"op": "fds"}
+        began = time.monotonic()
+        answer = read_line(conn)  # (no pipes sent)
+    assert answer["op"] == "error" and "sent no pipes" in str(answer["message"]), answer
+    assert time.monotonic() - began < 15  # the host's START_TIMEOUT (0.5 s here), not a wait of its own
+    assert not marker.exists() and host._spawned == set()  # type: ignore[attr-defined]
+
+
+def test_a_line_longer_than_the_bound_ends_the_start_at_once(sock: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A peer that sends an endless line while the worker waits for its answer: the worker stops
+    reading at ``MAX_LINE`` and says the host went away, without waiting out ``START_TIMEOUT``."""
+    import threading
+
+    from claude_sdkurl.host import HostGoneError, _spawn
+
+    monkeypatch.setattr(_spawn, "MAX_LINE", 1000)
+    monkeypatch.setattr(_spawn, "START_TIMEOUT", 20.0)
+    sock.parent.mkdir(mode=0o700, parents=True)
+    listener = socket.socket(socket.AF_UNIX)
+    listener.bind(str(sock))
+    listener.listen(1)
+    release = threading.Event()
+
+    def peer() -> None:
+        conn, _ = listener.accept()
+        with conn:
+            read_line(conn)
+            conn.sendall(b'{"op": "fds", "pad": "' + b"x" * 5000)  # no end of line, and the connection kept
+            release.wait(30)
+
+    serving = threading.Thread(target=peer)
+    serving.start()
+    try:
+        began = time.monotonic()
+        with pytest.raises(HostGoneError, match="went away"):
+            HostSpawner(sock)(stand_in())
+        assert time.monotonic() - began < 15  # (not the 20 s of waiting for an answer)
+    finally:
+        release.set()
         serving.join(30)
         listener.close()
