@@ -120,21 +120,26 @@ def test_descriptors_other_than_three_pipes_are_refused_and_nothing_starts(sock:
                "env": dict(os.environ)}  # fmt: skip
     plain = open(tmp_path / "plain", "wb")
     sent_pipes: list[int] = []
+    pipe_pairs = [os.pipe() for _ in range(2)]
+    sent_pipes += [fd for pair in pipe_pairs for fd in pair]
+    four_pipes = sent_pipes[:4]
+    open_before = len(os.listdir("/proc/self/fd"))  # the host runs in this process
     try:
-        for fds, why in (([plain.fileno()] * 3, "must be pipes"), (None, "three pipes")):
+        for fds, why in (([plain.fileno()] * 3, "must be pipes"), (sent_pipes[:2], "three pipes, the caller sent 2"),
+                         (four_pipes, "three pipes, the caller sent more")):  # fmt: skip
             conn, frame = raw_spawn(sock, request)
             with conn:
                 assert frame == {"op": "fds"}
-                if fds is None:
-                    r, w = os.pipe()
-                    sent_pipes += [r, w]
-                    fds = [r, w]  # two, not three
                 socket.send_fds(conn, [b"\0"], fds)
                 answer = read_line(conn)
             assert answer["op"] == "error" and why in str(answer["message"]), answer
         time.sleep(0.5)
         assert not marker.exists()  # nothing was started
         assert host._spawned == set()  # type: ignore[attr-defined]
+        deadline = time.monotonic() + 20  # the host's thread closes its side after answering
+        while len(os.listdir("/proc/self/fd")) != open_before and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len(os.listdir("/proc/self/fd")) == open_before  # every descriptor received was closed
     finally:
         plain.close()
         for fd in sent_pipes:

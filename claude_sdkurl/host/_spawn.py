@@ -279,13 +279,15 @@ def checked_request(request: dict[str, Any]) -> tuple[list[str], str | None, dic
 
 def received_pipes(conn: socket.socket) -> list[int]:
     """The caller's three pipe ends (see the module doc); :class:`HostError` when it sent other
-    than three pipes (whatever it sent is closed)."""
+    than three pipes (whatever it sent is closed: the kernel drops those past the third)."""
     if not select.select([conn], [], [], START_TIMEOUT)[0]:
         raise HostError("the caller sent no pipes")
-    data, fds, _, _ = socket.recv_fds(conn, 1, 3)
+    data, fds, flags, _ = socket.recv_fds(conn, 1, 3)
     try:
         if not data:
             raise HostError("the caller went away before sending its pipes")
+        if flags & socket.MSG_CTRUNC:
+            raise HostError("a spawn needs three pipes, the caller sent more descriptors")
         if len(fds) != 3:
             raise HostError(f"a spawn needs three pipes, the caller sent {len(fds)} descriptors")
         for fd in fds:
