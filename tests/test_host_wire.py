@@ -70,3 +70,75 @@ def test_options_that_cannot_travel_are_refused_by_name_and_unknown_ones_are_not
         _wire.decode_options({"evil": 1})
     with pytest.raises(HostOptionError, match="unknown options: can_use_tool"):
         _wire.decode_options({"can_use_tool": "x"})  # a callback never comes as data
+
+
+class _Turns:
+    """Stands in for the host's ``Conversations``: each turn yields one message, then waits until
+    told to end; ``interrupt`` notes whose turn it found under way, after waiting to be let go
+    (as a reader thread descheduled between seeing its caller gone and interrupting)."""
+
+    def __init__(self) -> None:
+        self.current: str | None = None
+        self.finish = {"A": threading.Event(), "B": threading.Event()}
+        self.interrupting = threading.Event()
+        self.let_go = threading.Event()
+        self.found: list[str | None] = []
+
+    def send(self, key: str, prompt: str, options: object, timeout: float | None = None) -> object:
+        from types import SimpleNamespace
+
+        self.current = prompt
+        yield SimpleNamespace(raw={"type": "assistant", "turn": prompt})
+        self.finish[prompt].wait(30)
+        self.current = None
+
+    def interrupt(self, key: str) -> None:
+        self.interrupting.set()
+        self.let_go.wait(30)
+        self.found.append(self.current)
+
+
+def test_a_caller_gone_as_its_turn_ends_does_not_interrupt_the_next_callers_turn(tmp_path: object) -> None:
+    import json
+    import tempfile
+    from pathlib import Path
+
+    base = Path(tempfile.mkdtemp(prefix="claude-sdkurl-hostwire-"))
+    host = _server.SessionHost(base / "h" / "host.sock")
+    turns = _Turns()
+    host._pool = lambda fields, forward: ("", turns, ClaudeAgentOptions(), None)  # type: ignore[method-assign]
+    callers: list[socket.socket] = []
+
+    def caller(prompt: str) -> socket.socket:
+        conn = socket.socket(socket.AF_UNIX)
+        conn.connect(str(host.path))
+        conn.sendall(json.dumps({"op": "send", "key": "k", "prompt": prompt}).encode() + b"\n")
+        callers.append(conn)
+        return conn
+
+    try:
+        a = caller("A")
+        assert b'"turn":"A"' in a.recv(1000)
+        a.close()  # A goes away as its turn ends: its reader starts interrupting, and is held
+        assert turns.interrupting.wait(30)
+        turns.finish["A"].set()  # A's turn ends meanwhile
+        b = caller("B")  # the next caller's turn on the same conversation
+        deadline = time.monotonic() + 3  # time for B's turn to begin, if anything lets it
+        while turns.current != "B" and time.monotonic() < deadline:
+            time.sleep(0.02)
+        turns.let_go.set()
+        deadline = time.monotonic() + 30
+        while not turns.found and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert turns.found and turns.found[0] != "B", turns.found  # A's leaving stopped A's turn or nothing
+        assert b'"turn":"B"' in b.recv(1000)  # and B's turn went on
+        turns.finish["B"].set()
+    finally:
+        for event in (*turns.finish.values(), turns.let_go):
+            event.set()
+        for conn in callers:
+            conn.close()
+        host.close()
+        import shutil
+
+        shutil.rmtree(base, ignore_errors=True)

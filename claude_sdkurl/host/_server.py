@@ -137,7 +137,8 @@ class _Caller:
         self._asked: dict[int, tuple[threading.Event, list[Any]]] = {}
         self._n = 0
         self.gone = threading.Event()
-        self.on_gone: Any = None  # during a turn: what to do the moment the caller goes (interrupt it)
+        self._on_gone: Any = None  # during a turn: what to do the moment the caller goes (interrupt it)
+        self._running_on_gone = threading.Lock()  # held while that runs (see while_here)
 
     def send(self, frame: dict[str, Any]) -> bool:
         if self.gone.is_set():
@@ -158,14 +159,25 @@ class _Caller:
             # With a question pending, its deny (with the reason the model sees) goes first; the
             # turn's loop interrupts at its next message. An interrupt now would beat the deny to
             # the CLI, which would tell the model only that the user rejected the call.
-            on_gone = self.on_gone if first and not self._asked else None
+            stopping = first and not self._asked
         for event, _ in waiting:
             event.set()
-        if on_gone is not None:
-            try:
-                on_gone()
-            except Exception:  # noqa: BLE001 - the turn's own loop still sees the caller gone
-                logger.debug("stopping a turn whose caller went away failed", exc_info=True)
+        if stopping:
+            with self._running_on_gone:
+                on_gone = self._on_gone
+                if on_gone is not None:
+                    try:
+                        on_gone()
+                    except Exception:  # noqa: BLE001 - the turn's own loop still sees the caller gone
+                        logger.debug("stopping a turn whose caller went away failed", exc_info=True)
+
+    def while_here(self, on_gone: Any) -> None:
+        """Run ``on_gone`` the moment this caller goes (the turn's own loop checks for a caller
+        already gone); ``None`` ends that, and returns only once an ``on_gone`` under way has
+        returned: an interrupt begun as this caller's turn ended must not land on the next
+        caller's turn of the same conversation, which may begin as soon as this returns."""
+        with self._running_on_gone:
+            self._on_gone = on_gone
 
     def read_answers(self) -> None:
         try:
@@ -349,7 +361,7 @@ class SessionHost:
         # A caller that goes away is seen by its reader at once (the end of its connection), not
         # only when the next message fails to go out: a turn nobody reads stops now, not after
         # the model has streamed its whole answer (which it costs).
-        caller.on_gone = lambda: pool.interrupt(key)
+        caller.while_here(lambda: pool.interrupt(key))
         if caller.gone.is_set():
             pool.interrupt(key)
         caller_label = request.get("caller") if isinstance(request.get("caller"), str) else None
@@ -364,7 +376,7 @@ class SessionHost:
                 pool.interrupt(key)
         if caller_label and not labelled and last is not None:  # (the relay's hub reads lines on its own thread)
             _label(last, caller_label, settle=True)
-        caller.on_gone = None  # (before the end goes out: the caller closes after it, which is no reason to stop)
+        caller.while_here(None)  # (before the end goes out: the caller closes after it, which is no reason to stop)
         caller.send({"op": "end"})
 
     def _pool(self, fields: Any, forward: Any) -> tuple[str, Any, Any, dict[str, Any] | None]:
