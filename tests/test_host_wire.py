@@ -98,7 +98,7 @@ class _Turns:
         self.found.append(self.current)
 
 
-def test_a_caller_gone_as_its_turn_ends_does_not_interrupt_the_next_callers_turn(tmp_path: object) -> None:
+def test_a_caller_gone_as_its_turn_ends_does_not_interrupt_the_next_callers_turn() -> None:
     import json
     import tempfile
     from pathlib import Path
