@@ -92,7 +92,48 @@ def test_a_batch_resumed_with_its_sessions_counts_each_call_once(cli_paths: Any,
     assert served == 6
     assert [i.resumed_from for i in again.items] == [i.session_id for i in first.items]
     # each item: its two runs, one call each; the batch: the calls served, once
-    assert [i.total_cost_usd for i in again.items] == pytest.approx([2 * price] * 3, rel=1e-9)
+    seen = [(i.index, f.total_cost_usd, i.total_cost_usd, i.model_usage) for f, i in zip(first.items, again.items)]
+    assert [i.total_cost_usd for i in again.items] == pytest.approx([2 * price] * 3, rel=1e-9), (price, seen)
     assert again.total_cost_usd == pytest.approx(served * price, rel=1e-9)
     model_cost = sum(float(u["costUSD"]) for i in again.items for u in (i.model_usage or {}).values())
     assert model_cost == pytest.approx(3 * price, rel=1e-9)  # the last run of each: one call
+
+
+def test_a_reader_that_lags_behind_the_resumed_cli_still_counts_the_run(cli_paths: Any, api: MockMessagesAPI, home: Any,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    """Run H (two CPU burners) counted a resumed batch item's run as free: what the session had
+    cost was read from its transcript at the run's ``init``, and a reader that came to it late
+    found the CLI had already finished the turn and written this run's own ``cost-state``.
+    Here the reader is held at ``init`` until the CLI has written it, as the busy machine did."""
+    import time
+
+    from claude_sdkurl import ClaudeAgentOptions
+    from claude_sdkurl._engine import carried as carried_module
+    from claude_sdkurl._engine import session as session_module
+    from claude_sdkurl._engine.paths import transcripts_in
+    from claude_sdkurl.testing import offline_env
+
+    options = ClaudeAgentOptions(cli_path=str(cli_paths["stdio"]), env=offline_env(api.url, home), cwd=str(home / "work"))
+    api.responder = lambda r: text("ok")
+    price = _per_call(api, lambda **kw: dataclasses.replace(options, **kw))
+    first = _result("one", options)
+    projects = home / ".claude" / "projects"
+    (transcript,) = transcripts_in(projects, first.session_id)
+    states_after_first = transcript.read_bytes().count(b'"cost-state"')
+    assert states_after_first >= 1
+
+    def late(projects_dir: Any, session_id: Any, before: Any = None) -> Any:
+        deadline = time.monotonic() + 60  # (the CLI's turn on a busy machine)
+        while transcript.read_bytes().count(b'"cost-state"') == states_after_first and time.monotonic() < deadline:
+            time.sleep(0.05)
+        return carried_module.carried(projects_dir, session_id, before)
+
+    monkeypatch.setattr(session_module, "carried", late)
+    served0 = len(api.message_requests())
+    with CostLedger() as ledger:
+        second = _result("two", dataclasses.replace(options, resume=first.session_id))
+    served = len(api.message_requests()) - served0
+    assert transcript.read_bytes().count(b'"cost-state"') > states_after_first  # the reader did come late
+    assert served == 1
+    assert second.total_cost_usd == pytest.approx(2 * price, rel=1e-9)  # the CLI carried the first run's cost
+    assert ledger.total_cost_usd == pytest.approx(served * price, rel=1e-9)  # and this run is counted, once

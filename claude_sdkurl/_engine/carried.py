@@ -5,8 +5,11 @@ transcript (``totalCostUSD`` and ``modelUsage``, running totals of the session),
 resumes a session, forks it or continues it starts its own totals from the last such entry of
 the session it loads. So a resumed run's ``ResultMessage.total_cost_usd`` and ``model_usage``
 include what earlier runs spent; what this run spent is the difference from the figures read
-here before its first turn. (2.1.120 writes no ``cost-state`` entry and carries nothing: the
-figures are zero.)
+here. They are read at the run's ``init`` (a continued session's id is known only then), but
+only as much of each transcript as there was before the CLI started (:func:`sizes_before`, in
+the launch plan): by the time a lagging reader gets to ``init`` the CLI may have finished the
+turn and appended this run's own totals, which read as the carried ones made the run free.
+(2.1.120 writes no ``cost-state`` entry and carries nothing: the figures are zero.)
 """
 
 from __future__ import annotations
@@ -55,14 +58,37 @@ _TOTALS = ("inputTokens", "outputTokens", "cacheReadInputTokens", "cacheCreation
            "costUSD", "thinkingTokens", "cacheCreationEphemeral5mInputTokens", "cacheCreationEphemeral1hInputTokens")  # fmt: skip
 
 
-def carried(projects_dir: str | Path | None, session_id: str | None) -> Carried:
+def sizes_before(projects_dir: str | Path | None, session_id: str | None) -> dict[str, int]:
+    """The size of each transcript a CLI about to resume ``session_id`` (``None``: to continue
+    the latest session, so any) may load, taken before it starts. The session reads what was
+    carried only at the run's ``init``, and a reader that lags (a busy machine) can come to it
+    after the CLI has finished the turn and appended this run's own ``cost-state``: read to
+    these sizes, the file is what the CLI found."""
+    if projects_dir is None:
+        return {}
+    paths = transcripts_in(projects_dir, session_id) if session_id is not None else Path(projects_dir).glob("*/*.jsonl")
+    sizes = {}
+    for path in paths:
+        try:
+            sizes[str(path)] = path.stat().st_size
+        except OSError:
+            continue
+    return sizes
+
+
+def carried(projects_dir: str | Path | None, session_id: str | None, before: dict[str, int] | None = None) -> Carried:
     """The last ``cost-state`` of session ``session_id`` under the CLI's ``projects_dir`` (any
-    project), or :data:`NOTHING` when there is none or it cannot be read."""
+    project), or :data:`NOTHING` when there is none or it cannot be read. ``before``: the
+    transcripts' sizes when the CLI started (:func:`sizes_before`): only that much of each is
+    read, and one made since (a new session's) carried nothing."""
     if projects_dir is None:
         return NOTHING
     for path in transcripts_in(projects_dir, session_id):
+        if before is not None and str(path) not in before:
+            continue
         try:
-            data = path.read_bytes()
+            with open(path, "rb") as f:
+                data = f.read(before[str(path)]) if before is not None else f.read()
         except OSError:
             continue
         return _last_cost_state(data)

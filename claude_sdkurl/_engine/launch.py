@@ -33,6 +33,7 @@ from .run import ceiling_ms
 from .transport import StdioTransport, Transport
 from .transport import taps
 from .transport.spawn import Spawner, as_spawner
+from .carried import sizes_before
 from .paths import cli_projects_dir
 from ..types import ClaudeAgentOptions
 
@@ -70,6 +71,9 @@ class LaunchPlan:
     materialized: Materialized | None = None
     # options.spawn_claude_code_process as a function: the CLI runs where it says, over stdio.
     spawner: Spawner | None = None
+    # resume/continue: the size of each transcript the CLI may load, taken before it starts, so
+    # what the session had cost is read as the CLI found it (see _engine/carried.py)
+    transcripts_before: dict[str, int] | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -379,6 +383,7 @@ def _plan(
         transport, version = ("stdio", None) if spawner is not None else select_transport(options, cli)
         args = _cli.build_args(options)
         env = _cli.build_env(options)
+    projects_dir = cli_projects_dir(env or options.env)
     return LaunchPlan(
         options=options,
         transport=transport,
@@ -394,9 +399,10 @@ def _plan(
         bidirectional=bool(hooks or servers or options.can_use_tool or options.on_elicitation or options.on_user_dialog),
         ceiling_ms=ceiling_ms(options.env),
         max_line=options.max_buffer_size or DEFAULT_MAX_LINE,
-        projects_dir=cli_projects_dir(env or options.env),
+        projects_dir=projects_dir,
         materialized=materialized,
         spawner=spawner,
+        transcripts_before=sizes_before(projects_dir, options.resume) if options.resume or options.continue_conversation else None,
     )
 
 

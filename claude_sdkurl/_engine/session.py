@@ -432,7 +432,8 @@ class Session:
             options = self.plan.options if self.plan is not None else self.options
             if options.resume or options.continue_conversation:
                 source = options.resume or message.data.get("session_id")
-                self._carried = carried(self.plan.projects_dir if self.plan is not None else None, source)
+                plan = self.plan
+                self._carried = carried(plan.projects_dir, source, plan.transcripts_before) if plan is not None else NOTHING
             else:
                 self._carried = NOTHING
             if self.trace is not None:
