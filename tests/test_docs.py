@@ -30,7 +30,8 @@ from pathlib import Path
 
 import pytest
 
-from claude_sdkurl.testing import MockMessagesAPI, offline_env
+from claude_sdkurl.testing import MockMessagesAPI, cache_dir, offline_env
+from claude_sdkurl.testing.cli import CACHE_ENV
 
 ROOT = Path(__file__).resolve().parent.parent
 TESTS = ROOT / "tests"
@@ -501,8 +502,9 @@ def test_a_run_block_runs_on_the_real_cli(block: Block, cli_paths: dict[str, Pat
     work = home / "work"
     script = work / "block.py"
     script.write_text(GIVEN + "\n" + block.code)
-    env = {**os.environ, **offline_env(api.url, home), "CLAUDE_SDKURL_CLI": str(cli_paths["stdio"])}
+    # the CLIs installed here stay found with the block's own HOME, as after the README's set-up
+    env = {**os.environ, **offline_env(api.url, home), "CLAUDE_SDKURL_CLI": str(cli_paths["stdio"]), CACHE_ENV: str(cache_dir())}
     done = subprocess.run([sys.executable, str(script)], cwd=work, env=env, capture_output=True, text=True, timeout=240)
     assert done.returncode == 0, f"{block.where} failed:\n{done.stderr[-3000:]}"
-    if "MockMessagesAPI(" not in block.code:  # a block with a mock of its own talks to that one
+    if not re.search(r"\b(MockMessagesAPI|DemoEnvironment)\(", block.code):  # a block with a mock of its own talks to that one
         assert api.message_requests(), f"{block.where} ran without reaching the model"
