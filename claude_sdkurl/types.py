@@ -2294,14 +2294,14 @@ class ClaudeAgentOptions:
     """TypeScript's: the workflow text of plan mode's reminder, in place of the default (sent in
     ``initialize``)."""
     managed_settings: dict[str, Any] | None = field(default=None, kw_only=True)
-    """TypeScript's: a policy-level settings object (``--managed-settings``)."""
+    """TypeScript's: policy-tier settings, only the keys a policy may bind (``--managed-settings``)."""
     project_config_root: str | Path | None = field(default=None, kw_only=True)
     """TypeScript's: the trusted checkout whose settings, hooks and MCP servers apply when ``cwd`` is a worktree
     of it."""
     on_user_dialog: Callable[[UserDialogRequest], Any] | None = field(default=None, kw_only=True)
-    """TypeScript's: answers the CLI's ``request_user_dialog``: gets a :class:`UserDialogRequest`, returns
-    ``{"behavior": "completed", "result": ...}``, ``{"behavior": "cancelled"}``, or ``None`` to leave it
-    unanswered."""
+    """TypeScript's: a control handler answering the CLI's ``request_user_dialog``: gets a
+    :class:`UserDialogRequest`, returns ``{"behavior": "completed", "result": ...}``, ``{"behavior":
+    "cancelled"}``, or ``None`` to leave it unanswered."""
     supported_dialog_kinds: list[str] | None = field(default=None, kw_only=True)
     """TypeScript's: the dialog kinds ``on_user_dialog`` can show; the CLI asks only for these (sent in
     ``initialize``)."""
