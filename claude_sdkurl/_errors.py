@@ -19,6 +19,9 @@ class CLIConnectionError(ClaudeSDKError):
 class CLINotFoundError(CLIConnectionError):
     """Raised when the Claude Code CLI cannot be found."""
 
+    cli_path: str | None
+    """The path that was tried, when one was given (``cli_path``, ``$CLAUDE_SDKURL_CLI``)."""
+
     def __init__(self, message: str = "Claude Code not found", cli_path: str | None = None):
         self.cli_path = cli_path
         if cli_path:
@@ -27,10 +30,14 @@ class CLINotFoundError(CLIConnectionError):
 
 
 class TransportNotSupportedError(CLIConnectionError):
-    """Raised when a forced transport cannot work with the CLI at hand.
+    """Raised when a forced transport cannot work with the CLI at hand."""
 
-    ``cli_message`` quotes what the CLI itself said, when it said anything.
-    """
+    transport: str
+    """The transport that was asked for (``"websocket"``, ``"stdio"``)."""
+    cli_version: str | None
+    """The CLI's version, when known."""
+    cli_message: str | None
+    """What the CLI itself said, when it said anything."""
 
     def __init__(
         self,
@@ -49,11 +56,12 @@ class TransportNotSupportedError(CLIConnectionError):
 
 
 class ProcessError(ClaudeSDKError):
-    """Raised when the CLI process fails.
+    """Raised when the CLI process fails."""
 
-    ``exit_code`` is the process' exit status (negative for a signal) and
-    ``stderr`` holds the tail of what it wrote to standard error.
-    """
+    exit_code: int | None
+    """The CLI's exit status (negative: the signal that ended it)."""
+    stderr: str | None
+    """The tail of what the CLI wrote on its standard error."""
 
     def __init__(self, message: str, exit_code: int | None = None, stderr: str | None = None):
         self.exit_code = exit_code
@@ -102,21 +110,34 @@ class ResultError(ProcessError):
     """The CLI ended the run after an error result (``is_error: true``).
 
     Raised, as by the official SDK, after the :class:`ResultMessage` was
-    yielded, in place of the bare "exit code 1" :class:`ProcessError`.
-    Attributes: ``subtype``, ``errors``, ``result``, ``api_error_status``,
-    ``terminal_reason``, ``session_id``, ``data`` (the raw result frame) and
-    ``exit_code`` (1: the CLI exits so on purpose, on both transports).
+    yielded, in place of the bare "exit code 1" :class:`ProcessError`; its
+    ``exit_code`` is 1 (the CLI exits so on purpose, on both transports).
     """
+
+    data: dict[str, Any]
+    """The whole result frame."""
+    subtype: str | None
+    """The result's ``subtype`` (``error_max_turns``, ``error_during_execution``, ...)."""
+    errors: list[str]
+    """The result's error texts."""
+    result: str | None
+    """The result's text."""
+    api_error_status: int | None
+    """The HTTP status of the failing model call (429, 529, ...)."""
+    terminal_reason: str | None
+    """Why the turn's loop ended."""
+    session_id: str | None
+    """The session (resume it to go on)."""
 
     def __init__(self, message: str, data: dict[str, Any] | None = None, exit_code: int | None = None):
         frame: dict[str, Any] = data if isinstance(data, dict) else {}
         self.data = frame
-        self.subtype: str | None = _of_type(frame, "subtype", str)
-        self.errors: list[str] = _result_errors(frame.get("errors"))
-        self.result: str | None = _of_type(frame, "result", str)
-        self.api_error_status: int | None = _of_type(frame, "api_error_status", int)
-        self.terminal_reason: str | None = _of_type(frame, "terminal_reason", str)
-        self.session_id: str | None = _of_type(frame, "session_id", str)
+        self.subtype = _of_type(frame, "subtype", str)
+        self.errors = _result_errors(frame.get("errors"))
+        self.result = _of_type(frame, "result", str)
+        self.api_error_status = _of_type(frame, "api_error_status", int)
+        self.terminal_reason = _of_type(frame, "terminal_reason", str)
+        self.session_id = _of_type(frame, "session_id", str)
         super().__init__(message, exit_code=exit_code)
 
     @classmethod
@@ -127,6 +148,11 @@ class ResultError(ProcessError):
 class CLIJSONDecodeError(ClaudeSDKError):
     """Raised when a line from the CLI is not valid JSON."""
 
+    line: str
+    """The line that is not JSON."""
+    original_error: Exception
+    """The error the JSON decoder raised."""
+
     def __init__(self, line: str, original_error: Exception):
         self.line = line
         self.original_error = original_error
@@ -136,6 +162,9 @@ class CLIJSONDecodeError(ClaudeSDKError):
 class MessageParseError(ClaudeSDKError):
     """Raised when a message from the CLI has the wrong shape."""
 
+    data: dict[str, Any] | None
+    """The message as read, when it was a dict."""
+
     def __init__(self, message: str, data: dict[str, Any] | None = None):
         self.data = data
         super().__init__(message)
@@ -143,6 +172,11 @@ class MessageParseError(ClaudeSDKError):
 
 class ControlRequestError(ClaudeSDKError):
     """The CLI answered a control request with an error."""
+
+    subtype: str
+    """The control request that failed (``set_model``, ``mcp_status``, ...)."""
+    error: str
+    """The CLI's error text."""
 
     def __init__(self, subtype: str, error: str):
         self.subtype = subtype
@@ -154,6 +188,9 @@ class UnsupportedControlRequestError(ControlRequestError):
     """Ours: the running CLI does not know this control request (it answered
     ``Unsupported control request subtype``): a method that needs a newer Claude Code.
     A :class:`ControlRequestError`, so code that catches that still does."""
+
+    cli_version: str | None
+    """The running CLI's version, when known."""
 
     def __init__(self, subtype: str, error: str, cli_version: str | None):
         super().__init__(subtype, error)
@@ -167,6 +204,11 @@ class UnsupportedControlRequestError(ControlRequestError):
 class ControlRequestTimeoutError(ClaudeSDKError, TimeoutError):
     """A control request got no answer in time."""
 
+    subtype: str
+    """The control request that got no answer."""
+    timeout: float
+    """The seconds it waited."""
+
     def __init__(self, subtype: str, timeout: float):
         self.subtype = subtype
         self.timeout = timeout
@@ -177,6 +219,9 @@ class ReceiveTimeoutError(ClaudeSDKError, TimeoutError):
     """``receive_messages(timeout=...)``/``receive_response(timeout=...)`` or a
     ``query(..., timeout=...)`` ran out of time. The session is untouched: what
     was not read yet is still there for the next call."""
+
+    timeout: float
+    """The seconds it waited."""
 
     def __init__(self, timeout: float):
         self.timeout = timeout

@@ -95,10 +95,15 @@ class Parked:
     """A tool call waiting for a decision."""
 
     session_id: str
+    """The session holding the call (resume it to decide)."""
     tool_use_id: str
+    """The call's id."""
     tool_name: str
+    """The tool called."""
     tool_input: dict[str, Any]
-    parked_at: str | None = None  # when the CLI recorded the deferral (ISO 8601), where known
+    """Its arguments."""
+    parked_at: str | None = None
+    """When the CLI recorded it as deferred (ISO 8601), where known."""
 
 
 def parked(source: Any) -> Parked | None:

@@ -40,12 +40,19 @@ class IdeLock:
     """One running IDE, from its lockfile."""
 
     port: int
+    """The port the IDE's extension listens on (127.0.0.1)."""
     pid: int
+    """The IDE's process id."""
     ide_name: str
+    """The IDE's name (``Visual Studio Code``, ...)."""
     workspace_folders: tuple[str, ...]
+    """The folders open in it."""
     websocket: bool
+    """Whether it speaks WebSocket (else SSE)."""
     auth_token: str | None
+    """The token its extension asks for, if any."""
     path: str
+    """The lockfile read."""
 
     def holds(self, folder: str | os.PathLike[str] | None) -> bool:
         """Whether ``folder`` is inside one of this IDE's workspace folders."""

@@ -66,11 +66,17 @@ class RunCost:
     """One run (a ``query()``, or one client's CLI) as the ledger sees it."""
 
     session_id: str | None = None
-    cost_usd: float = 0.0  # what this run spent so far (the CLI's total less what was carried in)
-    turns: list[float] = field(default_factory=list)  # cost of each turn (difference of totals)
-    models: dict[str, dict[str, Any]] = field(default_factory=dict)  # the CLI's model_usage, latest, less what was carried in
-    carried: Carried = NOTHING  # what the session had cost before this run (resumed, forked, continued)
+    """The run's session."""
+    cost_usd: float = 0.0
+    """What this run spent so far: the CLI's total less what was carried in."""
+    turns: list[float] = field(default_factory=list)
+    """The cost of each turn (differences of the totals)."""
+    models: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """The CLI's ``model_usage``, latest, less what was carried in."""
+    carried: Carried = NOTHING
+    """What the session had cost before this run (resumed, forked, continued)."""
     calls: dict[str, _Call] = field(default_factory=dict)
+    """Each model call (an assistant message id): model, subagent, tools, tokens."""
     _open_stream: dict[str, str] = field(default_factory=dict)  # subagent -> message id being streamed
 
 

@@ -114,10 +114,15 @@ class SdkMcpTool(Generic[T]):
     """A Python function exposed to Claude as an MCP tool."""
 
     name: str
+    """The tool's name (the model calls it ``mcp__<server>__<name>``)."""
     description: str
+    """What the tool does, as the model reads it."""
     input_schema: type[T] | dict[str, Any]
+    """Its arguments: ``{name: type}``, a JSON Schema, a TypedDict or a pydantic model."""
     handler: Callable[[T], Any]
+    """The function that runs the call (plain or ``async def``); returns ``{"content": [...]}``."""
     annotations: Any = None
+    """Hints for the model (read-only, destructive, ...): a :class:`ToolAnnotations` or a dict."""
 
 
 def tool(

@@ -19,8 +19,14 @@ from ._item import BatchItem
 logger = logging.getLogger("claude_sdkurl.batch")
 
 class CheckpointError(ClaudeSDKError, ValueError):
-    """A checkpoint line is not a whole record (edited, or damaged on disk): ``path`` and
-    ``line`` (1-based) say where, ``reason`` what is wrong with it."""
+    """A checkpoint line is not a whole record (edited, or damaged on disk)."""
+
+    path: str
+    """The checkpoint file."""
+    line: int
+    """The line that is not a whole record (1-based)."""
+    reason: str
+    """What is wrong with it."""
 
     def __init__(self, path: str, line: int, reason: str) -> None:
         self.path, self.line, self.reason = path, line, reason

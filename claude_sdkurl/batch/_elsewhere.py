@@ -21,6 +21,9 @@ from ._one import run_one
 class UnpicklableOptionError(ClaudeSDKError, TypeError):
     """An option cannot travel to a remote worker (it cannot be pickled)."""
 
+    field: str
+    """The ``ClaudeAgentOptions`` field that cannot be pickled."""
+
     def __init__(self, field: str, error: BaseException):
         self.field = field
         super().__init__(

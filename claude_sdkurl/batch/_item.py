@@ -14,25 +14,46 @@ class BatchItem:
     """The outcome of one prompt; ``error`` is set (``"TypeName: text"``) when it failed."""
 
     index: int
+    """The prompt's place in the batch (0 for the first)."""
     prompt: str
+    """The prompt."""
     text: str | None = None
+    """The answer's text."""
     structured_output: Any = None
-    total_cost_usd: float | None = None  # what this item's runs spent, every run of it in this batch and in the batches it resumed
+    """The answer as data, with ``output_format``."""
+    total_cost_usd: float | None = None
+    """What every run of this item cost, in this batch and in the batches it resumed."""
     usage: dict[str, Any] | None = None
+    """Token counts of its last run."""
     session_id: str | None = None
+    """The session of its last run (resume it to go on)."""
     num_turns: int | None = None
+    """Agent turns of its last run."""
     error: str | None = None
+    """``"TypeName: text"`` when it failed; ``None`` otherwise."""
     seconds: float = 0.0
-    resumed_from: str | None = None  # the session this item went on with (see ``continue_prompt``)
-    model_usage: dict[str, Any] | None = None  # the CLI's per-model tokens and cost (its ``costUSD``) of the last run, less what its session carried in
-    fault: str | None = None  # why it failed: "limit" (rate limit, overload), "transient", "budget", "stopped"; None otherwise
-    resets_at: float | None = None  # with a limit: when the CLI said it resets (epoch seconds), if it did
-    retry_after: float | None = None  # with a limit: how long the CLI meant to wait before retrying (the server's hint), seconds
-    worked: bool = False  # the model answered at least once (the session holds work worth resuming)
-    attempts: int = 1  # runs of this item in this batch (limits and transient faults run it again)
-    near_limit: dict[str, Any] | None = None  # the fullest usage window its run saw: {"window", "utilization", "resets_at"} (a subscriber's rate-limit events)
-    parked: dict[str, Any] | None = None  # a tool call waiting for approve()/deny() (claude_sdkurl.approvals)
-    outcome: Any = None  # what a job other than a prompt made of its run (an eval's Attempt)
+    """Time its runs took."""
+    resumed_from: str | None = None
+    """The session it went on with, when a run was resumed (see ``RetryPolicy.continue_prompt``)."""
+    model_usage: dict[str, Any] | None = None
+    """The CLI's tokens and cost per model of its last run, less what its session carried in."""
+    fault: str | None = None
+    """Why it failed: ``"limit"`` (rate limit, overload), ``"transient"``, ``"budget"``, ``"stopped"``; ``None``
+    otherwise."""
+    resets_at: float | None = None
+    """With a limit: when the CLI said it resets (epoch seconds), if it did."""
+    retry_after: float | None = None
+    """With a limit: the seconds the CLI meant to wait before retrying (the server's hint)."""
+    worked: bool = False
+    """The model answered at least once (the session holds work worth resuming)."""
+    attempts: int = 1
+    """Runs of this item in this batch (limits and transient faults run it again)."""
+    near_limit: dict[str, Any] | None = None
+    """The fullest usage window its run saw: ``{"window", "utilization", "resets_at"}``."""
+    parked: dict[str, Any] | None = None
+    """A tool call waiting for ``approve()``/``deny()`` (:mod:`claude_sdkurl.approvals`)."""
+    outcome: Any = None
+    """What a job other than a prompt made of its run (an eval's :class:`Attempt`)."""
 
     @property
     def ok(self) -> bool:
@@ -75,11 +96,20 @@ class BatchProgress:
     """What a progress callback gets: at the start, after each item, and about once a second."""
 
     done: int
+    """Items finished well."""
     failed: int
+    """Items failed."""
     total: int
+    """Items in all."""
     cost_usd: float
+    """What the batch has cost so far."""
     elapsed: float
-    paused: bool = False  # a rate limit holds the batch (see RetryPolicy)
-    running: int = 0  # items running now
-    stopped: bool = False  # the batch was stopped (BatchStopped), this is its last report
-    interrupted: int = 0  # in that report: items the stop cut short (counted in neither done nor failed)
+    """Seconds since it started."""
+    paused: bool = False
+    """A rate limit holds the batch (see :class:`RetryPolicy`)."""
+    running: int = 0
+    """Items running now."""
+    stopped: bool = False
+    """The batch was stopped (:class:`BatchStopped`): this is its last report."""
+    interrupted: int = 0
+    """In that report: items the stop cut short (in neither ``done`` nor ``failed``)."""

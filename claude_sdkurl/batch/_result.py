@@ -16,6 +16,9 @@ class BatchStopped(KeyboardInterrupt):
     ended, the others marked ``fault="stopped"``. Pass it as ``resume=`` to go on.
     """
 
+    result: BatchResult
+    """Every item that had ended; the others marked ``fault="stopped"``. Pass it as ``resume=``."""
+
     def __init__(self, result: BatchResult) -> None:
         self.result = result
         cut = interrupted(result.items)
@@ -41,8 +44,11 @@ class BatchResult:
     """
 
     items: list[BatchItem]
+    """Every item, in prompt order."""
     unfinished: dict[int, BatchItem] = dataclasses.field(default_factory=dict)
+    """From a checkpoint: the latest run of each item that was to run again, by index."""
     paused_until: float | None = None
+    """From a checkpoint: when (epoch seconds) a paused batch meant to probe the limit again."""
 
     @property
     def succeeded(self) -> list[BatchItem]:

@@ -92,12 +92,21 @@ class RetryPolicy:
     """
 
     first_wait: float = 1.0
+    """Seconds before the first probe or retry; doubled after each one limited again, with jitter."""
     pause_before: float | None = 0.95
+    """Hold the batch once a usage window reaches this share of its limit (0.95: 95 %); ``None``: only a refusal
+    pauses."""
     max_wait: float = 60.0
+    """The longest wait between probes, in seconds (a reset time the CLI gave is waited for in full)."""
     max_retries: int = 3
+    """Runs again after a transient fault before the item fails with ``fault="transient"``."""
     max_pauses: int | None = None
+    """Probes of one pause before the limited items fail with ``fault="limit"``; ``None``: no bound."""
     release_after: float | None = 5.0
+    """Stop a run whose CLI says it will wait this many seconds or more for a limit, and count it as limited;
+    ``None``: let CLIs wait."""
     continue_prompt: str = "Continue where you left off."
+    """The prompt that resumes an item's session after a limit or fault."""
 
     def __post_init__(self) -> None:
         for name in ("first_wait", "max_wait"):

@@ -51,10 +51,15 @@ class Task:
     :data:`FAULTS`; see :func:`variants`)."""
 
     name: str
+    """The name the scorecard shows."""
     prompt: str
+    """The prompt."""
     workspace: str | Path | None = None
+    """A folder copied fresh for each attempt; ``None``: an empty one."""
     checks: Sequence[Check] = ()
+    """What an attempt must pass (:mod:`claude_sdkurl.evals.checks`)."""
     fault: str | None = None
+    """What goes wrong in each attempt, one of :data:`FAULTS` (see :func:`variants`)."""
 
     def __post_init__(self) -> None:
         if self.fault is not None and self.fault not in FAULTS:
@@ -80,8 +85,11 @@ class Target:
     ``cwd`` is the attempt's workspace."""
 
     name: str
+    """The name the scorecard shows."""
     options: ClaudeAgentOptions | None = None
+    """Options for a plain ``query()``."""
     program: Program | None = None
+    """Your program, called as ``program(prompt, options)``; returns or yields its messages."""
 
 
 def _read(attempt: Attempt, messages: list[Message]) -> None:

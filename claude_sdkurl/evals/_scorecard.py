@@ -32,14 +32,23 @@ class Cell:
     """One task on one target, over its runs."""
 
     task: str
+    """The task's name."""
     target: str
+    """The target's name."""
     n: int
+    """Runs counted."""
     passes: int
-    cost_usd: float  # all runs together
-    turns: float | None  # per run, on average (None: no result)
-    seconds: float  # per run, on average
-    errors: int  # runs that failed to run (not a failed check)
-    stopped: int = 0  # attempts stopped at their share of the budget: not in n, passes, cost or time
+    """Runs that passed."""
+    cost_usd: float
+    """What all runs cost together."""
+    turns: float | None
+    """Agent turns per run, on average; ``None``: no result."""
+    seconds: float
+    """Seconds per run, on average."""
+    errors: int
+    """Runs that failed to run (not a failed check)."""
+    stopped: int = 0
+    """Attempts stopped at their share of the budget: not in ``n``, ``passes``, cost or time."""
 
     @property
     def rate(self) -> float:
@@ -55,8 +64,11 @@ class Regression:
     """What :func:`gate` found worse than the baseline, beyond the noise."""
 
     task: str
+    """The task's name."""
     target: str
+    """The target's name."""
     what: str
+    """What got worse, in words (pass rate, cost, turns), with both figures."""
 
     def __str__(self) -> str:
         return f"{self.task} on {self.target}: {self.what}"

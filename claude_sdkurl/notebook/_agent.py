@@ -160,13 +160,21 @@ class CellRun:
     """One ``%%claude`` cell's turn (``_claude`` in the notebook after it ends)."""
 
     prompt: str
-    text: str = ""  # the answer's text (every text block of the turn)
+    """The cell's prompt."""
+    text: str = ""
+    """The answer's text (every text block of the turn)."""
     result: ResultMessage | None = None
+    """The turn's result, if it got one."""
     messages: list[Message] = dataclasses.field(default_factory=list)
+    """Every message of the turn."""
     session_id: str | None = None
-    cost_usd: float | None = None  # this turn's (the CLI reports a running total)
+    """The conversation's session."""
+    cost_usd: float | None = None
+    """What this turn cost (the CLI reports a running total; this is the difference)."""
     stopped: bool = False
+    """The turn was stopped (the stop button, the relay's page)."""
     error: BaseException | None = None
+    """What the turn failed with, if it did."""
 
     def _repr_markdown_(self) -> str:
         return self.text or "*(no text)*"

@@ -27,10 +27,15 @@ class Ported:
     """One file's port: the new text and what is left for a person, as ``(line, text)``."""
 
     path: str
+    """The file."""
     before: str
+    """Its text before."""
     after: str
+    """Its text after the port."""
     todo: list[tuple[int, str]] = field(default_factory=list)
-    unsure: list[tuple[int, str]] = field(default_factory=list)  # removed awaits of unknown targets
+    """What is left for a person: ``(line, text)`` of each mark."""
+    unsure: list[tuple[int, str]] = field(default_factory=list)
+    """Each removed ``await`` whose target could not be told apart from another library's coroutine."""
 
     @property
     def changed(self) -> bool:

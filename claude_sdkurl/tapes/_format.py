@@ -37,12 +37,18 @@ class Entry:
     """One line of a tape after its header: a frame read or written, the end of the program's
     input, or how the CLI ended (see the module doc)."""
 
-    dir: str  # "read", "write" or "end"
+    dir: str
+    """``"read"`` (from the CLI), ``"write"`` (to it) or ``"end"``."""
     frame: dict[str, Any] | None = None
+    """The frame, for ``read`` and ``write``."""
     end_input: bool = False
+    """The program closed the CLI's input here."""
     exit_code: int | None = None
+    """For ``end``: how the CLI exited."""
     stderr: str = ""
-    error: dict[str, str] | None = None  # {"type": ..., "message": ...}: the session's end error
+    """For ``end``: the tail of its standard error."""
+    error: dict[str, str] | None = None
+    """For ``end``: ``{"type", "message"}`` of the error the session ended with."""
 
     def to_json(self) -> dict[str, Any]:
         if self.dir == "end":
@@ -57,8 +63,11 @@ class Tape:
     """One session's frames, both ways, with where they came from."""
 
     header: dict[str, Any]
+    """Where the tape came from: SDK, CLI and model versions, the CLI's flags, the SDK's switches."""
     entries: list[Entry]
+    """Every line after the header, in order."""
     path: Path | None = None
+    """The file it was read from."""
 
     @property
     def kind(self) -> str:

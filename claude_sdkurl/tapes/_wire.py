@@ -47,8 +47,16 @@ WRITE_TIMEOUT = 30.0
 
 
 class TapeMismatch(_errors.ClaudeSDKError):
-    """A replayed session went another way than its tape: ``entry`` (the tape's entry index,
-    from 1 after the header), ``field`` (a JSON path), and the two values."""
+    """A replayed session went another way than its tape."""
+
+    entry: int | None
+    """The tape's entry where the session went another way (from 1 after the header)."""
+    field: str | None
+    """Where in that entry, as a JSON path (``$.message.content``)."""
+    tape: Any
+    """The value on the tape."""
+    program: Any
+    """What the program sent or answered instead."""
 
     def __init__(self, message: str, entry: int | None = None, field: str | None = None, tape: Any = None,
                  program: Any = None) -> None:  # fmt: skip

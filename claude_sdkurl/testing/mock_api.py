@@ -46,15 +46,25 @@ class Reply:
     """
 
     blocks: list[dict[str, Any]] = field(default_factory=list)
+    """The content blocks (``text``, ``tool_use``, ``thinking``) as the API sends them."""
     stop_reason: str | None = None
+    """The reply's stop reason; ``None``: ``tool_use`` when a block is one, else ``end_turn``."""
     delay: float = 0.0
+    """Seconds before each streamed delta."""
     chunk: int = 4096
+    """Characters per text delta."""
     status: int = 200
+    """The HTTP status; other than 200, an API error of ``error_type``."""
     error_type: str = "api_error"
+    """The API error's type (``rate_limit_error``, ``overloaded_error``, ...)."""
     error_message: str = "mock error"
+    """The API error's message."""
     input_tokens: int = 10
+    """The input tokens the usage reports."""
     on_start: Callable[[], None] | None = None
-    headers: dict[str, str] = field(default_factory=dict)  # extra response headers (``retry-after`` on a 429...)
+    """Called when the mock starts serving this reply."""
+    headers: dict[str, str] = field(default_factory=dict)
+    """Extra response headers (``retry-after`` on a 429)."""
 
 
 def text(s: str, **kw: Any) -> Reply:
@@ -88,12 +98,19 @@ class RecordedRequest:
     """One request the CLI made."""
 
     method: str
+    """The HTTP method."""
     path: str
+    """The path (``/v1/messages``)."""
     headers: dict[str, str]
+    """The request's headers."""
     body: Any
-    played: str | None = None  # the fault the mock played for it (testing.faults), if any
-    served_usage: dict[str, int] | None = None  # the usage of the message the mock answered with
-    cut: bool = False  # the client closed a streamed answer before its end (an interrupt)
+    """The request's JSON body."""
+    played: str | None = None
+    """The fault played for it (:func:`claude_sdkurl.testing.fault_env`), if any."""
+    served_usage: dict[str, int] | None = None
+    """The usage of the message the mock answered with."""
+    cut: bool = False
+    """The client closed a streamed answer before its end (an interrupt)."""
 
     def messages(self) -> list[dict[str, Any]]:
         return list((self.body or {}).get("messages") or []) if isinstance(self.body, dict) else []

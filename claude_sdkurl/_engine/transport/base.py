@@ -27,10 +27,16 @@ class TransportCallbacks:
     """
 
     on_data: Callable[[bytes | str], None]
+    """Gets each frame read from the CLI (bytes or text), in order."""
     on_exit: Callable[[int | None, str], None]
+    """Called once, after the last ``on_data``, with the exit code (``None``: no process) and the tail of
+    standard error."""
     on_reconnect: Callable[[], None] | None = field(default=None)
+    """Called when the CLI came back on a new connection (WebSocket only)."""
     on_error: Callable[[BaseException], None] | None = field(default=None)
+    """Ends the session with a typed error the transport found (a line over the size limit)."""
     on_outside: Callable[[str], None] | None = field(default=None)
+    """Hears what something other than the session wrote to the CLI: ``"turn"``, ``"own"`` or ``"interrupt"``."""
 
 
 class Transport(abc.ABC):

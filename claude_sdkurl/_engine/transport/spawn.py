@@ -27,10 +27,15 @@ class SpawnOptions:
     """
 
     command: str
+    """The program to run (the CLI's binary)."""
     args: list[str]
+    """Its arguments."""
     cwd: str | None
+    """The working folder, or ``None``."""
     env: dict[str, str]
+    """The whole environment a CLI started here would get."""
     sdk_env: dict[str, str]
+    """Only what the SDK and ``options.env`` add: what a CLI on another machine needs besides its own."""
 
 
 class SpawnedProcess(Protocol):
