@@ -13,6 +13,7 @@ from typing import Any
 from .. import ide
 from .._engine.transport import Transport, TransportCallbacks
 from ._hub import Hub, secret_values
+from ._launch import claim
 
 
 _USER = re.compile(r'\s*\{\s*"type"\s*:\s*"user"')
@@ -47,7 +48,9 @@ class RelayTransport(Transport):
             hidden="--await-claim" in args,  # a spare: shown once claimed
             literals=secret_values(env),
             cwd=getattr(plan, "cwd", None),
+            resumed="--resume" in args,
         )
+        claim(self.watched)  # (one a page asked for: see _launch)
         # where this session's CLI looks for IDE lockfiles (the page's Bind IDE looks there too);
         # nothing else of its environment is kept
         self.watched.ide_env = {k: env[k] for k in ("HOME", "CLAUDE_CONFIG_DIR") if k in env}
