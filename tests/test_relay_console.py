@@ -225,6 +225,14 @@ def test_a_turn_the_cli_starts_itself_reads_running_and_bad_counts_are_not_taken
         assert listing(page, lambda r: r["turns"] == 4)["state"] == "running"  # (a late "idle" of the last turn: the prompt waits)
 
 
+def test_a_run_that_resumes_a_session_says_so(served: relay.Relay) -> None:
+    """A resumed run's earlier turns are in the store: the page asks for them (issue 71, item 1)."""
+    for args, resumed in ((["--resume=11111111-2222-4333-8444-555555555555"], True), (["--resume", "x"], True), (["--continue"], True),
+                          (["--resume-session-at=u1", "--print"], False), ([], False)):  # fmt: skip
+        _, outer = watched(args=args)
+        assert outer.watched.resumed is resumed and outer.watched.public()["resumed"] is resumed, args  # type: ignore[attr-defined]
+
+
 def test_a_parked_call_reaches_an_open_page_when_the_turn_ends(monkeypatch: pytest.MonkeyPatch) -> None:
     """Parked while the page is open (issue 71, item 2): the relay reads the stored sessions
     again when a turn ends, and tells the page; without a turn, within CATALOG_SECONDS."""
@@ -549,3 +557,22 @@ def test_a_resumed_runs_earlier_turns_are_those_written_before_it_started(tmp_pa
     assert [json.loads(raw)["message"]["content"] for _, _, raw in lines or []] == ["user 0", "assistant 1"]
     assert len(catalog.transcript(session_id) or []) == 4
     assert catalog.transcript(session_id, resumed_at + 3600) is not None and len(catalog.transcript(session_id, resumed_at + 3600) or []) == 4
+    with relay.serve(port=0, announce=False, steer=True, token=TOKEN, options=options) as here:  # as the page asks for them
+        with frontend(here, "/events") as page:
+            read_until(page, lambda f: f.get("k") == "stored")
+            page.send(json.dumps({"op": "history", "session": f"stored:{session_id}", "before": resumed_at, "for": "s7"}))
+            answer = read_until(page, lambda f: f.get("k") == "history")[-1]
+            assert answer["for"] == "s7" and len(answer["lines"]) == 2  # for the live run s7, above its own lines
+            page.send(json.dumps({"op": "history", "session": f"stored:{session_id}", "before": "soon", "for": 7}))
+            answer = read_until(page, lambda f: f.get("k") == "history")[-1]
+            assert answer["for"] is None and len(answer["lines"]) == 4  # not a time, not a key: the whole, for the stored row
+
+
+def test_a_secret_with_a_quote_in_it_is_scrubbed_from_what_a_page_is_shown() -> None:
+    """A secret value with a character JSON escapes (a quote, a backslash) is scrubbed from the
+    input a page is shown: each string is scrubbed before the whole is written as JSON."""
+    from claude_sdkurl.relay._hub import shown_value
+
+    secret = 'pa"ss\\word-0123'
+    shown = shown_value({"command": f"login {secret}", "nested": [{"token": "abcdefgh12345678"}]}, {secret})
+    assert shown == {"command": "login <scrubbed>", "nested": [{"token": "<scrubbed>"}]}

@@ -43,7 +43,7 @@ header b { font-size:15px; white-space:nowrap; } #conn { color:var(--muted); whi
 .ask pre, .parked pre { max-height:160px; overflow:auto; margin:6px 0; background:var(--panel); }
 .ask textarea { width:100%; min-height:90px; font:12px/1.4 ui-monospace, monospace; background:var(--panel); color:var(--fg); }
 .ask .buttons { display:flex; flex-wrap:wrap; gap:6px; }
-.parked { border:1px solid #8c959f; background:var(--soft); border-radius:6px; padding:8px; margin:6px 0; overflow-wrap:anywhere; }
+#parked .parked { border:1px solid #8c959f; background:var(--soft); border-radius:6px; padding:8px; margin:6px 0; overflow-wrap:anywhere; }
 button, select, input { font:inherit; padding:3px 10px; border-radius:6px; border:1px solid var(--line); background:var(--panel); color:var(--fg); cursor:pointer; }
 button.allow { border-color:var(--ok); color:var(--ok); } button.deny, .interrupt { border-color:var(--bad); color:var(--bad); }
 .pane { flex:1 1 0; min-width:0; display:flex; flex-direction:column; border-right:1px solid var(--line); }
@@ -53,7 +53,7 @@ button.allow { border-color:var(--ok); color:var(--ok); } button.deny, .interrup
 .controls { display:flex; gap:6px; flex-wrap:wrap; align-items:center; }
 .context { color:var(--muted); font-size:12px; }
 .pane-asks { flex:none; max-height:40%; overflow:auto; padding:0 12px; }
-.transcript { flex:1; min-height:0; overflow:auto; padding:10px 18px; }
+.transcript { flex:1; min-height:0; overflow:auto; padding:10px 18px; overflow-wrap:anywhere; }
 .compose { flex:none; display:flex; gap:8px; padding:8px 12px; border-top:1px solid var(--line); }
 .compose textarea { flex:1; font:inherit; padding:6px; min-height:38px; background:var(--panel); color:var(--fg); border:1px solid var(--line); border-radius:6px; }
 .turn { margin:8px 0; } .who { color:var(--muted); font-size:12px; }
@@ -72,11 +72,13 @@ pre, code { font:12px/1.4 ui-monospace, monospace; } pre { background:var(--soft
 #new-form textarea { min-height:70px; background:var(--panel); color:var(--fg); }
 #sessions-toggle { display:none; }
 @media (max-width: 700px) {  /* a phone: the watched session fills the screen; the list is a drawer */
-  header { padding:6px 8px; gap:6px; } header b { display:none; } #mode { display:none; }
+  header { padding:6px 8px; gap:6px; } header b { display:none; } #mode { display:none; } #conn.ok { display:none; }
+  #new-session .words { display:none; } #new-session::before { content:"+"; }
   #sessions-toggle { display:inline-block; }
   #left { display:none; position:fixed; left:0; right:0; top:var(--top, 48px); bottom:0; width:auto; z-index:5; border-right:none; }
   body.drawer #left { display:block; }
-  #beside { display:none; }
+  #beside { display:none; } .sid, #bind-ide, #unbind-ide { display:none !important; }
+  .controls select { max-width:46vw; }
   .pane { border-right:none; }
   .transcript { padding:8px 10px; }
   .pane-asks { max-height:35%; padding:0 8px; }
@@ -87,7 +89,7 @@ pre, code { font:12px/1.4 ui-monospace, monospace; } pre { background:var(--soft
 <body>
 <header><button id="sessions-toggle" title="the sessions">☰ <span id="count">0</span></button><b>claude_sdkurl relay</b>
   <span id="conn">connecting…</span><span id="badge" hidden></span><span id="notice"></span>
-  <button id="new-session" hidden>New session</button><button id="theme" title="light, dark, or as the system says">◐</button>
+  <button id="new-session" hidden title="start a new session"><span class="words">New session</span></button><button id="theme" title="light, dark, or as the system says">◐</button>
   <span id="mode"></span></header>
 <div id="banner" hidden></div>
 <div id="content">
@@ -152,10 +154,16 @@ function blockText(content) {
 function kilo(n) { return n >= 1e6 ? (n / 1e6).toFixed(n >= 1e7 ? 0 : 1) + "M" : n >= 1e3 ? (n / 1e3).toFixed(n >= 1e4 ? 0 : 1) + "k" : String(n); }
 function turnsText(n) { return n + (n === 1 ? " turn" : " turns"); }
 function money(v) { return typeof v === "number" ? "$" + v.toFixed(4) : "—"; }
+function approx(v) { return v >= 0.0001 || v <= 0 ? money(v) : "$" + v.toPrecision(2); }
 const INTERRUPTED = /^\[Request interrupted by user( for tool use)?\]$/;
 
-function view(key, root) { return { key, root, live:"", liveEl:null, inits:new Set(), parents:{}, requests:{}, subs:{}, price:{}, stopped:false }; }
-function subOf(v, id) { return v.subs[id] || (v.subs[id] = { calls:new Map(), tools:0, status:"", tokens:0, model:"" }); }
+function view(key, root) { return { key, root, live:"", liveEl:null, inits:new Set(), parents:{}, requests:{}, subs:{}, price:{}, stopped:false, follow:true }; }
+function watched(v) {  // a transcript follows its end until the person scrolls up, and again once they scroll back down
+  v.root.addEventListener("scroll", () => { const t = v.root; v.follow = t.scrollTop + t.clientHeight >= t.scrollHeight - 40; });
+  return v;
+}
+function toEnd() { for (const v of [main.view, ...state.pinned.map(p => p.view)]) if (v && v.follow) v.root.scrollTop = v.root.scrollHeight; }
+function subOf(v, id) { return v.subs[id] || (v.subs[id] = { calls:new Map(), tools:0, status:"", total:null, model:"", lastHadTool:false, done:false }); }
 function render(v, d, raw) {  // [html, the subagent call it belongs to (or null)]
   let f; try { f = JSON.parse(raw); } catch (e) { return ["", null]; }
   if (!f || typeof f !== "object") return ["", null];
@@ -185,7 +193,7 @@ function render(v, d, raw) {  // [html, the subagent call it belongs to (or null
     else {
       const s = subOf(v, parent), u = f.message.usage || {};
       s.calls.set(f.message.id || ("n" + s.calls.size), (u.input_tokens || 0) + (u.cache_read_input_tokens || 0) + (u.cache_creation_input_tokens || 0) + (u.output_tokens || 0));
-      s.model = f.message.model || s.model;
+      s.model = f.message.model || s.model; s.lastHadTool = f.message.content.some(b => b.type === "tool_use");
     }
     return ['<div class="turn">' + f.message.content.map(b => {
       if (b.type === "text") return markdown(b.text);
@@ -201,6 +209,11 @@ function render(v, d, raw) {  // [html, the subagent call it belongs to (or null
     }).join("") + "</div>", parent];
   }
   if (f.type === "user" && f.message && Array.isArray(f.message.content)) {
+    const r = f.tool_use_result;  // a subagent's hand-back: its own figures
+    for (const b of f.message.content) if (b.type === "tool_result" && v.subs[b.tool_use_id] && r && typeof r === "object" && r.status === "completed") {
+      const s = v.subs[b.tool_use_id]; s.done = true; s.status = "completed"; s.model = r.resolvedModel || s.model;
+      if (typeof r.totalTokens === "number") s.total = r.totalTokens;
+    }
     return [f.message.content.filter(b => b.type === "tool_result").map(b =>
       '<details class="tool-result"><summary>' + (b.is_error ? '<span class="error">tool error</span>' : "tool result") + "</summary><pre>" +
       esc(blockText(b.content)) + "</pre></details>").join(""), parent];
@@ -234,18 +247,20 @@ function task(v, f) {  // the CLI's task_* lines: the subagent's progress, insid
   const s = subOf(v, f.tool_use_id), u = f.usage || {};
   if (f.subtype === "task_started") { s.status = "running"; return '<div class="note">started: ' + esc(f.description || "") + (f.subagent_type ? " (" + esc(f.subagent_type) + ")" : "") + "</div>"; }
   if (f.subtype === "task_updated" && f.patch && f.patch.status) { s.status = f.patch.status; return ""; }
-  const figures = [u.tool_uses != null ? u.tool_uses + " tool uses" : "", u.total_tokens != null ? kilo(u.total_tokens) + " tokens" : "",
+  const figures = [u.tool_uses != null ? u.tool_uses + (u.tool_uses === 1 ? " tool use" : " tool uses") : "", u.total_tokens != null ? kilo(u.total_tokens) + " tokens" : "",
                    u.duration_ms != null ? (u.duration_ms / 1000).toFixed(1) + " s" : ""].filter(Boolean).join(" · ");
   if (f.subtype === "task_progress") { s.status = "running"; s.progress = esc(f.description || f.last_tool_name || "working") + (figures ? " · " + figures : ""); return ""; }
-  if (f.subtype === "task_notification") { s.status = f.status || "done"; return '<div class="note">' + esc(f.status || "done") + ": " + esc(f.summary || "") + (figures ? " · " + figures : "") + "</div>"; }
+  if (f.subtype === "task_notification") { s.status = f.status || "done"; s.done = true; if (typeof u.total_tokens === "number") s.total = u.total_tokens; return '<div class="note">' + esc(f.status || "done") + ": " + esc(f.summary || "") + (figures ? " · " + figures : "") + "</div>"; }
   return "";
 }
 function showSub(v, id) {
   const t = v.root, s = v.subs[id], count = t.querySelector('[data-count="' + CSS.escape(id) + '"]');
   if (!s || !count) return;
-  const tokens = [...s.calls.values()].reduce((a, b) => a + b, 0), price = v.price[s.model];
-  count.textContent = "· " + [s.status, s.tools ? s.tools + (s.tools === 1 ? " tool call" : " tool calls") : "", s.calls.size ? turnsText(s.calls.size) : "",
-    tokens ? kilo(tokens) + " tokens" : "", price != null && tokens ? "≈" + money(price * tokens) : ""].filter(Boolean).join(" · ");
+  // its turns: the calls seen, and its report (the last call, handed back rather than streamed) once it is done
+  const seen = [...s.calls.values()].reduce((a, b) => a + b, 0), tokens = s.total != null ? s.total : seen, price = v.price[s.model];
+  const turns = s.calls.size + (s.done && s.lastHadTool ? 1 : 0);
+  count.textContent = "· " + [s.status, s.tools ? s.tools + (s.tools === 1 ? " tool call" : " tool calls") : "", turns ? turnsText(turns) : "",
+    tokens ? kilo(tokens) + " tokens" : "", price != null && tokens ? "≈" + approx(price * tokens) : ""].filter(Boolean).join(" · ");
   const progress = t.querySelector('[data-progress="' + CSS.escape(id) + '"]');
   if (progress) progress.innerHTML = s.status === "running" && s.progress ? s.progress : "";
 }
@@ -253,18 +268,14 @@ function place(v, d, raw) {  // a line's HTML where it belongs: inside its subag
   const [html, parent] = render(v, d, raw), t = v.root;
   const box = parent ? t.querySelector('[data-sub="' + CSS.escape(parent) + '"]') : null;
   if (html) { if (box) box.insertAdjacentHTML("beforeend", html); else v.liveEl.insertAdjacentHTML("beforebegin", html); }
-  if (parent && v.subs[parent]) showSub(v, parent);
-  if (raw.indexOf('"result"') >= 0) for (const id of Object.keys(v.subs)) showSub(v, id);  // (a cost per token now known)
+  if (html || parent) for (const id of Object.keys(v.subs)) showSub(v, id);  // (its lines, its hand-back, a cost per token now known)
 }
 function addLine(key, n, d, raw) {
   if (!state.lines.has(key)) state.lines.set(key, []);
   const lines = state.lines.get(key);
   if (lines.length && lines[lines.length - 1][0] >= n) return;  // the history had it already
   lines.push([n, d, raw]); if (lines.length > 4000) lines.shift();
-  for (const v of viewsOf(key)) {
-    const t = v.root, at = t.scrollTop + t.clientHeight >= t.scrollHeight - 40;
-    place(v, d, raw); if (at) t.scrollTop = t.scrollHeight;  // following the end, it goes on following it
-  }
+  for (const v of viewsOf(key)) { place(v, d, raw); if (v.follow) v.root.scrollTop = v.root.scrollHeight; }
 }
 function viewsOf(key) {  // the transcripts on the page showing session key: the chosen one, pinned panes
   const views = state.pinned.filter(p => p.key === key).map(p => p.view);
@@ -300,22 +311,25 @@ function superseded(s) {  // a run of a session that a later run here resumed: l
 function label(s) { return LABEL[s.state] || s.state; }
 function liveSummary(s) {
   const parts = [s.label ? esc(s.label) : "", esc(s.model || ""), s.permission_mode ? esc(s.permission_mode) : "", turnsText(s.turns || 0),
-                 s.tokens ? kilo(s.tokens) + " tokens" : "", money(s.cost_usd)];
+                 s.tokens ? kilo(s.tokens) + " tokens" : "", s.cost_usd != null ? money(s.cost_usd) : ""];
   return parts.filter(Boolean).join(" · ") + (s.error ? ' · <span class="error">' + esc(s.error) + "</span>" : "");
 }
-function showSessions() {
-  const ul = $("sessions"); ul.innerHTML = "";
+function showSessions() {  // the rows updated in place (a row being clicked stays the same element)
+  const ul = $("sessions"), have = new Map([...ul.children].map(li => [li.dataset.key, li]));
   const live = liveIds(), stored = state.stored.filter(s => !live.has(s.session_id)), shown = [...state.sessions.values()].filter(s => !superseded(s));
-  for (const s of [...shown, ...stored]) {
-    const li = document.createElement("li"); li.dataset.key = s.key; li.dataset.state = s.state;
-    if (s.key === state.chosen) li.className = "chosen";
-    if (s.state === "stored") {
-      li.innerHTML = '<span class="state stored">stored</span> <b>' + esc((s.session_id || "").slice(0, 8)) + '</b><div class="meta">' +
-        esc(s.title || "") + " · " + esc(new Date(s.last_modified).toLocaleString()) + "</div>";
-    } else li.innerHTML = '<span class="state ' + esc(s.state) + '">' + esc(label(s)) + "</span> <b>" + esc(s.key) + "</b> " +
-      '<span class="meta">' + esc((s.session_id || "").slice(0, 8)) + '</span><div class="meta">' + liveSummary(s) + "</div>";
-    li.onclick = () => { choose(s.key); document.body.classList.remove("drawer"); }; ul.appendChild(li);
-  }
+  [...shown, ...stored].forEach((s, i) => {
+    let li = have.get(s.key);
+    if (!li) { li = document.createElement("li"); li.dataset.key = s.key; li.onclick = () => { choose(s.key); document.body.classList.remove("drawer"); }; }
+    have.delete(s.key);
+    const html = s.state === "stored" ? '<span class="state stored">stored</span> <b>' + esc((s.session_id || "").slice(0, 8)) + '</b><div class="meta">' +
+        esc(s.title || "") + " · " + esc(new Date(s.last_modified).toLocaleString()) + "</div>"
+      : '<span class="state ' + esc(s.state) + '">' + esc(label(s)) + "</span> <b>" + esc(s.key) + "</b> " +
+        '<span class="meta">' + esc((s.session_id || "").slice(0, 8)) + '</span><div class="meta">' + liveSummary(s) + "</div>";
+    if (li.shown !== html) { li.innerHTML = html; li.shown = html; }
+    li.dataset.state = s.state; li.className = s.key === state.chosen ? "chosen" : "";
+    if (ul.children[i] !== li) ul.insertBefore(li, ul.children[i] || null);
+  });
+  for (const li of have.values()) li.remove();
   $("count").textContent = shown.length + stored.length;
   showBar(); showPanes(); showWaiting();
 }
@@ -327,7 +341,8 @@ function mid(s) { return !!(s && s.alive && ["running", "waiting", "starting"].i
 function maxPanes() { return Math.max(1, Math.min(3, Math.floor((window.innerWidth - 280) / 320))); }
 function showBar() {
   const s = known(state.chosen), stored = !!(s && s.state === "stored"), alive = !!(s && s.alive);
-  $("chosen-title").textContent = s ? (stored ? "stored session" : s.key) + " · " + (stored ? "stored" : label(s)) + (s.session_id ? " · " + s.session_id : "") : "No session chosen";
+  $("chosen-title").innerHTML = s ? esc((stored ? "stored session" : s.key) + " · " + (stored ? "stored" : label(s))) +
+    (s.session_id ? '<span class="sid"> · ' + esc(s.session_id) + "</span>" : "") : "No session chosen";
   $("context").textContent = s && !stored ? contextText(s) : "";
   $("interrupt").hidden = !(state.steer && mid(s));
   $("bind-ide").hidden = !(state.steer && alive && !s.ide_bound);
@@ -407,7 +422,7 @@ function showPanes() {  // the sessions pinned beside the chosen one
     const s = known(p.key), alive = !!(s && s.alive);
     p.el.hidden = i >= room;  // a narrower window: fewer panes (they come back when it widens)
     p.el.querySelector(".title").textContent = s ? (s.state === "stored" ? (s.session_id || "").slice(0, 8) + " · stored" : s.key + " · " + label(s)) : p.key + " · gone";
-    p.el.querySelector(".context").textContent = s && s.state !== "stored" ? [s.session_id ? s.session_id.slice(0, 8) : "", money(s.cost_usd), contextText(s)].filter(Boolean).join(" · ") : "";
+    p.el.querySelector(".context").textContent = s && s.state !== "stored" ? [s.session_id ? s.session_id.slice(0, 8) : "", s.cost_usd != null ? money(s.cost_usd) : "", contextText(s)].filter(Boolean).join(" · ") : "";
     p.el.querySelector(".interrupt").hidden = !(state.steer && mid(s));
     const sendable = state.steer && alive && s.input_open, more = continuable(s);
     p.el.querySelector(".compose").hidden = !(sendable || more);
@@ -421,7 +436,7 @@ function pin(key) {
   el.innerHTML = '<div class="pane-bar"><div class="titles"><div class="title"></div><div class="context"></div></div><div class="controls">' +
     '<button class="interrupt" hidden>Interrupt</button><button class="unpin" title="close this pane">×</button></div></div>' +
     '<div class="pane-asks"></div><div class="transcript"></div><form class="compose" hidden><textarea placeholder="Message to this session"></textarea><button>Send</button></form>';
-  const p = { key, el, view:view(key, el.querySelector(".transcript")) };
+  const p = { key, el, view:watched(view(key, el.querySelector(".transcript"))) };
   el.querySelector(".unpin").onclick = () => { state.pinned = state.pinned.filter(q => q !== p); el.remove(); showSessions(); };
   el.querySelector(".interrupt").onclick = () => send({op:"interrupt", session:p.key});
   el.querySelector(".compose").onsubmit = (e) => { e.preventDefault(); const area = el.querySelector("textarea"); write(p.key, area.value); area.value = ""; };
@@ -492,13 +507,13 @@ function afresh() {  // another run of the relay: what this page kept of the las
 }
 function connect() {
   ws = new WebSocket((location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/events");
-  ws.onopen = () => { retries = 0; $("conn").textContent = "connected"; banner(""); };
-  ws.onclose = () => { $("conn").textContent = "disconnected"; ws = null; setTimeout(probe, 300); };
+  ws.onopen = () => { retries = 0; banner(""); };  // ("connected" once the relay has said hello)
+  ws.onclose = () => { $("conn").textContent = "disconnected"; $("conn").className = ""; ws = null; setTimeout(probe, 300); };
   ws.onmessage = (ev) => {
     const m = JSON.parse(ev.data);
     if (m.k === "hello") {
       if (state.instance && state.instance !== m.instance) { afresh(); notice("the relay restarted: sessions it ran before are over (stored ones are listed again)"); }
-      state.instance = m.instance; state.hello = m;
+      state.instance = m.instance; state.hello = m; $("conn").textContent = "connected"; $("conn").className = "ok";
       for (const lines of state.lines.values()) lines.requested = false;  // (what was said while away: asked for again)
       state.steer = m.steer; $("mode").textContent = m.steer ? "steering allowed" : "read-only";
       $("new-session").hidden = !(m.steer && m.new_sessions);
@@ -585,9 +600,9 @@ function theme(t) { if (t === "auto") delete document.documentElement.dataset.th
   $("theme").dataset.theme = t; $("theme").title = "theme: " + t + " (click for the next)"; try { localStorage.setItem("claude_sdkurl_relay_theme", t); } catch (e) {} }
 $("theme").onclick = () => theme(THEMES[(THEMES.indexOf($("theme").dataset.theme || "auto") + 1) % THEMES.length]);
 try { theme(localStorage.getItem("claude_sdkurl_relay_theme") || "auto"); } catch (e) { theme("auto"); }
-window.addEventListener("resize", () => { document.body.style.setProperty("--top", document.querySelector("header").offsetHeight + "px"); showBar(); showPanes(); });
+window.addEventListener("resize", () => { document.body.style.setProperty("--top", document.querySelector("header").offsetHeight + "px"); showBar(); showPanes(); toEnd(); });
 document.body.style.setProperty("--top", document.querySelector("header").offsetHeight + "px");
-main.view = view(null, $("transcript"));
+main.view = watched(view(null, $("transcript")));
 connect();
 </script></body></html>
 """

@@ -337,7 +337,8 @@ class Relay:
             before = op.get("before") if isinstance(op.get("before"), (int, float)) else None  # (a resumed run's earlier turns)
             found_lines = self.catalog.transcript(str(op["session"])[len(STORED_PREFIX):], before) if self.catalog is not None else None
             answer({"k": "history", "s": op.get("session"), "lines": found_lines or [], "dropped": 0,
-                    "error": None if found_lines is not None else "no such stored session"})  # fmt: skip
+                    "error": None if found_lines is not None else "no such stored session",
+                    "for": op.get("for") if isinstance(op.get("for"), str) else None})  # fmt: skip
             return
         if name == "history":
             lines = self.hub.history(str(op.get("session"))) or []
