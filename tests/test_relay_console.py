@@ -136,6 +136,27 @@ def test_a_token_file_keeps_the_token_across_restarts_and_unsafe_files_are_refus
     assert relay.current() is None
 
 
+def test_the_commands_take_a_token_file_and_refuse_an_unsafe_one(tmp_path: Path) -> None:
+    """``python -m claude_sdkurl.relay --token-file`` and the host's ``--relay-token-file``: an
+    unsafe file stops the command with the reason (exit 2), before anything listens."""
+    import subprocess
+    import sys
+
+    unsafe = tmp_path / "shared.token"
+    unsafe.write_text("a-token-anyone-here-can-read-0123\n")
+    unsafe.chmod(0o644)
+    relay_cmd = subprocess.run([sys.executable, "-m", "claude_sdkurl.relay", "--port", "0", "--token-file", str(unsafe)],
+                               capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert relay_cmd.returncode == 2 and "read or written by others" in relay_cmd.stderr, relay_cmd.stderr
+    both = subprocess.run([sys.executable, "-m", "claude_sdkurl.relay", "--token", TOKEN, "--token-file", str(unsafe)],
+                          capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert both.returncode == 2 and "not both" in both.stderr
+    host = subprocess.run([sys.executable, "-m", "claude_sdkurl.host", "--socket", str(tmp_path / "h" / "host.sock"), "--relay", "127.0.0.1:0",
+                           "--relay-token-file", str(unsafe)], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "HOME": str(tmp_path)})  # fmt: skip
+    assert host.returncode == 2 and "read or written by others" in host.stderr, host.stderr
+
+
 def test_two_programs_making_the_token_file_at_once_agree_on_one(tmp_path: Path) -> None:
     from claude_sdkurl.relay._token import token_from_file
 

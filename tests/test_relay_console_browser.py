@@ -348,15 +348,14 @@ def test_a_tab_left_open_survives_a_restart_of_the_host_and_says_where_a_new_lin
 
 
 def later_model(log: Path) -> Any:
+    from tests.test_relay_browser import stored_model
+
+    stored = stored_model(log)  # (a parked call, "touched it", "Answer to: ...") and a call from the page
+
     def answer(request: RecordedRequest) -> Reply:
-        said = prompt_of(request)
-        if request.tool_results():
-            return text("touched it")
-        if "touch parked" in said:
-            return tool_use("Bash", {"command": f"echo ran >> {log} # danger"})
-        if "page: touch" in said:
+        if "page: touch" in prompt_of(request) and not request.tool_results():
             return tool_use("Bash", {"command": "touch from-the-page.txt"})
-        return text(f"Answer to: {said}")
+        return stored(request)
 
     return answer
 

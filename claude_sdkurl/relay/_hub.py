@@ -1065,16 +1065,7 @@ class Hub:
             return "this relay is read-only: the program did not allow steering"
         if mode not in PERMISSION_MODES:
             return f"{mode!r} is not a permission mode ({', '.join(PERMISSION_MODES)})"
-
-        def on_answer(response: dict[str, Any]) -> None:
-            if response.get("subtype") == "success":
-                session.permission_mode = mode
-                self._publish_sessions()
-                answer(None)
-            else:
-                answer(f"the CLI refused {mode}: {response.get('error') or 'no reason given'}")
-
-        return self.control(session, {"subtype": "set_permission_mode", "mode": mode}, on_answer)
+        return self._change(session, "permission_mode", mode, {"subtype": "set_permission_mode", "mode": mode}, answer)
 
     def set_model(self, session: WatchedSession, model: Any, allowed: Iterable[str], answer: Callable[[str | None], None]) -> str | None:
         """Switch the session's model (``set_model``) to one of ``allowed``; as :meth:`set_mode`."""
@@ -1083,16 +1074,22 @@ class Hub:
         choices = list(allowed)
         if not isinstance(model, str) or model not in choices:
             return f"{model!r} is not a model this relay offers ({', '.join(choices) or 'none'})"
+        return self._change(session, "model", model, {"subtype": "set_model", "model": model}, answer)
+
+    def _change(self, session: WatchedSession, attribute: str, value: str, request: dict[str, Any],
+                answer: Callable[[str | None], None]) -> str | None:  # fmt: skip
+        """Send ``request``; once the CLI took it the session's ``attribute`` is ``value`` (the
+        pages are told) and ``answer`` gets ``None``, else the CLI's refusal."""
 
         def on_answer(response: dict[str, Any]) -> None:
             if response.get("subtype") == "success":
-                session.model = model
+                setattr(session, attribute, value)
                 self._publish_sessions()
                 answer(None)
             else:
-                answer(f"the CLI refused {model}: {response.get('error') or 'no reason given'}")
+                answer(f"the CLI refused {value}: {response.get('error') or 'no reason given'}")
 
-        return self.control(session, {"subtype": "set_model", "model": model}, on_answer)
+        return self.control(session, request, on_answer)
 
     def control(self, session: WatchedSession, request: dict[str, Any], on_answer: Callable[[dict[str, Any]], None]) -> str | None:
         """Send a control request of the relay's own (``mcp_set_servers`` for an IDE binding);

@@ -478,7 +478,8 @@ class Relay:
 
 _TOKEN_PAGE = b"""<!doctype html><meta charset=utf-8><title>claude_sdkurl relay</title>
 <p>This relay needs its token. Open the link the program printed when the relay started
-(<code>http://.../?token=...</code>).</p>"""
+(<code>http://.../?token=...</code>). A link from before a restart works only if the relay keeps
+its token (a token file): otherwise the program printed a new one.</p>"""
 
 __all__ = ["ConnectionClosedError", "Relay", "RelayError"]
 
