@@ -460,5 +460,10 @@ def test_sessions_started_parked_and_continued_again_from_the_page_side_by_side(
         idle.find_element(page.by.CSS_SELECTOR, ".compose button").click()
         page.wait(lambda: "Answer to: hello from a pane" in idle.text, 120, "the answer in that pane")
         assert "Answer to: hello from a pane" not in page.el("#transcript").text
+        page.wait(lambda: page.row(pinned_idle.key).click() or True, 30, "the idle one chosen")
+        page.wait(lambda: page.el("#end").is_displayed(), 30, "End, for a session started from the page")
+        page.el("#end").click()
+        page.wait(lambda: page.row(pinned_idle.key).get_attribute("data-state") == "ended" and page.el("#send").text == "Continue", 60,
+                  "the session ended from the page (its transcript stays: it can be continued)")  # fmt: skip
     assert log.read_text() == "ran\n"  # once
     assert len(page.shots) == 6

@@ -427,6 +427,7 @@ function showPanes() {  // the sessions pinned beside the chosen one
     const sendable = state.steer && alive && s.input_open, more = continuable(s);
     p.el.querySelector(".compose").hidden = !(sendable || more);
     p.el.querySelector(".compose button").textContent = sendable ? "Send" : "Continue";
+    p.el.querySelector(".compose textarea").placeholder = sendable ? "Message to this session" : "A message that continues this session";
     showAsksIn(p.el.querySelector(".pane-asks"), s ? s.key : null);
     if (p.el.parentNode !== box) box.appendChild(p.el);
   });
