@@ -533,6 +533,19 @@ def test_a_new_sessions_folder_and_options_are_only_what_the_deployer_allows(roo
     assert all(c.gone.is_set() for c in StubClient.made)  # the relay's close ended them
 
 
+def test_a_page_session_left_idle_is_closed_after_its_idle_timeout(roots: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_launch, "CHECK_SECONDS", 0.05)
+    allowed = relay.NewSessions(ClaudeAgentOptions(), (str(roots),), idle_timeout=0.5)
+    with relay.serve(port=0, announce=False, steer=True, token=TOKEN, new_sessions=allowed) as here:
+        with frontend(here, "/events") as page:
+            began = time.monotonic()
+            assert page_op(page, {"op": "new_session", "cwd": "alpha"})["error"] is None
+            deadline = time.monotonic() + 30
+            while not (StubClient.made and StubClient.made[0].gone.is_set()) and time.monotonic() < deadline:
+                time.sleep(0.02)
+            assert StubClient.made[0].gone.is_set() and time.monotonic() - began >= 0.5  # closed, and not before its time
+
+
 def test_new_sessions_needs_absolute_roots_and_a_positive_cap() -> None:
     with pytest.raises(ValueError, match="roots"):
         relay.NewSessions(ClaudeAgentOptions(), ())
