@@ -454,7 +454,9 @@ class StubClient:
         StubClient.made.append(self)
 
     def connect(self) -> None:
-        pass
+        key = (self.options.env or {}).get("SERVICE_API_KEY")
+        if key and "fail" in str(self.options.cwd):
+            raise RuntimeError(f"the CLI said: bad key {key}")
 
     def query(self, prompt: str) -> None:
         self.prompts.append(prompt)
@@ -544,6 +546,16 @@ def test_a_page_session_left_idle_is_closed_after_its_idle_timeout(roots: Path, 
             while not (StubClient.made and StubClient.made[0].gone.is_set()) and time.monotonic() < deadline:
                 time.sleep(0.02)
             assert StubClient.made[0].gone.is_set() and time.monotonic() - began >= 0.5  # closed, and not before its time
+
+
+def test_why_a_new_session_failed_to_start_reaches_the_page_scrubbed(roots: Path) -> None:
+    (roots / "fail").mkdir()
+    options = ClaudeAgentOptions(env={"SERVICE_API_KEY": "k-4b1d-secret-value"})
+    with relay.serve(port=0, announce=False, steer=True, token=TOKEN, new_sessions=relay.NewSessions(options, (str(roots),))) as here:
+        with frontend(here, "/events") as page:
+            page.send(json.dumps({"op": "new_session", "cwd": "fail", "id": "f1"}))
+            failed = read_until(page, lambda f: f.get("k") == "done" and f.get("id") == "f1" and f.get("finished"))[-1]
+    assert failed["session"] is None and failed["error"] == "the session did not start: RuntimeError: the CLI said: bad key <scrubbed>"
 
 
 def test_new_sessions_needs_absolute_roots_and_a_positive_cap() -> None:

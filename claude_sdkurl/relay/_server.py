@@ -368,8 +368,11 @@ class Relay:
         elif name == "new_session":
             assert self.launcher is not None
 
-            def started(key: str | None, failure: str | None) -> None:
-                self.hub.notify_pages({"k": "done", "op": name, "id": op.get("id"), "session": key, "error": failure, "finished": True})
+            def started(key: str | None, failure: str | None) -> None:  # (why it failed may quote its environment: scrubbed)
+                assert self.launcher is not None
+                hidden = self.hub.literals | secret_values(getattr(self.launcher.config.options, "env", None) or {})
+                self.hub.notify_pages({"k": "done", "op": name, "id": op.get("id"), "session": key, "finished": True,
+                                       "error": scrub(failure, hidden) if failure is not None else None})  # fmt: skip
 
             error = self.launcher.start(op, started)
         elif name == "end":
