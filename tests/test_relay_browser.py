@@ -1,7 +1,8 @@
 """The relay's page in a real headless Chromium (Selenium, Debian's chromium and chromedriver),
 watching a batch of five items run by the real CLI against the mock model: a row per session,
 one Bash call allowed and another denied from the page, a long turn interrupted; what a person
-sees. Screenshots in ``test-artifacts/relay-browser/``.
+sees. Screenshots in ``test-artifacts/relay-browser/``. The page as a person uses it day to day
+(states, decisions, subagents, the phone, restarts, new sessions): tests/test_relay_console_browser.py.
 """
 
 from __future__ import annotations
@@ -9,7 +10,6 @@ from __future__ import annotations
 import json
 import textwrap
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +40,7 @@ def model(request: RecordedRequest) -> Reply:
     return text(f"Here is **{prompt.split()[-1]}**, in Markdown:\n\n- one\n- two\n")
 
 
+@pytest.mark.parametrize("transport", ["websocket"], indirect=True)  # (stdio: tests/test_relay_console_browser.py)
 def test_a_person_watches_a_batch_allows_denies_and_interrupts_from_the_page(
     browser: Any, make_options: OptionsFactory, api: MockMessagesAPI, home: Path  # noqa: F811
 ) -> None:
@@ -105,65 +106,6 @@ def test_a_person_watches_a_batch_allows_denies_and_interrupts_from_the_page(
     assert items[PROMPTS[0]].text == "touched"
     assert items[PROMPTS[1]].text == "refused"
     assert "END" not in (items[PROMPTS[2]].text or "")
-
-
-def helper_model(request: RecordedRequest) -> Reply:
-    import json
-
-    if "HELPER-TASK" in json.dumps(request.messages()[:1]):  # the subagent's own calls
-        return tool_use("Bash", {"command": "echo from-the-helper"}) if not request.tool_results() else text("helper says hi")
-    if "tool_result" in json.dumps(request.messages()):  # after the Agent call (and the turn its notice wakes)
-        return text("the helper said hi")
-    return tool_use("Agent", {"description": "helper", "prompt": "HELPER-TASK: say hi", "subagent_type": "general-purpose"})
-
-
-@pytest.mark.parametrize("transport", ["stdio"], indirect=True)
-def test_a_subagent_is_nested_under_its_call_and_the_page_fits_a_phone(
-    browser: Any, make_options: OptionsFactory, api: MockMessagesAPI, home: Path  # noqa: F811
-) -> None:
-    """Issue 59, items 1 and 5: a subagent's messages were shown flat in the parent's transcript;
-    the layout was for a desktop window. Now they are folded under the Agent call that started
-    them (with their own tool calls counted), and at 390 px wide the list sits above the
-    transcript, every control within the screen."""
-    from selenium.webdriver.common.by import By
-
-    from claude_sdkurl import query
-
-    api.responder = helper_model
-    with relay.serve(port=0, announce=False, steer=True) as served:
-        page = BrowserSteps(browser, ARTIFACTS)
-        browser.get(served.url)
-        page.wait(lambda: browser.find_element(By.ID, "conn").text == "connected", 120, "the page's connection")
-        options = make_options(allowed_tools=["Bash", "Agent"])
-        began = time.monotonic()
-        ran = list(query("ask a helper", options))
-        print(f"the query with its subagent: {time.monotonic() - began:.1f} s")
-        assert [m.result for m in ran if type(m).__name__ == "ResultMessage"][:1] == ["the helper said hi"]  # type: ignore[attr-defined]
-        page.wait(lambda: "the helper said hi" in browser.find_element(By.ID, "transcript").text, 120, "the parent's answer")
-        nest = browser.find_element(By.CSS_SELECTOR, "#transcript details.subagent")
-        assert nest.get_attribute("open") is None  # folded
-        assert "1 tool call" in nest.find_element(By.TAG_NAME, "summary").text
-        nest.find_element(By.TAG_NAME, "summary").click()
-        page.wait(lambda: "helper says hi" in nest.text, 10, "the subagent's answer inside its fold")
-        inner = nest.find_element(By.CSS_SELECTOR, ".sub")
-        assert "helper says hi" in inner.text and inner.find_elements(By.CSS_SELECTOR, "details.tool")  # its own Bash call
-        outside = browser.execute_script("return [...document.querySelectorAll('#transcript > .turn')].map(e => {"
-                                         "const c = e.cloneNode(true); c.querySelectorAll('.sub').forEach(x => x.remove());"
-                                         "return c.textContent; }).join('|')")  # fmt: skip
-        assert "helper says hi" not in outside and "the helper said hi" in outside  # the parent's, apart
-        page.shot("subagent-nested")
-        browser.set_window_size(390, 844)
-        try:
-            page.wait(lambda: browser.execute_script("return window.innerWidth") <= 400, 10, "a phone-wide window")
-            left = browser.find_element(By.ID, "left").rect
-            main = browser.find_element(By.TAG_NAME, "main").rect
-            assert left["y"] + left["height"] <= main["y"] + 1  # stacked: the list above the transcript
-            width = browser.execute_script("return document.documentElement.clientWidth")
-            for element in browser.find_elements(By.CSS_SELECTOR, "#sessions li, #bar, #transcript"):
-                assert element.rect["x"] >= 0 and element.rect["x"] + element.rect["width"] <= width + 1, element.get_attribute("id")
-            page.shot("phone-390px")
-        finally:
-            browser.set_window_size(1280, 900)
 
 
 PROGRAM = textwrap.dedent(
@@ -241,11 +183,14 @@ def test_after_the_program_exits_its_sessions_are_listed_side_by_side_a_parked_c
         try:
             page.wait(lambda: browser.execute_script("return window.innerWidth") <= 400, 10, "a phone-wide window")
             width = browser.execute_script("return document.documentElement.clientWidth")
+            browser.find_element(By.ID, "badge").click()  # "1 waiting for you": the drawer, at what waits
+            page.wait(lambda: browser.find_element(By.ID, "left").is_displayed(), 10, "the drawer open")
             box = browser.find_element(By.ID, "left").rect
             for button in browser.find_elements(By.CSS_SELECTOR, "#parked button"):  # on the screen, not clipped by the list
                 assert button.rect["x"] >= 0 and button.rect["x"] + button.rect["width"] <= width + 1
                 assert button.rect["y"] + button.rect["height"] <= box["y"] + box["height"] + 1
             page.shot("parked-phone-390px")
+            browser.find_element(By.ID, "sessions-toggle").click()
         finally:
             browser.set_window_size(1280, 900)
 

@@ -29,6 +29,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--relay", default=None, metavar="HOST:PORT",
                         help="also serve the relay's page for every session of the host (read-only unless --steer)")
     parser.add_argument("--steer", action="store_true", help="with --relay: the page may decide, interrupt and write")
+    parser.add_argument("--relay-token-file", default=None, metavar="PATH",
+                        help="with --relay: keep the page's token in this file (made 0600 if missing), so that its link, "
+                             "and a tab left open, survive a restart of the host")
     args = parser.parse_args(argv)
     from ._stores import conversation_store, session_store
 
@@ -52,8 +55,13 @@ def main(argv: list[str] | None = None) -> int:
         from ..types import ClaudeAgentOptions
 
         # the page lists every session the CLIs' config directory keeps (after a restart too), to read
-        watching = relay.serve(where or "127.0.0.1", int(port), steer=args.steer, options=ClaudeAgentOptions(session_store=transcripts),
-                               every_project=True)  # fmt: skip
+        try:
+            watching = relay.serve(where or "127.0.0.1", int(port), steer=args.steer, options=ClaudeAgentOptions(session_store=transcripts),
+                                   every_project=True, token_file=args.relay_token_file,
+                                   announced_at="on the session host's standard error (under systemd: its journal)")  # fmt: skip
+        except relay.RelayError as e:
+            serving.close()
+            parser.exit(2, f"error: {e}\n")
     print(f"claude_sdkurl session host at {serving.path}", flush=True)
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())

@@ -32,6 +32,7 @@ is :func:`ask` (or falls back to it).
 from __future__ import annotations
 
 import atexit
+import dataclasses
 import logging
 import os
 import threading
@@ -39,16 +40,27 @@ import time
 from typing import Any
 
 from .._engine.transport import taps
-from ..types import ClaudeAgentOptions, PermissionResultAllow, PermissionResultDeny, ToolPermissionContext
+from ..types import (
+    ClaudeAgentOptions,
+    PermissionResultAllow,
+    PermissionResultDeny,
+    PermissionRuleValue,
+    PermissionUpdate,
+    ToolPermissionContext,
+)
 from ._hub import Hub
-from ._server import Relay, RelayError
+from ._errors import RelayError
+from ._launch import NewSessions
+from ._server import Relay
 from ._tap import RelayTap
+from ._token import token_from_file
 
 logger = logging.getLogger("claude_sdkurl.relay")
 
 ENV = "CLAUDE_SDKURL_RELAY"
 ENV_STEER = "CLAUDE_SDKURL_RELAY_STEER"
 ENV_TOKEN = "CLAUDE_SDKURL_RELAY_TOKEN"
+ENV_TOKEN_FILE = "CLAUDE_SDKURL_RELAY_TOKEN_FILE"
 ENV_TOKENLESS = "CLAUDE_SDKURL_RELAY_TOKENLESS"
 DISCOVERY_PORTS = range(8765, 8775)  # the ports agents-ui probes
 
@@ -71,7 +83,8 @@ class ServingRelay(Relay):
 
 def serve(host: str = "127.0.0.1", port: int = 0, *, steer: bool = False, token: str | None = None,
           tokenless: bool = False, allowed_hosts: tuple[str, ...] = (), announce: bool = True,
-          options: ClaudeAgentOptions | None = None, every_project: bool = False) -> Relay:  # fmt: skip
+          options: ClaudeAgentOptions | None = None, every_project: bool = False, token_file: str | os.PathLike[str] | None = None,
+          models: tuple[str, ...] = (), new_sessions: NewSessions | None = None, announced_at: str = "") -> Relay:  # fmt: skip
     """Start the process's relay and show it every session started from now on.
 
     Args:
@@ -80,6 +93,9 @@ def serve(host: str = "127.0.0.1", port: int = 0, *, steer: bool = False, token:
         port: ``0`` for any free port (``relay.port`` says which).
         steer: frontends may decide permission requests, interrupt and send messages.
         token: the token to require (16 characters or more); a random one by default.
+        token_file: a file that keeps the token across restarts: read if it exists (a regular
+            file of this user's, readable by no one else), else made (0600) with a random token.
+            A tab left open on the page then reconnects by itself after the program restarts.
         tokenless: ``/ws`` without the token, for the notes' frontends, which send none:
             loopback only and read-only (``steer`` must be false). The page still needs it.
         allowed_hosts: other names the ``Host`` header may carry (a reverse proxy's).
@@ -94,6 +110,12 @@ def serve(host: str = "127.0.0.1", port: int = 0, *, steer: bool = False, token:
             directory (not only ``options.cwd``'s), to read: a session host's page, whose
             conversations each have a folder of their own. Nothing is decided or continued
             from such a listing (the host's conversations hold leases a page's run would not).
+        models: the models the page may switch a session to (``set_model``); none: the models
+            each session's CLI offers (its answer to ``initialize``).
+        new_sessions: with ``steer``, what a person may start from the page (:class:`NewSessions`:
+            the options, the folders, the models and modes allowed); none: nothing.
+        announced_at: where the page's link is to be found after a restart (the journal of a
+            service, a file): a tab whose token no longer works says so.
 
     Raises :class:`RelayError` when a relay already serves in this process, or the port is taken.
     """
@@ -101,9 +123,17 @@ def serve(host: str = "127.0.0.1", port: int = 0, *, steer: bool = False, token:
     with _lock:
         if _serving is not None:
             raise RelayError(f"a relay already serves this process at {_serving[0].address}")
+        if new_sessions is not None and new_sessions.options.can_use_tool is None:  # its calls wait for a person on the page
+            with_ask = dataclasses.replace(new_sessions.options, can_use_tool=ask(timeout=new_sessions.ask_timeout))
+            new_sessions = dataclasses.replace(new_sessions, options=with_ask)
+        if token_file is not None:
+            if token is not None:
+                raise RelayError("give the relay a token or a token file, not both")
+            token = token_from_file(token_file)
         relay = ServingRelay(host, port, steer=steer, token=token, tokenless=tokenless,
                              allowed_hosts=allowed_hosts, announce=announce, options=options,
-                             every_project=every_project)  # fmt: skip
+                             every_project=every_project, models=models, new_sessions=new_sessions,
+                             announced_at=announced_at)  # fmt: skip
         tap = RelayTap(relay.hub)
         taps.install(tap)
         _serving = (relay, tap)
@@ -137,7 +167,8 @@ def from_environment() -> Relay | None:
     last: Exception | None = None
     for candidate in ports:
         try:
-            return serve(host, candidate, steer=steer, token=os.environ.get(ENV_TOKEN) or None, tokenless=tokenless)
+            return serve(host, candidate, steer=steer, token=os.environ.get(ENV_TOKEN) or None, tokenless=tokenless,
+                         token_file=os.environ.get(ENV_TOKEN_FILE) or None)  # fmt: skip
         except RelayError as e:
             last = e
             if "cannot listen" not in str(e):
@@ -173,7 +204,7 @@ def ask(timeout: float | None = None, otherwise: Any = None) -> Any:
             return fallback(tool_name, tool_input, context, "No relay with steering is serving: nobody could allow this call.")
         tool_use_id = context.tool_use_id or f"untracked-{id(context)}"
         hub: Hub = relay.hub
-        request = hub.open_ask(tool_use_id, tool_name, tool_input)
+        request = hub.open_ask(tool_use_id, tool_name, tool_input, _wire(context.suggestions))
         try:
             deadline = None if timeout is None else time.monotonic() + timeout
             while not request.decided.wait(0.5 if deadline is None else max(0.0, min(0.5, deadline - time.monotonic()))):
@@ -184,7 +215,8 @@ def ask(timeout: float | None = None, otherwise: Any = None) -> Any:
         finally:
             hub.close_ask(request)
         if request.decision == "allow":
-            return PermissionResultAllow()
+            return PermissionResultAllow(updated_input=request.updated_input,
+                                         updated_permissions=[_update(u) for u in request.updated_permissions or ()] or None)  # fmt: skip
         if request.decision == "deny":
             return denied(request.reason or f"Denied by a person watching the session ({request.who}).")
         if request.gone is not None and request.gone != "the program stopped waiting":
@@ -194,4 +226,22 @@ def ask(timeout: float | None = None, otherwise: Any = None) -> Any:
     return can_use_tool
 
 
-__all__ = ["Relay", "RelayError", "ask", "current", "from_environment", "serve"]
+def _wire(suggestions: list[PermissionUpdate] | None) -> list[dict[str, Any]]:
+    """The CLI's suggestions in their wire form (one that cannot be written is left out)."""
+    out = []
+    for suggestion in suggestions or ():
+        try:
+            out.append(suggestion.to_dict())
+        except (ValueError, AttributeError):
+            continue
+    return out
+
+
+def _update(wire: dict[str, Any]) -> PermissionUpdate:
+    """A rule the page allowed always (``addRules`` / ``allow`` for the session: see
+    :meth:`Ask.offered`) as the update the SDK sends."""
+    rules = [PermissionRuleValue(r["toolName"], r.get("ruleContent")) for r in wire["rules"]]
+    return PermissionUpdate(type="addRules", rules=rules, behavior="allow", destination="session")
+
+
+__all__ = ["NewSessions", "Relay", "RelayError", "ask", "current", "from_environment", "serve"]

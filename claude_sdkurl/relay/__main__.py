@@ -24,14 +24,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--steer", action="store_true", help="frontends may send messages, decide permission requests and interrupt")
     parser.add_argument("--auto-approve", action="store_true", help="allow every tool call the CLI asks about, at once")
     parser.add_argument("--token", help="the token to require (default: a random one, printed)")
+    parser.add_argument("--token-file", metavar="PATH",
+                        help="keep the token in this file (made 0600 with a random one if missing): the page's link survives a restart")
     parser.add_argument("--tokenless", action="store_true",
                         help="let /ws frontends in without the token (loopback only, read-only; the page still needs it)")
     args = parser.parse_args(argv)
     from ._standalone import StandaloneRelay
 
     try:
+        if args.token_file and args.token:
+            raise RelayError("give the relay a token or a token file, not both")
+        from ._token import token_from_file
+
+        token = token_from_file(args.token_file) if args.token_file else args.token
         relay = StandaloneRelay(args.host, args.port, steer=args.steer, auto_approve=args.auto_approve,
-                                token=args.token, tokenless=args.tokenless)  # fmt: skip
+                                token=token, tokenless=args.tokenless)  # fmt: skip
     except RelayError as e:
         parser.exit(2, f"error: {e}\n")
     stop = threading.Event()

@@ -18,6 +18,7 @@ Reading is bounded: the ``SCANNED`` newest sessions are listed, a listing is reu
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import json
 import logging
 import threading
@@ -106,9 +107,11 @@ class Catalog:
             self._listed = (time.monotonic(), stored, parked)
         return stored, parked
 
-    def transcript(self, session_id: str) -> list[tuple[int, str, str]] | None:
+    def transcript(self, session_id: str, before: float | None = None) -> list[tuple[int, str, str]] | None:
         """The stored session's conversation as the page's lines (``None``: no such session):
-        the prompts as what the program sent, the rest as what the CLI said, scrubbed."""
+        the prompts as what the program sent, the rest as what the CLI said, scrubbed.
+        ``before`` (seconds since the epoch): only the entries written before then (what a run
+        that resumed the session at that time found; an entry without a time is kept)."""
         from ..sessions import _chain, _of_options
 
         if not is_session_id(session_id):
@@ -122,6 +125,8 @@ class Catalog:
             kind = entry.get("type")
             message = entry.get("message")
             if kind not in ("user", "assistant") or not isinstance(message, dict):
+                continue
+            if before is not None and _written_at(entry) >= before:
                 continue
             content = message.get("content")
             said_by_program = kind == "user" and not (isinstance(content, list) and any(
@@ -236,3 +241,15 @@ class Catalog:
             threads = list(self._threads)
         for thread in threads:
             thread.join(max(0.0, end - time.monotonic()))
+
+
+def _written_at(entry: dict[str, Any]) -> float:
+    """When the CLI wrote a transcript entry (its ``timestamp``, ISO 8601), in seconds since the
+    epoch; ``-inf`` for an entry that says no time or an unreadable one."""
+    stamp = entry.get("timestamp")
+    if not isinstance(stamp, str):
+        return float("-inf")
+    try:
+        return datetime.datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return float("-inf")

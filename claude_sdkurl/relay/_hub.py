@@ -35,6 +35,7 @@ from typing import Any
 from .._engine.transport._wsserver import frame_text
 from .._engine.transport.taps import whole_lines
 from ..tapes._scrub import _SECRETS
+from ..ide import IDE_KEY
 from ..types import _SECRET_NAME
 from ._stream_scrub import StreamScrub
 
@@ -98,6 +99,22 @@ def scrub(text: str, literals: Iterable[str]) -> str:
     return text
 
 
+def shown_value(value: Any, literals: Iterable[str]) -> Any:
+    """``value`` (a tool's input, a rule) as a page is shown it: every string scrubbed, then the
+    whole as JSON (the ``"...token": "..."`` pattern needs the key)."""
+
+    def walk(v: Any) -> Any:
+        if isinstance(v, str):
+            return scrub(v, literals)
+        if isinstance(v, list):
+            return [walk(x) for x in v]
+        if isinstance(v, dict):
+            return {k: walk(x) for k, x in v.items()}
+        return v
+
+    return json.loads(scrub(json.dumps(walk(value)), literals))
+
+
 def line_type(text: str) -> str | None:
     match = _TYPE.match(text)
     if match is not None:
@@ -117,6 +134,7 @@ class Ask:
     tool_use_id: str
     tool_name: str
     input: dict[str, Any]
+    suggestions: list[dict[str, Any]] = field(default_factory=list)  # the CLI's permission_suggestions (wire form)
     session: WatchedSession | None = None
     request_id: str | None = None
     decided: threading.Event = field(default_factory=threading.Event)
@@ -125,6 +143,32 @@ class Ask:
     who: str = ""
     gone: str | None = None  # why it can no longer be decided (cancelled, answered, ended)
     asked_at: float = field(default_factory=time.time)
+    updated_input: dict[str, Any] | None = None  # allowed as edited on the page: what runs
+    updated_permissions: list[dict[str, Any]] | None = None  # allowed always: the rule shown, for the session
+
+    def _literals(self) -> set[str]:
+        return self.session.literals if self.session is not None else set()
+
+    def shown_input(self) -> Any:
+        """The input as a page is shown it (scrubbed)."""
+        return shown_value(self.input, self._literals())
+
+    def offered(self) -> list[dict[str, Any]]:
+        """The "Always allow" rules a page may offer: each ``addRules`` / ``allow`` suggestion of
+        the CLI whose rules show whole (nothing scrubbed), for this session only (never a
+        settings file)."""
+        offered = []
+        for suggestion in self.suggestions:
+            rules = suggestion.get("rules") if isinstance(suggestion, dict) else None
+            if suggestion.get("type") != "addRules" or suggestion.get("behavior") != "allow" or not isinstance(rules, list) or not rules:
+                continue
+            if not all(isinstance(r, dict) and isinstance(r.get("toolName"), str) for r in rules):
+                continue
+            kept = [{k: r[k] for k in ("toolName", "ruleContent") if isinstance(r.get(k), str)} for r in rules]
+            if shown_value(kept, self._literals()) != kept:
+                continue
+            offered.append({"type": "addRules", "rules": kept, "behavior": "allow", "destination": "session"})
+        return offered
 
     def public(self) -> dict[str, Any]:
         return {
@@ -132,7 +176,9 @@ class Ask:
             "session": self.session.key if self.session is not None else None,
             "tool_use_id": self.tool_use_id,
             "tool_name": self.tool_name,
-            "input": self.input,
+            "input": self.shown_input(),
+            "editable": self.shown_input() == self.input,  # nothing of it hidden: a page may edit it
+            "always": self.offered(),
             "asked_at": self.asked_at,
         }
 
@@ -152,8 +198,17 @@ class WatchedSession:
         self.model: str | None = None
         self.permission_mode: str | None = None  # as the CLI said at its start, then as changed
         self.state = "starting"  # running, ended, failed, interrupted (its last turn was interrupted)
-        self.turns = 0
+        self.turns = 0  # the turns its results counted (their num_turns: the model's calls), as each result says
         self.cost_usd: float | None = None
+        self.pending = 0  # prompts written to the CLI that no result has answered yet
+        self.cli_state: str | None = None  # what the CLI last said of itself (session_state_changed), until a result
+        self.parked = False  # the last turn ended with a tool call parked (terminal_reason "tool_deferred")
+        self.resumed = False  # the CLI was started to resume a session (--resume): its earlier turns are stored
+        self.tokens = 0  # the tokens its turns used (input, cache and output), summed over the results
+        self.context_tokens: int | None = None  # what the main conversation's last call took in and gave out
+        self.context_window: int | None = None  # the model's window, as the last result said
+        self.models: list[str] = []  # the models the CLI offers (its answer to initialize)
+        self.started_by_page = False  # a person started it from the page (relay.NewSessions)
         self.started_at = time.time()
         self.ended_at: float | None = None
         self.error: str | None = None
@@ -182,16 +237,40 @@ class WatchedSession:
 
     @property
     def running(self) -> bool:
+        """The session's CLI is alive (whether or not a turn is under way)."""
         return self.state in ("starting", "running")
 
-    def public(self) -> dict[str, Any]:
+    def shown_state(self, waiting: int = 0) -> str:
+        """What the page says of the session: ``waiting`` (a call waits for a person),
+        ``running`` (a turn is under way), ``parked`` (its last turn parked a call), ``idle``
+        (alive, no turn under way), or how it ended (``ended``, ``failed``, ``interrupted``)."""
+        if not self.running:
+            return "parked" if self.parked and self.state == "ended" else self.state
+        if waiting:
+            return "waiting"
+        if self.pending or self.cli_state == "running":
+            return "running"
+        if self.parked:
+            return "parked"
+        return "interrupted" if self.last_result_interrupted else "idle"
+
+    def public(self, waiting: int = 0) -> dict[str, Any]:
         return {
             "key": self.key,
             "session_id": self.session_id,
             "model": self.model,
             "permission_mode": self.permission_mode,
-            "state": self.state,
+            "state": self.shown_state(waiting),
+            "alive": self.running and not self.exited,
+            "waiting": waiting,
             "turns": self.turns,
+            "tokens": self.tokens,
+            "context_tokens": self.context_tokens,
+            "context_window": self.context_window,
+            "resumed": self.resumed,
+            "started_by_page": self.started_by_page,
+            "models": self.models,
+            "ide_bound": bool(self.mcp_servers) and IDE_KEY in (self.mcp_servers or {}),
             "cost_usd": self.cost_usd,
             "started_at": self.started_at,
             "ended_at": self.ended_at,
@@ -333,6 +412,10 @@ class Hub:
     def __init__(self, steer: bool = False, literals: Iterable[str] = ()) -> None:
         self.steer = steer
         self.literals = set(literals) | secret_values(os.environ)
+        # this relay's run: a page that reconnects to another (the program restarted) starts afresh
+        self.instance = secrets.token_hex(8)
+        self.page_hello: dict[str, Any] = {}  # what else a page is told when it connects (the relay's settings)
+        self.turn_listeners: list[Callable[[WatchedSession], None]] = []  # told on the hub's thread when a turn or session ends
         self._lock = threading.RLock()
         self._keys = itertools.count(1)
         self.sessions: dict[str, WatchedSession] = {}
@@ -353,8 +436,9 @@ class Hub:
     # ------------------------------------------------------------------ from sessions (any thread)
 
     def add_session(self, transport: str, inject: Callable[[str], None], hidden: bool = False,
-                    literals: Iterable[str] = (), cwd: str | None = None) -> WatchedSession:  # fmt: skip
+                    literals: Iterable[str] = (), cwd: str | None = None, resumed: bool = False) -> WatchedSession:  # fmt: skip
         session = WatchedSession(f"s{next(self._keys)}", transport, inject, hidden, set(literals) | self.literals, cwd)
+        session.resumed = resumed
         self._post(("add", session))
         return session
 
@@ -553,20 +637,42 @@ class Hub:
                     session.state = "running"
                 changed = True
             elif kind == "result":
-                session.turns += 1
+                turns = frame.get("num_turns")
+                session.turns += turns if isinstance(turns, int) and not isinstance(turns, bool) and turns >= 0 else 1
+                session.pending = max(0, session.pending - 1)
+                session.cli_state = None
+                session.parked = frame.get("terminal_reason") == "tool_deferred"
                 cost = frame.get("total_cost_usd", frame.get("cost_usd"))
                 if isinstance(cost, (int, float)):
                     session.cost_usd = float(cost)
+                session.tokens += _tokens(frame.get("usage"), output=True)
+                by_model = {n: u for n, u in (frame.get("modelUsage") or {}).items() if isinstance(u, dict)}
+                # the session's own model's window (a subagent's model may have another); else the largest said
+                chosen = [by_model[session.model]] if session.model in by_model else list(by_model.values())
+                windows: list[int] = [w for u in chosen if isinstance(w := u.get("contextWindow"), int) and w > 0]
+                if windows:
+                    session.context_window = max(windows)
                 session.last_result_error = bool(frame.get("is_error"))
                 session.last_result_subtype = str(frame.get("subtype") or "")
                 session.last_result_interrupted = session.interrupting and session.last_result_error
                 session.interrupting = False
                 session.session_id = frame.get("session_id") or session.session_id
                 changed = True
+                self._turn_ended(session)
             elif kind == "control_request":
                 request = frame.get("request") or {}
                 if isinstance(request, dict) and request.get("subtype") == "can_use_tool":
                     self._seen_request(session, str(frame.get("request_id")), request)
+            elif kind == "assistant":
+                message = frame.get("message")
+                if frame.get("parent_tool_use_id") is None and isinstance(message, dict) and isinstance(message.get("usage"), dict):
+                    session.context_tokens = _tokens(message["usage"], output=True)  # (a subagent's calls have their own context)
+                    changed = True
+            elif kind == "system" and frame.get("subtype") == "session_state_changed":
+                said = frame.get("state")
+                if isinstance(said, str) and said != session.cli_state:
+                    session.cli_state = said
+                    changed = True
             elif kind == "control_cancel_request":
                 self._gone(str(frame.get("request_id")), "the CLI cancelled the request")
             elif kind == "control_response":
@@ -575,6 +681,11 @@ class Hub:
                 callback = session.relay_requests.pop(request_id, None) if isinstance(request_id, str) else None
                 if callback is not None:
                     callback(response)
+                body = response.get("response") if isinstance(response, dict) else None
+                models = body.get("models") if isinstance(body, dict) else None
+                if isinstance(models, list):  # the answer to initialize: the models this CLI offers
+                    session.models = [m["value"] for m in models if isinstance(m, dict) and isinstance(m.get("value"), str)][:50]
+                    changed = True
         else:
             if kind == "control_response":
                 response = frame.get("response") or {}
@@ -590,9 +701,12 @@ class Hub:
                     self._became_visible(session)
                 elif subtype == "mcp_set_servers" and isinstance(request.get("servers"), dict):
                     session.mcp_servers = request["servers"]
-            elif kind == "user" and not session.visible:
-                session.visible = True
-                self._became_visible(session)
+            elif kind == "user":
+                session.pending += 1  # a prompt (what the SDK side writes is never a tool's result)
+                changed = True
+                if not session.visible:
+                    session.visible = True
+                    self._became_visible(session)
         if changed:
             self._publish_sessions()
 
@@ -638,8 +752,15 @@ class Hub:
                 self.sessions.pop(session.key, None)  # a spare never claimed: nobody saw it
                 return
         self._status(DISCONNECTED, session)
-        self._publish_sessions()
-        self._publish_asks()
+        self._publish_asks()  # (and the sessions)
+        self._turn_ended(session)
+
+    def _turn_ended(self, session: WatchedSession) -> None:
+        for listener in list(self.turn_listeners):
+            try:
+                listener(session)
+            except Exception:  # pragma: no cover - a listener's failure is not the session's
+                logger.exception("a relay turn listener failed")
 
     # ------------------------------------------------------------------ fan-out
 
@@ -701,10 +822,19 @@ class Hub:
             if frontend.only == session.key or (frontend.only is None and (status is CONNECTED or not others_running)):
                 frontend.offer(text, vital=True)
 
+    def _listing(self) -> list[dict[str, Any]]:
+        """The shown sessions' summaries, each with how many of its calls wait for a person
+        (the lock is held)."""
+        waiting: collections.Counter[str] = collections.Counter()
+        for ask in self._asks_by_request.values():
+            if ask.decision is None and ask.gone is None and ask.session is not None:
+                waiting[ask.session.key] += 1
+        return [s.public(waiting[s.key]) for s in self.sessions.values() if s.visible]
+
     def _publish_sessions(self) -> None:
         with self._lock:
             frontends = [f for f in self.frontends if f.kind == "page"]
-            listing = [s.public() for s in self.sessions.values() if s.visible]
+            listing = self._listing()
         if frontends:
             text = json.dumps({"k": "sessions", "sessions": listing})
             for frontend in frontends:
@@ -713,11 +843,12 @@ class Hub:
     def _publish_asks(self) -> None:
         with self._lock:
             frontends = [f for f in self.frontends if f.kind == "page"]
-            asks = self.waiting()
+            asks = self.waiting(shown=True)
         if frontends:
             text = json.dumps({"k": "asks", "asks": asks})
             for frontend in frontends:
                 frontend.offer(text, vital=True)
+        self._publish_sessions()  # (a session with a call waiting reads "waiting")
 
     # ------------------------------------------------------------------ frontends
 
@@ -727,8 +858,8 @@ class Hub:
         with self._lock:
             self.frontends.add(frontend)
             if frontend.kind == "page":
-                listing = [s.public() for s in self.sessions.values() if s.visible]
-                frontend.offer(json.dumps({"k": "hello", "steer": self.steer, "sessions": listing, "asks": self.waiting()}))
+                frontend.offer(json.dumps({"k": "hello", "steer": self.steer, "instance": self.instance, "sessions": self._listing(),
+                                           "asks": self.waiting(shown=True), **self.page_hello}))  # fmt: skip
             else:
                 watched = [s for s in self.sessions.values() if s.visible and frontend.only in (None, s.key)]
                 if any(s.running for s in watched):
@@ -793,9 +924,11 @@ class Hub:
         ask.request_id = request_id
         self._asks_by_request[request_id] = ask
 
-    def open_ask(self, tool_use_id: str, tool_name: str, tool_input: dict[str, Any]) -> Ask:
-        """A request the program asks the relay's frontends to decide (:func:`relay.ask`)."""
-        ask = Ask(tool_use_id, tool_name, tool_input)
+    def open_ask(self, tool_use_id: str, tool_name: str, tool_input: dict[str, Any],
+                 suggestions: list[dict[str, Any]] | None = None) -> Ask:  # fmt: skip
+        """A request the program asks the relay's frontends to decide (:func:`relay.ask`);
+        ``suggestions``: the CLI's ``permission_suggestions`` for it, in their wire form."""
+        ask = Ask(tool_use_id, tool_name, tool_input, [x for x in suggestions or () if isinstance(x, dict)])
         with self._lock:
             self._asks_by_tool[tool_use_id] = ask
             seen = self._seen_requests.pop(tool_use_id, None)
@@ -832,16 +965,20 @@ class Hub:
             ask = self._asks_by_request.get(request_id) if isinstance(request_id, str) else None
             return ask.tool_name if ask is not None else None
 
-    def waiting(self) -> list[dict[str, Any]]:
-        """The requests a frontend may decide now (linked to their session, undecided)."""
+    def waiting(self, shown: bool = False) -> list[dict[str, Any]]:
+        """The requests a frontend may decide now (linked to their session, undecided), as a
+        page is shown them (scrubbed); ``shown=False``: the same (kept for callers of old)."""
         with self._lock:
             return [a.public() for a in self._asks_by_request.values()
                     if a.decision is None and a.gone is None and a.session is not None and a.session.visible]  # fmt: skip
 
     def decide(self, request_id: Any, allow: bool, *, shown: tuple[Any, Any] | None = None, reason: str = "",
-               who: str = "a relay frontend") -> str | None:  # fmt: skip
+               who: str = "a relay frontend", edited: Any = None, always: Any = None) -> str | None:  # fmt: skip
         """Decide a waiting request; ``None`` when this decision is the one taken, else why not.
-        ``shown``: the tool name and input the person saw; a request that differs is refused."""
+        ``shown``: the tool name and input the person saw (as shown: scrubbed); a request that
+        differs is refused. ``edited``: allow it with this input instead (what runs), only where
+        nothing of the input was hidden from the page. ``always``: allow it and add this rule
+        for the session, only one of the rules the page was offered (:meth:`Ask.offered`)."""
         if not self.steer:
             return "this relay is read-only: the program did not allow steering"
         if not isinstance(request_id, str):
@@ -856,8 +993,23 @@ class Hub:
                 return f"request {request_id!r} can no longer be decided: {ask.gone}"
             if ask.session.exited:
                 return f"request {request_id!r} can no longer be decided: the session ended"
-            if shown is not None and (shown[0] != ask.tool_name or not _same(shown[1], ask.input)):
+            if shown is not None and (shown[0] != ask.tool_name or not _same(shown[1], ask.shown_input())):
                 return f"request {request_id!r} is not the call that was shown (tool name or input differ)"
+            if (edited is not None or always is not None) and not allow:
+                return "only an allow takes an edited input or a rule"
+            if edited is not None and always is not None:
+                return "an edited input or a rule, not both: a rule the CLI suggested is for the call as it asked"
+            if edited is not None:
+                if not isinstance(edited, dict):
+                    return "an edited input is a JSON object"
+                if not _same(ask.shown_input(), ask.input):
+                    return f"request {request_id!r} holds a secret the page does not show: allow or deny it as it is"
+                if shown is None:
+                    return "an edited input names the call it edits (its tool name and input as shown)"
+            if always is not None and not any(_same(always, rule) for rule in ask.offered()):
+                return "that rule is not one the CLI suggested for this call (the rules offered are shown with it)"
+            ask.updated_input = dict(edited) if edited is not None else None
+            ask.updated_permissions = [always] if always is not None else None
             ask.decision = "allow" if allow else "deny"
             ask.reason = reason
             ask.who = who
@@ -913,16 +1065,31 @@ class Hub:
             return "this relay is read-only: the program did not allow steering"
         if mode not in PERMISSION_MODES:
             return f"{mode!r} is not a permission mode ({', '.join(PERMISSION_MODES)})"
+        return self._change(session, "permission_mode", mode, {"subtype": "set_permission_mode", "mode": mode}, answer)
+
+    def set_model(self, session: WatchedSession, model: Any, allowed: Iterable[str], answer: Callable[[str | None], None]) -> str | None:
+        """Switch the session's model (``set_model``) to one of ``allowed``; as :meth:`set_mode`."""
+        if not self.steer:
+            return "this relay is read-only: the program did not allow steering"
+        choices = list(allowed)
+        if not isinstance(model, str) or model not in choices:
+            return f"{model!r} is not a model this relay offers ({', '.join(choices) or 'none'})"
+        return self._change(session, "model", model, {"subtype": "set_model", "model": model}, answer)
+
+    def _change(self, session: WatchedSession, attribute: str, value: str, request: dict[str, Any],
+                answer: Callable[[str | None], None]) -> str | None:  # fmt: skip
+        """Send ``request``; once the CLI took it the session's ``attribute`` is ``value`` (the
+        pages are told) and ``answer`` gets ``None``, else the CLI's refusal."""
 
         def on_answer(response: dict[str, Any]) -> None:
             if response.get("subtype") == "success":
-                session.permission_mode = mode
+                setattr(session, attribute, value)
                 self._publish_sessions()
                 answer(None)
             else:
-                answer(f"the CLI refused {mode}: {response.get('error') or 'no reason given'}")
+                answer(f"the CLI refused {value}: {response.get('error') or 'no reason given'}")
 
-        return self.control(session, {"subtype": "set_permission_mode", "mode": mode}, on_answer)
+        return self.control(session, request, on_answer)
 
     def control(self, session: WatchedSession, request: dict[str, Any], on_answer: Callable[[dict[str, Any]], None]) -> str | None:
         """Send a control request of the relay's own (``mcp_set_servers`` for an IDE binding);
@@ -976,7 +1143,16 @@ class Hub:
             frontend.join()
 
 
-_WATCHED_TYPES = frozenset({"system", "result", "control_request", "control_cancel_request", "control_response", "user"})
+_WATCHED_TYPES = frozenset({"system", "result", "control_request", "control_cancel_request", "control_response", "user", "assistant"})
+
+
+def _tokens(usage: Any, output: bool) -> int:
+    """The input tokens of ``usage`` (fresh, read from and written to the cache), and with
+    ``output`` its output tokens too."""
+    if not isinstance(usage, dict):
+        return 0
+    names = ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens") + (("output_tokens",) if output else ())
+    return sum(v for v in (usage.get(n) for n in names) if isinstance(v, int) and not isinstance(v, bool) and v > 0)
 
 
 _UNNAMED = ('"session_id": ""', '"session_id":""', '"session_id": "default"', '"session_id":"default"')

@@ -29,16 +29,15 @@ from websockets.http11 import Request
 
 from .._engine.transport._wsserver import Connection, ConnectionClosedError, Listener, Refusal, Reply
 from ._catalog import STORED_PREFIX, Catalog
+from ._errors import RelayError
 from ._hub import MAX_FRONTEND_LINE, Frontend, Hub, WatchedSession, scrub, secret_values
+from ._launch import Launcher
 
 logger = logging.getLogger("claude_sdkurl.relay")
 
 MAX_FRONTENDS = 200
 MAX_MESSAGE = 16 * 1024 * 1024  # the CLI's lines in the standalone relay can be long
-
-
-class RelayError(Exception):
-    """The relay cannot be started as asked (a setting that would expose it, a port in use)."""
+CATALOG_SECONDS = 3.0  # how often the stored sessions and parked calls are read again while a page is open
 
 
 def _is_loopback(host: str) -> bool:
@@ -56,7 +55,8 @@ class Relay:
     def __init__(self, host: str = "127.0.0.1", port: int = 0, *, steer: bool = False, token: str | None = None,
                  tokenless: bool = False, allowed_hosts: tuple[str, ...] = (), announce: bool = True,
                  hub: Hub | None = None, on_cli: Callable[[Connection], None] | None = None,
-                 options: Any = None, every_project: bool = False) -> None:  # fmt: skip
+                 options: Any = None, every_project: bool = False, models: tuple[str, ...] = (),
+                 new_sessions: Any = None, announced_at: str = "") -> None:  # fmt: skip
         if tokenless and not _is_loopback(host):
             raise RelayError("a tokenless relay listens on loopback only: anyone who can reach the port could watch")
         if tokenless and steer:
@@ -70,6 +70,10 @@ class Relay:
         self.hub = hub if hub is not None else Hub(steer=steer)
         self.hub.literals.add(self.token)
         self._on_cli = on_cli
+        self.models = tuple(models)  # the models the page may switch a session to (none: each CLI's own list)
+        self.launcher: Launcher | None = Launcher(new_sessions, steer, self.hub) if new_sessions is not None else None
+        self.hub.page_hello = {"models": list(self.models), "announced_at": announced_at,
+                               "new_sessions": new_sessions.public() if new_sessions is not None and steer else None}  # fmt: skip
         self.catalog: Catalog | None = None
         if options is not None:
             secrets_of_options = secret_values(options.env or {})
@@ -92,6 +96,12 @@ class Relay:
         self._origins = {f"http://{h}" for h in self._hosts}
         self._cookie = f"claude_sdkurl_relay_{self.port}"
         self.closed = False
+        self._poke = threading.Event()  # read the stored sessions again now (a turn ended)
+        self._watcher: threading.Thread | None = None
+        if self.catalog is not None:
+            self.hub.turn_listeners.append(lambda _session: self._poke.set())
+            self._watcher = threading.Thread(target=self._watch_catalog, name="claude-sdkurl-relay-catalog", daemon=True)
+            self._watcher.start()
         self._ready.set()
         if announce and not _shown_in_a_notebook(self.url):
             print(f"claude_sdkurl relay: watch at {self.url}", file=sys.stderr, flush=True)
@@ -152,6 +162,11 @@ class Relay:
                                                   "connect-src 'self' ws: wss:; img-src data:; frame-ancestors 'none'",
                        "Set-Cookie": f"{self._cookie}={self.token}; HttpOnly; SameSite=Strict; Path=/"}  # fmt: skip
             raise Reply(HTTPStatus.OK, PAGE.encode(), "text/html; charset=utf-8", headers)
+        if path == "/ping" and not upgrade:  # the page asks whether it may reconnect (after a restart)
+            headers = {"Cache-Control": "no-store"}
+            if not self._authorized(request, query):
+                raise Reply(HTTPStatus.UNAUTHORIZED, b'{"ok": false, "why": "token"}', "application/json", headers)
+            raise Reply(HTTPStatus.OK, json.dumps({"ok": True, "instance": self.hub.instance}).encode(), "application/json", headers)
         if not upgrade:
             raise Refusal(HTTPStatus.NOT_FOUND, "Not found\n")
         if path == "/" and self._on_cli is not None:
@@ -319,9 +334,11 @@ class Relay:
             return
         name = op["op"]
         if name == "history" and str(op.get("session")).startswith(STORED_PREFIX):
-            found_lines = self.catalog.transcript(str(op["session"])[len(STORED_PREFIX):]) if self.catalog is not None else None
+            before = op.get("before") if isinstance(op.get("before"), (int, float)) else None  # (a resumed run's earlier turns)
+            found_lines = self.catalog.transcript(str(op["session"])[len(STORED_PREFIX):], before) if self.catalog is not None else None
             answer({"k": "history", "s": op.get("session"), "lines": found_lines or [], "dropped": 0,
-                    "error": None if found_lines is not None else "no such stored session"})  # fmt: skip
+                    "error": None if found_lines is not None else "no such stored session",
+                    "for": op.get("for") if isinstance(op.get("for"), str) else None})  # fmt: skip
             return
         if name == "history":
             lines = self.hub.history(str(op.get("session"))) or []
@@ -333,9 +350,34 @@ class Relay:
         error: str | None
         if name == "decide":
             error = self.hub.decide(op.get("id"), op.get("allow") is True, shown=(op.get("tool_name"), op.get("input")),
-                                    reason=str(op.get("reason") or ""), who="the relay page")  # fmt: skip
-        elif name in ("interrupt", "message", "bind_ide", "unbind_ide", "mode") and session is None:
+                                    reason=str(op.get("reason") or ""), who="the relay page", edited=op.get("edited"),
+                                    always=op.get("always"))  # fmt: skip
+        elif name in ("interrupt", "message", "bind_ide", "unbind_ide", "mode", "model") and session is None:
             error = f"no session {op.get('session')!r}"
+        elif name == "model":
+            assert session is not None
+
+            def switched(refusal: str | None) -> None:
+                answer({"k": "done", "op": name, "id": op.get("id"), "session": op.get("session"), "error": refusal})
+
+            error = self.hub.set_model(session, op.get("model"), self.models or session.models, switched)
+            if error is None:
+                return  # answered when the CLI has
+        elif name in ("new_session", "end") and self.launcher is None:
+            error = "the program lets no session be started from the page (relay.serve(new_sessions=...))"
+        elif name == "new_session":
+            assert self.launcher is not None
+
+            def started(key: str | None, failure: str | None) -> None:  # (why it failed may quote its environment: scrubbed)
+                assert self.launcher is not None
+                hidden = self.hub.literals | secret_values(getattr(self.launcher.config.options, "env", None) or {})
+                self.hub.notify_pages({"k": "done", "op": name, "id": op.get("id"), "session": key, "finished": True,
+                                       "error": scrub(failure, hidden) if failure is not None else None})  # fmt: skip
+
+            error = self.launcher.start(op, started)
+        elif name == "end":
+            assert self.launcher is not None
+            error = self.launcher.end(op.get("session"))
         elif name == "mode":
             assert session is not None
 
@@ -385,6 +427,30 @@ class Relay:
         stored, parked = self.catalog.listing(fresh)
         return {"k": "stored", "stored": stored, "parked": parked, "resumable": self.steer and not self.catalog.every_project}
 
+    def _watch_catalog(self) -> None:
+        """While a page is open, read the stored sessions and parked calls again every
+        ``CATALOG_SECONDS``, and at once when a turn ends (a call parked here); tell the pages
+        when what they show changed."""
+        assert self.catalog is not None
+        last = ""
+        while True:
+            self._poke.wait(CATALOG_SECONDS)
+            self._poke.clear()
+            if self.closed:
+                return
+            if not any(f.kind == "page" for f in list(self.hub.frontends)):
+                last = ""  # (a page that connects is sent the listing then)
+                continue
+            try:
+                envelope = self._stored_envelope(fresh=True)
+            except Exception:  # pragma: no cover - the catalog logs what it cannot read
+                logger.exception("the relay could not list the stored sessions")
+                continue
+            text = json.dumps(envelope, sort_keys=True)
+            if text != last:
+                last = text
+                self.hub.notify_pages(envelope)
+
     def _running(self, session_id: str) -> bool:
         found = self.hub.by_session_id(session_id)
         return found is not None and found.running
@@ -395,8 +461,13 @@ class Relay:
         if self.closed:
             return
         self.closed = True
+        self._poke.set()
+        if self.launcher is not None:
+            self.launcher.close()  # the sessions a page started
         if self.catalog is not None:
             self.catalog.join(30.0)  # a decision's run, or a continued turn, the page started
+        if self._watcher is not None:
+            self._watcher.join(10.0)
         self.hub.flush()  # the last lines (a result, "disconnected") still go out
         self.hub.close()
         self._listener.close()
@@ -410,7 +481,8 @@ class Relay:
 
 _TOKEN_PAGE = b"""<!doctype html><meta charset=utf-8><title>claude_sdkurl relay</title>
 <p>This relay needs its token. Open the link the program printed when the relay started
-(<code>http://.../?token=...</code>).</p>"""
+(<code>http://.../?token=...</code>). A link from before a restart works only if the relay keeps
+its token (a token file): otherwise the program printed a new one.</p>"""
 
 __all__ = ["ConnectionClosedError", "Relay", "RelayError"]
 

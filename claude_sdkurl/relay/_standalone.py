@@ -77,13 +77,18 @@ class StandaloneRelay(Relay):
         if self.auto_approve:
             self._answer(session, request_id, {"behavior": "allow", "updatedInput": tool_input})
             return
-        ask = self.hub.open_ask(str(request.get("tool_use_id") or request_id), str(request.get("tool_name")), tool_input)
+        suggestions = request.get("permission_suggestions")
+        ask = self.hub.open_ask(str(request.get("tool_use_id") or request_id), str(request.get("tool_name")), tool_input,
+                                suggestions if isinstance(suggestions, list) else None)  # fmt: skip
 
         def wait() -> None:
             ask.decided.wait()
             self.hub.close_ask(ask)
             if ask.decision == "allow":
-                self._answer(session, request_id, {"behavior": "allow", "updatedInput": tool_input})
+                allowed: dict[str, Any] = {"behavior": "allow", "updatedInput": ask.updated_input if ask.updated_input is not None else tool_input}
+                if ask.updated_permissions:
+                    allowed["updatedPermissions"] = ask.updated_permissions
+                self._answer(session, request_id, allowed)
             elif ask.decision == "deny":
                 self._answer(session, request_id, {"behavior": "deny", "message": ask.reason or "Denied from the relay."})
 

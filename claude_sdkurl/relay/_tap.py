@@ -13,6 +13,7 @@ from typing import Any
 from .. import ide
 from .._engine.transport import Transport, TransportCallbacks
 from ._hub import Hub, secret_values
+from ._launch import claim
 
 
 _USER = re.compile(r'\s*\{\s*"type"\s*:\s*"user"')
@@ -47,11 +48,17 @@ class RelayTransport(Transport):
             hidden="--await-claim" in args,  # a spare: shown once claimed
             literals=secret_values(env),
             cwd=getattr(plan, "cwd", None),
+            resumed=any(a in ("--resume", "--continue") or a.startswith("--resume=") for a in args),
         )
+        claim(self.watched)  # (one a page asked for: see _launch)
         # where this session's CLI looks for IDE lockfiles (the page's Bind IDE looks there too);
         # nothing else of its environment is kept
         self.watched.ide_env = {k: env[k] for k in ("HOME", "CLAUDE_CONFIG_DIR") if k in env}
         options = getattr(plan, "options", None)
+        # what it was launched with, until its CLI says (a session with no prompt yet says nothing)
+        self.watched.model = getattr(options, "model", None) if isinstance(getattr(options, "model", None), str) else None
+        mode = getattr(options, "permission_mode", None)
+        self.watched.permission_mode = mode if isinstance(mode, str) else None
         # the dynamic MCP servers the session starts with (the page's Bind IDE merges into them)
         self.watched.mcp_servers = ide.dynamic_servers(getattr(options, "mcp_servers", None))
         self._ended = False
