@@ -35,31 +35,26 @@ _starting = threading.local()  # the page's request a session is being started f
 
 @dataclass(frozen=True)
 class NewSessions:
-    """What a person may start from the relay's page (given to :func:`relay.serve`).
-
-    Args:
-        options: the options each session runs with; the page's choices replace only ``cwd``,
-            ``model`` and ``permission_mode``. Without a ``can_use_tool`` of its own, each tool
-            call a session asks about waits for a person on the page (:func:`relay.serve` gives
-            it ``relay.ask`` with ``ask_timeout``).
-        roots: the folders a session may run in (each, or any folder inside it): symbolic links
-            are resolved before the check, for the roots too.
-        models: the models the page may pick (none: the options' own only).
-        permission_modes: the permission modes the page may pick (``"default"`` by default;
-            ``bypassPermissions`` only if listed here).
-        max_live: the page's sessions running at once.
-        idle_timeout: seconds a page's session may sit with no turn under way before it is
-            closed (its transcript stays: it is listed and continued as any stored session).
-        ask_timeout: seconds a tool call waits for a person before it is denied.
-    """
+    """What a person may start from the relay's page (given to :func:`relay.serve`)."""
 
     options: Any
+    """The options each session runs with; the page's choices replace only ``cwd``, ``model`` and
+    ``permission_mode``. Without a ``can_use_tool`` of its own, each tool call a session asks about
+    waits for a person on the page (:func:`relay.serve` gives it ``relay.ask`` with ``ask_timeout``)."""
     roots: tuple[str, ...]
+    """The folders a session may run in (each, or any folder inside it): symbolic links are resolved
+    before the check, for the roots too."""
     models: tuple[str, ...] = ()
+    """The models the page may pick (none: the options' own only)."""
     permission_modes: tuple[str, ...] = ("default",)
+    """The permission modes the page may pick; ``bypassPermissions`` only if listed here."""
     max_live: int = 4
+    """The page's sessions running at once."""
     idle_timeout: float = 1800.0
+    """Seconds a page's session may sit with no turn under way before it is closed (its transcript
+    stays: it is listed and continued as any stored session)."""
     ask_timeout: float = 600.0
+    """Seconds a tool call waits for a person before it is denied."""
 
     def __post_init__(self) -> None:
         if not self.roots or not all(isinstance(r, (str, os.PathLike)) and os.path.isabs(r) for r in self.roots):
