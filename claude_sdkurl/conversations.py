@@ -55,6 +55,7 @@ any moment in a :class:`Conversations`, and none serves a conversation without i
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import os
@@ -188,7 +189,7 @@ class Conversations:
             from .host._wire import encode_options
 
             encode_options(options)  # an option the host cannot carry is refused now, not at the first send
-            errors: dict[str, type[Exception]] = {e.__name__: e for e in (ConversationBusyError, ConversationLeaseLost,
+            errors: dict[str, type[BaseException]] = {e.__name__: e for e in (ConversationBusyError, ConversationLeaseLost,
                                                                           ConversationStoreError)}  # fmt: skip
             self._host = HostLink(host, errors)
             self._closed = False
@@ -342,8 +343,20 @@ class Conversations:
 
     # ------------------------------------------------------------------ a turn
 
+    @contextlib.contextmanager
+    def _one_turn(self, conversation: _Conversation, timeout: float | None) -> Iterator[None]:
+        """The conversation's turn lock, waited for as a lease is: at most ``lease_wait`` seconds,
+        or the send's ``timeout`` (:class:`ConversationBusyError`; nothing was sent)."""
+        wait = max(0.0, self.lease_wait if timeout is None else min(timeout, self.lease_wait))
+        if not conversation.turn.acquire(timeout=wait):
+            raise ConversationBusyError(f"conversation {conversation.key!r} was busy with another turn for {wait:g} s; nothing was sent")
+        try:
+            yield
+        finally:
+            conversation.turn.release()
+
     def _turn(self, conversation: _Conversation, prompt: str, timeout: float | None) -> Iterator[Message]:
-        with conversation.turn:
+        with self._one_turn(conversation, timeout):
             client = self._client(conversation, timeout)
             done = False
             try:

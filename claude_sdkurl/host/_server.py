@@ -39,12 +39,20 @@ from typing import Any
 from .._engine.log import get_logger
 from ..types import HookMatcher, PermissionResultDeny, ToolPermissionContext
 from ._spawn import serve_spawn, stop_group
-from ._wire import CALLBACK_ERROR, HostError, decode_options, decode_result, line, read_frame
+from ._wire import CALLBACK_ERROR, HostError, decode_options, decode_result, encode_error, line, read_frame
 
 logger = get_logger("claude_sdkurl.host")
 
 WRITE_TIMEOUT = 30.0  # a caller that takes nothing for this long is gone (its turn goes on without it)
+HEARTBEAT = 1.0  # seconds between the beats a caller is sent while its request runs (see _client.SILENCE)
+ANSWER_TIMEOUT = 300.0  # the default of serve(answer_timeout=) and --answer-timeout
 GONE = "the program that sent this turn went away before deciding; nothing it did not decide may run"
+
+
+def late(seconds: float) -> str:
+    """What the model is told of a question its caller did not answer within ``seconds``."""
+    return (f"the program that sent this turn did not answer within {seconds:g} s (the session host's answer timeout); "
+            "nothing it did not decide may run")  # fmt: skip
 
 
 def default_socket_path() -> Path:
@@ -109,7 +117,7 @@ class _AskedServer:
         if answered:
             return reply if isinstance(reply, dict) else None
         if "id" in message:
-            return {"jsonrpc": "2.0", "id": message.get("id"), "error": {"code": -32000, "message": GONE}}
+            return {"jsonrpc": "2.0", "id": message.get("id"), "error": {"code": -32000, "message": str(reply)}}
         return None
 
 
@@ -195,9 +203,22 @@ class _Caller:
             pass
         self.lost()
 
-    def question(self, frame: dict[str, Any]) -> tuple[bool, Any]:
-        """Ask the caller ``frame`` (numbered here) and wait: ``(True, its answer)``, or
-        ``(False, None)`` when the caller is gone before answering."""
+    def beating(self) -> threading.Event:
+        """Send the caller a beat every ``HEARTBEAT`` seconds (so it tells a busy request from a
+        frozen host) until the event returned is set."""
+        done = threading.Event()
+
+        def beat() -> None:
+            while not done.wait(HEARTBEAT) and self.send({"op": "beat"}):
+                pass
+
+        threading.Thread(target=beat, name="claude-sdkurl-host-beat", daemon=True).start()
+        return done
+
+    def question(self, frame: dict[str, Any], timeout: float | None = None) -> tuple[bool, Any]:
+        """Ask the caller ``frame`` (numbered here) and wait, at most ``timeout`` seconds:
+        ``(True, its answer)``, or ``(False, why)`` when the caller is gone before answering or
+        did not answer in time (its answer, should it come later, is dropped)."""
         with self._lock:
             self._n += 1
             n = self._n
@@ -206,9 +227,11 @@ class _Caller:
             self._asked[n] = (event, answer)
         try:
             if not self.send({**frame, "n": n}):
-                return False, None
-            event.wait()
-            return (True, answer[0]) if answer else (False, None)
+                return False, GONE
+            if not event.wait(timeout):
+                logger.warning("a caller did not answer a %s question within %g s: the host answers for it", frame.get("op"), timeout)
+                return False, late(timeout or 0.0)
+            return (True, answer[0]) if answer else (False, GONE)
         finally:
             with self._lock:
                 self._asked.pop(n, None)
@@ -218,7 +241,12 @@ class SessionHost:
     """A serving host (see :func:`claude_sdkurl.host.serve`)."""
 
     def __init__(self, path: str | os.PathLike[str] | None = None, *, max_live: int = 8, idle_timeout: float | None = 300.0,
-                 lease_ttl: float = 30.0, lease_wait: float = 300.0, store: Any = None, session_store: Any = None) -> None:  # fmt: skip
+                 lease_ttl: float = 30.0, lease_wait: float = 300.0, store: Any = None, session_store: Any = None,
+                 answer_timeout: float | None = ANSWER_TIMEOUT) -> None:  # fmt: skip
+        if answer_timeout is not None and (isinstance(answer_timeout, bool) or not isinstance(answer_timeout, (int, float))
+                                           or not answer_timeout > 0):  # fmt: skip
+            raise ValueError("answer_timeout must be a positive number of seconds (or None: a question waits for its caller)")
+        self.answer_timeout = None if answer_timeout is None else float(answer_timeout)
         self.path = Path(path) if path is not None else default_socket_path()
         self._session_store = session_store  # the transcripts of every conversation (unless a caller names its own)
         private_dir(self.path.parent)
@@ -290,8 +318,8 @@ class SessionHost:
                 return
             try:
                 self._request(request, caller)
-            except Exception as e:  # noqa: BLE001 - the caller is told; the host goes on
-                caller.send({"op": "error", "type": type(e).__name__, "message": str(e)})
+            except Exception as e:  # noqa: BLE001 - the caller is told (as the same type, see _wire.encode_error); the host goes on
+                caller.send(encode_error(e))
         finally:
             caller.lost()
             try:
@@ -311,6 +339,13 @@ class SessionHost:
                 raise HostError("the session host is closing")
             serve_spawn(request, caller, self._spawned)
             return
+        beats = caller.beating()  # (a request below may wait: for a turn, a lease, a CLI to stop)
+        try:
+            self._conversation_request(op, request, caller)
+        finally:
+            beats.set()
+
+    def _conversation_request(self, op: Any, request: dict[str, Any], caller: _Caller) -> None:
         pool_id, pool, options, hooks = self._pool(request.get("options"), request.get("forward") or [])
         key = request.get("key")
         if op == "session_id":
@@ -343,7 +378,17 @@ class SessionHost:
             options = dataclasses.replace(options, mcp_servers=servers)
         with self._state:
             turn_lock = self._turns.setdefault(where, threading.Lock())
-        with turn_lock:
+        # As in-process: another worker's turn is waited for as another holder's lease is, at most
+        # the send's timeout (or --lease-wait), whatever that turn is doing (its caller frozen, its
+        # callback blocking)
+        lease_wait = self._conversation_kw["lease_wait"]
+        wait = max(0.0, lease_wait if timeout is None else min(timeout, lease_wait))
+        if not turn_lock.acquire(timeout=wait):
+            from ..conversations import ConversationBusyError
+
+            raise ConversationBusyError(f"conversation {str(key)!r} was busy with another worker's turn for {wait:g} s; "
+                                        "nothing was sent")  # fmt: skip
+        try:
             with self._state:
                 self._callers[where] = caller
             try:
@@ -351,6 +396,8 @@ class SessionHost:
             finally:
                 with self._state:
                     del self._callers[where]
+        finally:
+            turn_lock.release()
 
     def _run_turn(self, pool: Any, key: Any, prompt: Any, options: Any, timeout: float | None, request: dict[str, Any],
                   caller: _Caller) -> None:  # fmt: skip
@@ -399,10 +446,11 @@ class SessionHost:
 
     def _ask(self, where: tuple[str, str], frame: dict[str, Any]) -> tuple[bool, Any]:
         """Ask the caller of the turn under way in conversation ``where``: ``(True, its
-        answer)``, or ``(False, None)`` when there is none or it went away before answering."""
+        answer)``, or ``(False, why)`` when there is none, it went away before answering, or it
+        did not answer within ``answer_timeout``."""
         with self._state:
             caller = self._callers.get(where)
-        return (False, None) if caller is None else caller.question(frame)
+        return (False, GONE) if caller is None else caller.question(frame, self.answer_timeout)
 
     def _router(self, where: tuple[str, str]) -> Any:
         """The ``can_use_tool`` of a conversation: asks the caller of its turn under way."""
@@ -413,7 +461,7 @@ class SessionHost:
                             "display_name": context.display_name, "description": context.description,
                             "suggestions": [s.to_dict() for s in context.suggestions]}  # fmt: skip
             answered, answer = self._ask(where, {"op": "ask", "tool_name": tool_name, "input": tool_input, "context": context_json})
-            return decode_result(answer) if answered else PermissionResultDeny(message=GONE)
+            return decode_result(answer) if answered else PermissionResultDeny(message=str(answer))
 
         return can_use_tool
 
@@ -432,7 +480,7 @@ class SessionHost:
                     return output
                 if event == "PreToolUse":
                     return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
-                                                   "permissionDecisionReason": GONE}}  # fmt: skip
+                                                   "permissionDecisionReason": GONE if answered else str(output)}}  # fmt: skip
                 return {}
 
             return hook
