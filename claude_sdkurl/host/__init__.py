@@ -54,8 +54,9 @@ def serve(path: str | os.PathLike[str] | None = None, **conversations: Any) -> S
     ``session_store`` go on with a conversation on any of them); ``answer_timeout`` (default
     300): seconds a ``can_use_tool``, hook or in-process MCP question waits for the worker that
     sent the turn, after which the host answers it (a deny the model sees the reason of; ``None``:
-    it waits). :class:`HostError` when another host serves there or the directory is not
-    private to this user."""
+    it waits). A host restarted at ``path`` takes its dead predecessor's leases over at once
+    (see :mod:`claude_sdkurl.host._holder`). :class:`HostError` when another host serves there
+    or the directory is not private to this user."""
     return SessionHost(path, **conversations)
 
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import dataclasses
 import fcntl
+import hashlib
 import os
 import select
 import socket
@@ -39,6 +40,7 @@ from typing import Any
 from .._engine.log import get_logger
 from ..types import HookMatcher, PermissionResultDeny, ToolPermissionContext
 from ._spawn import serve_spawn, stop_group
+from ._holder import succeed
 from ._wire import CALLBACK_ERROR, HostError, decode_options, decode_result, encode_error, line, read_frame
 
 logger = get_logger("claude_sdkurl.host")
@@ -259,6 +261,10 @@ class SessionHost:
             os.close(self._lock_file)
             raise HostError(f"a session host already serves at {self.path}") from None
         try:
+            from ..conversations import FENCE_SHARE
+
+            # this host holds the lock: the one recorded beside it is gone; its leases are taken at once
+            self._owner, self._heirs = succeed(self.path, lease_ttl * FENCE_SHARE)
             self.path.unlink(missing_ok=True)  # left by a host that was killed: the lock was free
             self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             old = os.umask(0o077)
@@ -442,6 +448,8 @@ class SessionHost:
             pool = self._pools.get(pool_id)
             if pool is None:
                 pool = self._pools[pool_id] = Conversations(options, **self._conversation_kw)
+                tag = hashlib.sha256(pool_id.encode()).hexdigest()[:12]  # one owner a pool, the same pool's in each host here
+                pool._hold_as(f"{self._owner}/{tag}", [f"{heir}/{tag}" for heir in self._heirs])
         return pool_id, pool, options, hooks
 
     def _ask(self, where: tuple[str, str], frame: dict[str, Any]) -> tuple[bool, Any]:
