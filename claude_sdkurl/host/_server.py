@@ -19,8 +19,18 @@ disconnected, or not reading for ``WRITE_TIMEOUT``): what it was asked is denied
 the model sees, the turn is interrupted and read to its end, the CLI stays live, and the
 conversation's next message, from any caller, goes on with its whole history.
 
+Bounds, as in-process: a send waits for another caller's turn on its conversation at most its
+``timeout`` (or ``lease_wait``), then :class:`~claude_sdkurl.conversations.ConversationBusyError`;
+a question a caller does not answer within ``answer_timeout`` is answered for it (a deny that
+says why); while a request runs the caller is sent a beat every ``HEARTBEAT`` second, so that it
+can tell a busy turn from a frozen host (:data:`claude_sdkurl.host._client.SILENCE`). An error is
+sent as its type, arguments and attributes (:func:`~claude_sdkurl.host._wire.encode_error`). A
+host that starts takes over the leases of the host it replaces at once
+(:mod:`claude_sdkurl.host._holder`).
+
 Threads: ``claude-sdkurl-host`` accepts; a ``claude-sdkurl-host-turn`` thread per connection runs
-its turn and a ``claude-sdkurl-host-read`` thread reads its answers.
+its turn, a ``claude-sdkurl-host-read`` thread reads its answers and a ``claude-sdkurl-host-beat``
+thread sends its beats.
 """
 
 from __future__ import annotations
