@@ -273,8 +273,8 @@ def test_a_frozen_host_is_a_typed_error_within_the_silence_bound(setup: dict[str
     cases = {"mid-turn": lambda: list(turn), "a new send": lambda: result_of(chats, "k", "again"),
              "a send with its own timeout": lambda: result_of(chats, "k", "again", timeout=60),
              "a question": lambda: chats.live()}  # fmt: skip
-    for name, work in cases.items():
-        thread, got = in_thread(work)
+    running = {name: in_thread(work) for name, work in cases.items()}  # (all at once: each waits out the bound)
+    for name, (thread, got) in running.items():
         thread.join(60)
         assert got, f"{name}: no answer after 60 s"
         kind, error, took = got[0]
