@@ -14,8 +14,9 @@ disk, or in ``options.session_store``). The next message wakes it: a new CLI sta
 ``resume`` (a spare cannot be claimed for a resumed session: the claim would ignore ``resume``),
 so the model sees the whole history. Messages to one conversation are served one at a time, in
 the order they arrive (each waits for the turn under way as for another holder's lease, at most
-``lease_wait`` seconds or its ``timeout``: :class:`ConversationBusyError`); different conversations run in parallel, up to ``max_live`` at once (a
-send waits for a slot when every live CLI is busy).
+``lease_wait`` seconds or its ``timeout``: :class:`ConversationBusyError`); different
+conversations run in parallel, up to ``max_live`` at once (a send waits for a slot when every
+live CLI is busy).
 
 Conversations outlive the process. Each key's session id, and a *lease* saying who holds a CLI
 for it, live in a store (:mod:`claude_sdkurl.stores.conversations`): by default a SQLite file in
