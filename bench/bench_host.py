@@ -109,24 +109,24 @@ def tail_of_four_workers(options: ClaudeAgentOptions, settings: dict[str, Any], 
 
 
 def restart_against_wake(options: ClaudeAgentOptions, home: Path, restarts: int) -> None:
-    """The first message after the host is SIGKILLed and started again, against a wake in-process."""
+    """The first message after the host is SIGKILLed and started again, against a wake in-process
+    (the two taking turns, so that drift of the machine falls on both)."""
     woke: list[float] = []
-    with Conversations(options, store=home / "wake.sqlite3") as chats:
-        turn(chats, "wake", "hello")
-        for i in range(restarts):
-            chats.hibernate("wake")
-            woke.append(turn(chats, "wake", f"after hibernating {i}"))
-    sock = home / "restart" / "host.sock"
     after: list[float] = []
+    sock = home / "restart" / "host.sock"
     host_proc, _ = start_host(sock)
     try:
-        hosted = Conversations(options, host=sock)
-        turn(hosted, "restart", "hello")
-        for i in range(restarts):
-            os.killpg(host_proc.pid, signal.SIGKILL)
-            host_proc.wait(60)
-            host_proc, _ = start_host(sock)  # (ready: it answers; not timed)
-            after.append(turn(hosted, "restart", f"after restart {i}"))
+        with Conversations(options, store=home / "wake.sqlite3") as chats:
+            hosted = Conversations(options, host=sock)
+            turn(chats, "wake", "hello")
+            turn(hosted, "restart", "hello")
+            for i in range(restarts):
+                chats.hibernate("wake")
+                woke.append(turn(chats, "wake", f"after hibernating {i}"))
+                os.killpg(host_proc.pid, signal.SIGKILL)
+                host_proc.wait(60)
+                host_proc, _ = start_host(sock)  # (ready: it answers; not timed)
+                after.append(turn(hosted, "restart", f"after restart {i}"))
     finally:
         os.killpg(host_proc.pid, signal.SIGTERM)
         host_proc.wait(60)
