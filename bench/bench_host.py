@@ -10,6 +10,12 @@ mock model, each ratio against a turn on a live in-process conversation in the s
   host started (``host.spawner()``), beside the same client's CLI started in-process; and with
   the host's page (``--relay``) watched by 0 and 10 ``/ws`` frontends: what watching costs the
   turn, and this process's CPU per turn (the watching is the host's);
+* any worker, the tail: ``--spread`` messages of one live conversation from 4 workers through the
+  host, p50 and p99 against as many live in-process turns;
+* a host restart: the host SIGKILLed and started again (its CLIs die with it), the first message
+  of a conversation it held, against a wake in-process (``hibernate()``, then a message), each
+  ``--restarts`` times (the new host takes its predecessor's leases over; before, each waited
+  out the 30 s lease);
 * with ``--webapp``: ``examples/webapp.py`` under gunicorn, 4 workers attached to a host against
   1 worker x 16 threads in-process, 16 users x 3 messages, requests per second.
 
@@ -72,6 +78,64 @@ def p50(values: list[float]) -> float:
     return statistics.median(values) * 1000
 
 
+def p99(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(0.99 * (len(ordered) - 1)))] * 1000
+
+
+def tail_of_four_workers(options: ClaudeAgentOptions, settings: dict[str, Any], home: Path, count: int) -> None:
+    """4 workers on one live conversation through the host, against live in-process turns, the
+    two taking turns in blocks so that drift of the machine falls on both."""
+    sock = home / "tail" / "host.sock"
+    host_proc, _ = start_host(sock)
+    workers = [Worker({**settings, "host": str(sock)}) for _ in range(4)]
+    live: list[float] = []
+    spread: list[float] = []
+    try:
+        with Conversations(options, store=home / "tail.sqlite3") as chats:
+            turn(chats, "tail-here", "hello")
+            workers[0].send("tail-hosted", "hello")
+            for block in range(0, count, 10):
+                live += [turn(chats, "tail-here", f"again {i}") for i in range(block, min(count, block + 10))]
+                spread += [workers[i % 4].send("tail-hosted", f"from worker {i % 4}, #{i}") for i in range(block, min(count, block + 10))]
+    finally:
+        for w in workers:
+            w.stop()
+        os.killpg(host_proc.pid, signal.SIGTERM)
+        host_proc.wait(60)
+    print(f"one live conversation from 4 workers through the host, {count} messages: p50 {p50(spread):.0f} ms "
+          f"({p50(spread) / p50(live):.2f}x a live in-process turn's {p50(live):.0f} ms), p99 {p99(spread):.0f} ms "
+          f"({p99(spread) / p99(live):.2f}x its p99 {p99(live):.0f} ms; {p99(spread) / p50(live):.2f}x its p50)")  # fmt: skip
+
+
+def restart_against_wake(options: ClaudeAgentOptions, home: Path, restarts: int) -> None:
+    """The first message after the host is SIGKILLed and started again, against a wake in-process
+    (the two taking turns, so that drift of the machine falls on both)."""
+    woke: list[float] = []
+    after: list[float] = []
+    sock = home / "restart" / "host.sock"
+    host_proc, _ = start_host(sock)
+    try:
+        with Conversations(options, store=home / "wake.sqlite3") as chats:
+            hosted = Conversations(options, host=sock)
+            turn(chats, "wake", "hello")
+            turn(hosted, "restart", "hello")
+            for i in range(restarts):
+                chats.hibernate("wake")
+                woke.append(turn(chats, "wake", f"after hibernating {i}"))
+                os.killpg(host_proc.pid, signal.SIGKILL)
+                host_proc.wait(60)
+                host_proc, _ = start_host(sock)  # (ready: it answers; not timed)
+                after.append(turn(hosted, "restart", f"after restart {i}"))
+    finally:
+        os.killpg(host_proc.pid, signal.SIGTERM)
+        host_proc.wait(60)
+    print(f"after a host restart (SIGKILL, started again), the first message: p50 {p50(after):.0f} ms, max {max(after) * 1000:.0f} ms "
+          f"({p50(after) / p50(woke):.2f}x a wake in-process, p50 {p50(woke):.0f} ms; max {max(after) / max(woke):.2f}x its "
+          f"{max(woke) * 1000:.0f} ms), "
+          f"{restarts} restarts; the lease is 30 s")  # fmt: skip
+
+
 def start_host(sock: Path, *flags: str) -> tuple[subprocess.Popen[str], str | None]:
     """A host process at ``sock``; with ``--relay``, its page's ``/ws`` address too."""
     import urllib.parse
@@ -132,8 +196,20 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=12)
     parser.add_argument("--webapp", action="store_true", help="also examples/webapp.py under gunicorn (needs flask, gunicorn)")
     parser.add_argument("--clients-only", action="store_true", help="only the ClaudeClient on the host")
+    parser.add_argument("--spread", type=int, default=100, help="messages of the 4-worker tail (p99)")
+    parser.add_argument("--restarts", type=int, default=6, help="host restarts against as many wakes")
+    parser.add_argument("--bounds-only", action="store_true", help="only the 4-worker tail and the restart")
     args = parser.parse_args()
     cli = install_cli(STDIO_CLI_VERSION)
+    with MockMessagesAPI(lambda r: text(f"echo: {r.last_user_text()}")) as api, tempfile.TemporaryDirectory() as d:
+        home = Path(d)
+        (home / "work").mkdir()
+        options = ClaudeAgentOptions(cli_path=str(cli), env=offline_env(api.url, home), cwd=str(home / "work"))
+        settings = {"cli": str(cli), "env": options.env, "cwd": str(home / "work"), "allowed_tools": []}
+        tail_of_four_workers(options, settings, home, args.spread)
+        restart_against_wake(options, home, args.restarts)
+    if args.bounds_only:
+        return
     if True:  # (first: the rest take minutes)
         reply = Reply([{"type": "text", "text": "word " * 200}], chunk=5)
         with MockMessagesAPI(lambda request: reply) as api, tempfile.TemporaryDirectory() as d:

@@ -13,8 +13,10 @@ slot is needed, *hibernates*: its CLI is stopped, its transcript stays where the
 disk, or in ``options.session_store``). The next message wakes it: a new CLI started with
 ``resume`` (a spare cannot be claimed for a resumed session: the claim would ignore ``resume``),
 so the model sees the whole history. Messages to one conversation are served one at a time, in
-the order they arrive; different conversations run in parallel, up to ``max_live`` at once (a
-send waits for a slot when every live CLI is busy).
+the order they arrive (each waits for the turn under way as for another holder's lease, at most
+``lease_wait`` seconds or its ``timeout``: :class:`ConversationBusyError`); different
+conversations run in parallel, up to ``max_live`` at once (a send waits for a slot when every
+live CLI is busy).
 
 Conversations outlive the process. Each key's session id, and a *lease* saying who holds a CLI
 for it, live in a store (:mod:`claude_sdkurl.stores.conversations`): by default a SQLite file in
@@ -55,6 +57,7 @@ any moment in a :class:`Conversations`, and none serves a conversation without i
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import os
@@ -188,7 +191,7 @@ class Conversations:
             from .host._wire import encode_options
 
             encode_options(options)  # an option the host cannot carry is refused now, not at the first send
-            errors: dict[str, type[Exception]] = {e.__name__: e for e in (ConversationBusyError, ConversationLeaseLost,
+            errors: dict[str, type[BaseException]] = {e.__name__: e for e in (ConversationBusyError, ConversationLeaseLost,
                                                                           ConversationStoreError)}  # fmt: skip
             self._host = HostLink(host, errors)
             self._closed = False
@@ -199,6 +202,7 @@ class Conversations:
         self.lease_wait = float(lease_wait)
         self._poll = min(0.25, self.lease_ttl / 4)
         self._owner = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(6)}"
+        self._replaces: tuple[str, ...] = ()  # owners known to be gone, whose leases are taken at once (see _hold_as)
         if isinstance(store, ConversationStore):
             self.store, self._owns_store = store, False
         else:
@@ -340,10 +344,35 @@ class Conversations:
     def __exit__(self, *exc: Any) -> None:
         self.close()
 
+    def _hold_as(self, owner: str, replaces: list[str]) -> None:
+        """(The session host's, before any send.) Hold leases as ``owner``, and take a lease held
+        by one of ``replaces`` (owners proved gone: :mod:`claude_sdkurl.host._holder`) at once.
+        A store whose ``acquire`` takes no ``replaces`` waits such leases out."""
+        import inspect
+
+        self._owner = owner
+        try:
+            takes = "replaces" in inspect.signature(self.store.acquire).parameters
+        except (TypeError, ValueError):
+            takes = False
+        self._replaces = tuple(replaces) if takes else ()
+
     # ------------------------------------------------------------------ a turn
 
+    @contextlib.contextmanager
+    def _one_turn(self, conversation: _Conversation, timeout: float | None) -> Iterator[None]:
+        """The conversation's turn lock, waited for as a lease is: at most ``lease_wait`` seconds,
+        or the send's ``timeout`` (:class:`ConversationBusyError`; nothing was sent)."""
+        wait = max(0.0, self.lease_wait if timeout is None else min(timeout, self.lease_wait))
+        if not conversation.turn.acquire(timeout=wait):
+            raise ConversationBusyError(f"conversation {conversation.key!r} was busy with another turn for {wait:g} s; nothing was sent")
+        try:
+            yield
+        finally:
+            conversation.turn.release()
+
     def _turn(self, conversation: _Conversation, prompt: str, timeout: float | None) -> Iterator[Message]:
-        with conversation.turn:
+        with self._one_turn(conversation, timeout):
             client = self._client(conversation, timeout)
             done = False
             try:
@@ -480,7 +509,8 @@ class Conversations:
         delay, waited = 0.02, False
         while True:
             sent = time.monotonic()
-            taken, session_id = self._call(self.store.acquire, conversation.namespace, conversation.key, self._owner, self.lease_ttl)
+            args = (conversation.namespace, conversation.key, self._owner, self.lease_ttl)
+            taken, session_id = self._call(self.store.acquire, *args, *((self._replaces,) if self._replaces else ()))
             if taken:
                 with self._cond:
                     conversation.leased, conversation.lost = True, False

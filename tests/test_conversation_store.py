@@ -153,3 +153,23 @@ def test_a_held_conversation_makes_a_send_wait_then_fail_typed_and_start_nothing
             assert chats.live() == 0
         assert other.renew(project_key_for_directory(tmp_path), "someone-else", ["alice"], 60) == ({"alice"}, {"alice"})
     assert os.path.exists(path)
+
+
+def test_a_live_lease_is_taken_over_only_from_an_owner_named_gone(spec: str) -> None:
+    """``replaces`` (a restarted host's predecessors): a live lease held by one of them is taken
+    at once, its wanted mark cleared and its session id kept; a live lease of any other owner,
+    one whose name only begins or ends like a listed one, or an owner listed with a different
+    case, is still respected (a mark is left); an empty list changes nothing."""
+    with open_store(spec) as store:
+        assert store.acquire("ns", "mine", "host:m:/s:1:aa/p", 600) == (True, None)
+        assert store.record("ns", "mine", "host:m:/s:1:aa/p", "s-old")
+        assert not store.acquire("ns", "mine", "worker", 600)[0]  # a mark, to be cleared by the takeover
+        for other in ("host:m:/s:1:bb/p", "host:m:/s:1:aa/p/x", "host:m:/s:1:a", "HOST:M:/S:1:AA/P", "worker"):
+            assert store.acquire("ns", "theirs", other, 600)[0]
+            assert store.acquire("ns", "theirs", "host:m:/s:2:cc/p", 600, ["host:m:/s:1:aa/p"]) == (False, None), other
+            store.release("ns", "theirs", other)
+        assert store.acquire("ns", "mine", "host:m:/s:2:cc/p", 600, []) == (False, "s-old")  # nothing named: respected
+        assert store.acquire("ns", "mine", "host:m:/s:2:cc/p", 600, ["x", "host:m:/s:1:aa/p"]) == (True, "s-old")
+        assert store.renew("ns", "host:m:/s:2:cc/p", ["mine"], 600) == ({"mine"}, set())  # the mark went with the old holder
+        assert store.renew("ns", "host:m:/s:1:aa/p", ["mine"], 600) == (set(), set())  # and the old holder lost it
+        assert store.record("ns", "mine", "host:m:/s:1:aa/p", "forged") is False

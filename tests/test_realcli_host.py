@@ -226,7 +226,8 @@ def test_a_worker_killed_with_a_permission_pending_denies_and_the_next_worker_go
 def test_the_host_killed_mid_turn_is_a_typed_error_and_a_new_host_goes_on(settings: dict[str, Any], sock: Path, hosts: list[Host],
                                                                           api: MockMessagesAPI, home: Path) -> None:  # fmt: skip
     api.responder = long_or_history(2000)
-    first = Host(sock, "--lease-ttl", "4")
+    # leases of 600 s, a send waits 20 s: only a host that takes its dead predecessor's lease over goes on
+    first = Host(sock, "--lease-ttl", "600", "--lease-wait", "20")
     hosts.append(first)
     chats = Conversations(options_of(settings, include_partial_messages=True), host=sock)
     assert [m for m in chats.send("k", "chat #1: hello") if isinstance(m, ResultMessage)][-1].result == "chat #1: hello"
@@ -244,8 +245,10 @@ def test_the_host_killed_mid_turn_is_a_typed_error_and_a_new_host_goes_on(settin
     while live_clis(home) and time.monotonic() < deadline:  # the host's CLI goes with it (its orphan watcher)
         time.sleep(0.2)
     assert live_clis(home) == []
-    hosts.append(Host(sock, "--lease-ttl", "4"))
+    hosts.append(Host(sock, "--lease-ttl", "600", "--lease-wait", "20"))
+    began = time.monotonic()
     result = [m for m in chats.send("k", "chat #3: again") if isinstance(m, ResultMessage)][-1]
+    print(f"the first message after the restart took {time.monotonic() - began:.2f} s (a wake; the lease is 600 s)")
     said = result.result.split(" | ")
     assert said[0] == "chat #1: hello" and said[-1] == "chat #3: again" and said.count("chat #1: hello") == 1, said
 
@@ -817,3 +820,135 @@ def test_a_batch_on_threads_runs_each_item_on_the_host(settings: dict[str, Any],
     assert seen_parents == {hosts[0].proc.pid}, seen_parents  # every CLI the host's
     served = [r.served_usage for r in api.message_requests() if r.served_usage]
     assert batch.total_tokens("output_tokens") == sum(u["output_tokens"] for u in served)
+
+
+# ---------------------------------------------------------------------- bounds through the host (issue 68)
+
+
+def test_a_worker_frozen_with_a_question_pending_bounds_neither_the_next_send_nor_the_turn(
+    settings: dict[str, Any], sock: Path, hosts: list[Host], api: MockMessagesAPI, home: Path
+) -> None:
+    """Worker A is SIGSTOPped with a ``can_use_tool`` question pending. B's ``send(timeout=5)`` on
+    the same conversation raises ``ConversationBusyError`` at 5 s, as in-process; after the
+    host's ``--answer-timeout`` the question is denied with a reason the model sees, nothing runs
+    that nobody decided, and B's next send goes on with the history on the same live CLI."""
+    from claude_sdkurl.conversations import ConversationBusyError
+
+    api.responder = bash_when("touch it", f"touch {home}/touched")
+    hosts.append(Host(sock, "--answer-timeout", "10"))
+    asking = Worker({**settings, "can_use_tool": "block", "allowed_tools": []})
+    try:
+        asking.ask("k", "chat #1: touch it")
+        assert asking.read()["asked"] == "Bash"
+        os.kill(asking.proc.pid, signal.SIGSTOP)
+        frozen = time.monotonic()
+        clis = live_clis(home)
+        chats = Conversations(options_of(settings, allowed_tools=[]), host=sock)
+        began = time.monotonic()
+        with pytest.raises(ConversationBusyError, match="nothing was sent"):
+            list(chats.send("k", "chat #2: from B", timeout=5))
+        took = time.monotonic() - began
+        print(f"B's send(timeout=5) raised after {took:.2f} s")
+        assert 4.9 <= took < 40
+        result = [m for m in chats.send("k", "chat #3: after", timeout=120) if isinstance(m, ResultMessage)][-1]
+        print(f"A's question was answered for it; B's next turn ended {time.monotonic() - frozen:.2f} s after A froze")
+        assert time.monotonic() - frozen >= 9  # (not before the answer timeout: the question held the turn)
+        requests = api.message_requests()
+        denied = [r for r in requests if r.tool_results()]
+        assert denied and "did not answer within 10 s" in json.dumps(denied[0].tool_results()), "the model is told why"
+        assert not (home / "touched").exists()
+        assert prompts(requests[-1]) == ["chat #1: touch it", "chat #3: after"]  # B's timed-out message was never sent
+        assert (result.result or "").endswith("chat #3: after") and live_clis(home) == clis  # the same CLI: no wake
+    finally:
+        os.kill(asking.proc.pid, signal.SIGCONT)
+        asking.kill()
+
+
+def test_a_host_frozen_mid_tool_call_is_a_typed_error_within_ten_seconds(settings: dict[str, Any], sock: Path, hosts: list[Host],
+                                                                         api: MockMessagesAPI, home: Path, tmp_path: Path) -> None:  # fmt: skip
+    """The host SIGSTOPped while its CLI runs a tool: the caller's turn raises ``HostGoneError``
+    once the host has been silent 10 s (the heartbeats stopped), instead of waiting for ever; the
+    CLI's fence stops the CLI and the tool meanwhile."""
+    log = tmp_path / "ran.log"
+    api.responder = slow_tool(log)
+    host = Host(sock)
+    hosts.append(host)
+    chats = Conversations(options_of(settings), host=sock)
+    turn = chats.send("k", "chat #1: work")
+    next(iter(turn))
+    deadline = time.monotonic() + 120
+    while not any(str(log) in _cmdline(p) for p in _pids()) and time.monotonic() < deadline:
+        time.sleep(0.05)  # the tool's shell is running
+    os.kill(host.proc.pid, signal.SIGSTOP)
+    frozen = time.monotonic()
+    try:
+        with pytest.raises(HostGoneError, match="sent nothing for 10 s"):
+            for _ in turn:
+                pass
+        took = time.monotonic() - frozen
+        print(f"the caller was told {took:.2f} s after the host froze")
+        assert 9.9 <= took < 40
+    finally:
+        os.kill(host.proc.pid, signal.SIGCONT)
+
+
+def test_a_host_restarted_while_another_machines_host_holds_a_conversation_takes_over_only_its_own(
+    settings: dict[str, Any], api: MockMessagesAPI, home: Path, hosts: list[Host], postgres_url: str
+) -> None:
+    """Two machines' hosts share PostgreSQL (leases of 600 s). Machine a's host is killed and
+    started again: its own conversation answers at once with its history (taken over), while a
+    conversation machine b's host holds mid-turn (its caller deciding a Bash call) is still b's (a
+    send through a raises ``ConversationBusyError``, nothing is sent); once b's turn has ended, a
+    message through a has b hand it over, with its whole history."""
+    import shutil
+    import tempfile
+    import threading
+
+    from claude_sdkurl import PermissionResultAllow
+    from claude_sdkurl.conversations import ConversationBusyError
+
+    api.responder = bash_when("touch it", f"touch {home}/touched")
+    asked, decide = threading.Event(), threading.Event()
+
+    def deciding(*_: Any) -> Any:
+        asked.set()
+        decide.wait(120)
+        return PermissionResultAllow()
+
+    tag = f"{os.getpid()}_{time.monotonic_ns()}"
+    shared = ("--store", f"{postgres_url}#conv_{tag}", "--session-store", f"{postgres_url}#sess_{tag}", "--lease-ttl", "600",
+              "--lease-wait", "3")  # fmt: skip
+    base = Path(tempfile.mkdtemp(prefix="claude-sdkurl-hosts-"))
+    try:
+        machine: dict[str, Conversations] = {}
+        for name in ("a", "b"):
+            (home / name).mkdir()
+            hosts.append(Host(base / name / "host.sock", *shared))
+            machine[name] = Conversations(options_of({**settings, "env": {**settings["env"], "HOME": str(home / name)}},
+                                                     allowed_tools=[], can_use_tool=deciding if name == "b" else None),
+                                          host=base / name / "host.sock")  # fmt: skip
+
+        def said(name: str, key: str, prompt: str) -> list[str]:
+            result = [m for m in machine[name].send(key, prompt) if isinstance(m, ResultMessage)][-1]
+            return (result.result or "").split(" | ")
+
+        assert said("a", "alice", "alice #1: on a") == ["alice #1: on a"]
+        bobs = machine["b"].send("bob", "bob #1: touch it")
+        finishing = threading.Thread(target=lambda: list(bobs))
+        finishing.start()
+        assert asked.wait(120)  # b holds bob, mid-turn
+        hosts[0].kill()
+        hosts.append(Host(base / "a" / "host.sock", *shared))
+        began = time.monotonic()
+        assert said("a", "alice", "alice #2: after the restart") == ["alice #1: on a", "alice #2: after the restart"]
+        print(f"a's first message after its restart took {time.monotonic() - began:.2f} s (leases of 600 s)")
+        served = len(api.message_requests())
+        with pytest.raises(ConversationBusyError):
+            list(machine["a"].send("bob", "bob #2: through a while b is busy"))
+        assert "bob #2" not in json.dumps([r.messages() for r in api.message_requests()[served:]])
+        decide.set()  # b's turn ends
+        finishing.join(120)
+        assert said("a", "bob", "bob #3: through a") == ["bob #1: touch it", "bob #3: through a"]  # b handed it over
+    finally:
+        decide.set()
+        shutil.rmtree(base, ignore_errors=True)

@@ -49,10 +49,14 @@ def spawner(path: str | os.PathLike[str] | None = None) -> HostSpawner:
 def serve(path: str | os.PathLike[str] | None = None, **conversations: Any) -> SessionHost:
     """Start a session host in this process, at ``path`` (default: :func:`default_socket_path`).
     ``conversations``: ``max_live``, ``idle_timeout``, ``lease_ttl``, ``lease_wait``, ``store``, as for
-    :class:`~claude_sdkurl.Conversations`, and ``session_store``: the transcripts of every
+    :class:`~claude_sdkurl.Conversations`; ``session_store``: the transcripts of every
     conversation whose caller names none (hosts on several machines sharing a ``store`` and a
-    ``session_store`` go on with a conversation on any of them). :class:`HostError` when another
-    host serves there or the directory is not private to this user."""
+    ``session_store`` go on with a conversation on any of them); ``answer_timeout`` (default
+    300): seconds a ``can_use_tool``, hook or in-process MCP question waits for the worker that
+    sent the turn, after which the host answers it (a deny the model sees the reason of; ``None``:
+    it waits). A host restarted at ``path`` takes its dead predecessor's leases over at once
+    (see :mod:`claude_sdkurl.host._holder`). :class:`HostError` when another host serves there
+    or the directory is not private to this user."""
     return SessionHost(path, **conversations)
 
 

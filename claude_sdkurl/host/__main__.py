@@ -20,6 +20,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--lease-ttl", type=float, default=30.0, help="seconds a conversation's lease lasts unrenewed (default: 30)")
     parser.add_argument("--lease-wait", type=float, default=300.0,
                         help="seconds a message waits for a conversation another holder keeps (default: 300)")
+    parser.add_argument("--answer-timeout", type=float, default=300.0, metavar="SECONDS",
+                        help="seconds a permission, hook or tool question waits for the worker that sent the turn; then it is "
+                             "denied, with a reason the model sees (default: 300)")
     parser.add_argument("--store", default=None, metavar="URL",
                         help="the conversations' keys and leases: postgresql://...[#table], redis://...[#prefix] or a SQLite "
                              "file (default: a SQLite file in each CLI config directory); hosts on several machines share one")
@@ -44,8 +47,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.exit(2, f"error: the store cannot be opened: {type(e).__name__}: {e}\n")
     try:
         serving = serve(args.socket, max_live=args.max_live, idle_timeout=args.idle_timeout, lease_ttl=args.lease_ttl,
-                        lease_wait=args.lease_wait, store=store, session_store=transcripts)
-    except HostError as e:
+                        lease_wait=args.lease_wait, store=store, session_store=transcripts, answer_timeout=args.answer_timeout)
+    except (HostError, ValueError) as e:
         parser.exit(2, f"error: {e}\n")
     watching = None
     if args.relay:

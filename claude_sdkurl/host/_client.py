@@ -12,27 +12,23 @@ from typing import Any
 
 from .._engine.parse import parse_message
 from .._engine.usercode import call_user
-from .._errors import CLIConnectionError
 from ..types import ClaudeAgentOptions, Message, PermissionResultDeny, PermissionUpdate, ToolPermissionContext
-from ._wire import CALLBACK_ERROR, HostError, HostGoneError, HostOptionError, HostUnreachableError, encode_options, encode_result, line, read_frame
+from ._wire import CALLBACK_ERROR, HostGoneError, HostUnreachableError, decode_error, encode_options, encode_result, line, read_frame
 
 CONNECT_TIMEOUT = 10.0
+SILENCE = 10.0  # a host that sends nothing for this long (it beats every second while it works) is frozen or cut off
 
 
-def _remote_error(frame: dict[str, Any], errors: dict[str, type[Exception]]) -> Exception:
-    """The host's error as the type the caller would have met in-process, where it is one of
-    ``errors`` or a few of the package's own; else a :class:`HostError` that says what it was."""
-    kind, text = str(frame.get("type")), str(frame.get("message"))
-    known: dict[str, type[Exception]] = {"CLIConnectionError": CLIConnectionError, "ValueError": ValueError, "TypeError": TypeError,
-                                         "HostOptionError": HostOptionError, **errors}  # fmt: skip
-    return known[kind](text) if kind in known else HostError(f"{kind}: {text} (in the session host)")
+def _silent() -> str:
+    return (f"the session host sent nothing for {SILENCE:g} s, not even its heartbeat: frozen (SIGSTOP, a paused "
+            "container) or cut off; what the turn did is in its transcript")
 
 
 class HostLink:
     """How one process reaches the session host at ``path``. ``errors``: the host's errors by
     type name to raise as those types here (``Conversations`` gives its own)."""
 
-    def __init__(self, path: str | os.PathLike[str], errors: dict[str, type[Exception]] | None = None) -> None:
+    def __init__(self, path: str | os.PathLike[str], errors: dict[str, type[BaseException]] | None = None) -> None:
         self.path = Path(path)
         self._errors = dict(errors or {})
 
@@ -45,7 +41,7 @@ class HostLink:
             conn.close()
             why = {errno.ENOENT: "no socket there", errno.ECONNREFUSED: "nobody listens", errno.EACCES: "not allowed"}.get(e.errno or 0, str(e))
             raise HostUnreachableError(f"no session host at {self.path} ({why}): nothing was sent") from None
-        conn.settimeout(None)
+        conn.settimeout(SILENCE)  # each read and write: a host that says nothing for this long is gone
         return conn
 
     def ping(self) -> int:
@@ -59,6 +55,10 @@ class HostLink:
             conn.sendall(line(frame))
             with conn.makefile("rb") as reader:
                 answer = read_frame(reader)
+                while answer is not None and answer.get("op") == "beat":
+                    answer = read_frame(reader)
+        except TimeoutError:
+            raise HostGoneError(_silent()) from None
         except OSError as e:
             raise HostGoneError(f"the session host went away: {e}") from None
         finally:
@@ -66,7 +66,7 @@ class HostLink:
         if answer is None:
             raise HostGoneError("the session host went away before answering")
         if answer.get("op") == "error":
-            raise _remote_error(answer, self._errors)
+            raise decode_error(answer, self._errors)
         return answer
 
     def turn(self, key: str, prompt: str, options: ClaudeAgentOptions, timeout: float | None) -> Iterator[Message]:
@@ -81,12 +81,16 @@ class HostLink:
         try:
             try:
                 conn.sendall(line(request))
+            except TimeoutError:
+                raise HostGoneError(_silent()) from None
             except OSError as e:
                 raise HostGoneError(f"the session host went away before taking the turn: {e}") from None
             with conn.makefile("rb") as reader:
                 while True:
                     try:
                         frame = read_frame(reader)
+                    except TimeoutError:  # (no beat either: not a long tool call, a host that cannot act)
+                        raise HostGoneError(_silent()) from None
                     except OSError as e:
                         raise HostGoneError(f"the session host went away during the turn: {e}") from None
                     if frame is None:
@@ -103,12 +107,14 @@ class HostLink:
                             answered = self._mcp(options, frame)
                         try:
                             conn.sendall(line({"op": "answer", "n": frame.get("n"), "result": answered}))
+                        except TimeoutError:
+                            raise HostGoneError(_silent()) from None
                         except OSError as e:
                             raise HostGoneError(f"the session host went away during the turn: {e}") from None
                     elif op == "end":
                         return
                     elif op == "error":
-                        raise _remote_error(frame, self._errors)
+                        raise decode_error(frame, self._errors)
         finally:
             conn.close()
 

@@ -19,14 +19,25 @@ disconnected, or not reading for ``WRITE_TIMEOUT``): what it was asked is denied
 the model sees, the turn is interrupted and read to its end, the CLI stays live, and the
 conversation's next message, from any caller, goes on with its whole history.
 
+Bounds, as in-process: a send waits for another caller's turn on its conversation at most its
+``timeout`` (or ``lease_wait``), then :class:`~claude_sdkurl.conversations.ConversationBusyError`;
+a question a caller does not answer within ``answer_timeout`` is answered for it (a deny that
+says why); while a request runs the caller is sent a beat every ``HEARTBEAT`` second, so that it
+can tell a busy turn from a frozen host (:data:`claude_sdkurl.host._client.SILENCE`). An error is
+sent as its type, arguments and attributes (:func:`~claude_sdkurl.host._wire.encode_error`). A
+host that starts takes over the leases of the host it replaces at once
+(:mod:`claude_sdkurl.host._holder`).
+
 Threads: ``claude-sdkurl-host`` accepts; a ``claude-sdkurl-host-turn`` thread per connection runs
-its turn and a ``claude-sdkurl-host-read`` thread reads its answers.
+its turn, a ``claude-sdkurl-host-read`` thread reads its answers and a ``claude-sdkurl-host-beat``
+thread sends its beats.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import fcntl
+import hashlib
 import os
 import select
 import socket
@@ -39,12 +50,21 @@ from typing import Any
 from .._engine.log import get_logger
 from ..types import HookMatcher, PermissionResultDeny, ToolPermissionContext
 from ._spawn import serve_spawn, stop_group
-from ._wire import CALLBACK_ERROR, HostError, decode_options, decode_result, line, read_frame
+from ._holder import succeed
+from ._wire import CALLBACK_ERROR, HostError, decode_options, decode_result, encode_error, line, read_frame
 
 logger = get_logger("claude_sdkurl.host")
 
 WRITE_TIMEOUT = 30.0  # a caller that takes nothing for this long is gone (its turn goes on without it)
+HEARTBEAT = 1.0  # seconds between the beats a caller is sent while its request runs (see _client.SILENCE)
+ANSWER_TIMEOUT = 300.0  # the default of serve(answer_timeout=) and --answer-timeout
 GONE = "the program that sent this turn went away before deciding; nothing it did not decide may run"
+
+
+def late(seconds: float) -> str:
+    """What the model is told of a question its caller did not answer within ``seconds``."""
+    return (f"the program that sent this turn did not answer within {seconds:g} s (the session host's answer timeout); "
+            "nothing it did not decide may run")  # fmt: skip
 
 
 def default_socket_path() -> Path:
@@ -109,7 +129,7 @@ class _AskedServer:
         if answered:
             return reply if isinstance(reply, dict) else None
         if "id" in message:
-            return {"jsonrpc": "2.0", "id": message.get("id"), "error": {"code": -32000, "message": GONE}}
+            return {"jsonrpc": "2.0", "id": message.get("id"), "error": {"code": -32000, "message": str(reply)}}
         return None
 
 
@@ -195,9 +215,22 @@ class _Caller:
             pass
         self.lost()
 
-    def question(self, frame: dict[str, Any]) -> tuple[bool, Any]:
-        """Ask the caller ``frame`` (numbered here) and wait: ``(True, its answer)``, or
-        ``(False, None)`` when the caller is gone before answering."""
+    def beating(self) -> threading.Event:
+        """Send the caller a beat every ``HEARTBEAT`` seconds (so it tells a busy request from a
+        frozen host) until the event returned is set."""
+        done = threading.Event()
+
+        def beat() -> None:
+            while not done.wait(HEARTBEAT) and self.send({"op": "beat"}):
+                pass
+
+        threading.Thread(target=beat, name="claude-sdkurl-host-beat", daemon=True).start()
+        return done
+
+    def question(self, frame: dict[str, Any], timeout: float | None = None) -> tuple[bool, Any]:
+        """Ask the caller ``frame`` (numbered here) and wait, at most ``timeout`` seconds:
+        ``(True, its answer)``, or ``(False, why)`` when the caller is gone before answering or
+        did not answer in time (its answer, should it come later, is dropped)."""
         with self._lock:
             self._n += 1
             n = self._n
@@ -206,9 +239,11 @@ class _Caller:
             self._asked[n] = (event, answer)
         try:
             if not self.send({**frame, "n": n}):
-                return False, None
-            event.wait()
-            return (True, answer[0]) if answer else (False, None)
+                return False, GONE
+            if not event.wait(timeout):
+                logger.warning("a caller did not answer a %s question within %g s: the host answers for it", frame.get("op"), timeout)
+                return False, late(timeout or 0.0)
+            return (True, answer[0]) if answer else (False, GONE)
         finally:
             with self._lock:
                 self._asked.pop(n, None)
@@ -218,7 +253,12 @@ class SessionHost:
     """A serving host (see :func:`claude_sdkurl.host.serve`)."""
 
     def __init__(self, path: str | os.PathLike[str] | None = None, *, max_live: int = 8, idle_timeout: float | None = 300.0,
-                 lease_ttl: float = 30.0, lease_wait: float = 300.0, store: Any = None, session_store: Any = None) -> None:  # fmt: skip
+                 lease_ttl: float = 30.0, lease_wait: float = 300.0, store: Any = None, session_store: Any = None,
+                 answer_timeout: float | None = ANSWER_TIMEOUT) -> None:  # fmt: skip
+        if answer_timeout is not None and (isinstance(answer_timeout, bool) or not isinstance(answer_timeout, (int, float))
+                                           or not answer_timeout > 0):  # fmt: skip
+            raise ValueError("answer_timeout must be a positive number of seconds (or None: a question waits for its caller)")
+        self.answer_timeout = None if answer_timeout is None else float(answer_timeout)
         self.path = Path(path) if path is not None else default_socket_path()
         self._session_store = session_store  # the transcripts of every conversation (unless a caller names its own)
         private_dir(self.path.parent)
@@ -231,6 +271,10 @@ class SessionHost:
             os.close(self._lock_file)
             raise HostError(f"a session host already serves at {self.path}") from None
         try:
+            from ..conversations import FENCE_SHARE
+
+            # this host holds the lock: the one recorded beside it is gone; its leases are taken at once
+            self._owner, self._heirs = succeed(self.path, lease_ttl * FENCE_SHARE)
             self.path.unlink(missing_ok=True)  # left by a host that was killed: the lock was free
             self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             old = os.umask(0o077)
@@ -290,8 +334,8 @@ class SessionHost:
                 return
             try:
                 self._request(request, caller)
-            except Exception as e:  # noqa: BLE001 - the caller is told; the host goes on
-                caller.send({"op": "error", "type": type(e).__name__, "message": str(e)})
+            except Exception as e:  # noqa: BLE001 - the caller is told (as the same type, see _wire.encode_error); the host goes on
+                caller.send(encode_error(e))
         finally:
             caller.lost()
             try:
@@ -311,6 +355,13 @@ class SessionHost:
                 raise HostError("the session host is closing")
             serve_spawn(request, caller, self._spawned)
             return
+        beats = caller.beating()  # (a request below may wait: for a turn, a lease, a CLI to stop)
+        try:
+            self._conversation_request(op, request, caller)
+        finally:
+            beats.set()
+
+    def _conversation_request(self, op: Any, request: dict[str, Any], caller: _Caller) -> None:
         pool_id, pool, options, hooks = self._pool(request.get("options"), request.get("forward") or [])
         key = request.get("key")
         if op == "session_id":
@@ -343,7 +394,17 @@ class SessionHost:
             options = dataclasses.replace(options, mcp_servers=servers)
         with self._state:
             turn_lock = self._turns.setdefault(where, threading.Lock())
-        with turn_lock:
+        # As in-process: another worker's turn is waited for as another holder's lease is, at most
+        # the send's timeout (or --lease-wait), whatever that turn is doing (its caller frozen, its
+        # callback blocking)
+        lease_wait = self._conversation_kw["lease_wait"]
+        wait = max(0.0, lease_wait if timeout is None else min(timeout, lease_wait))
+        if not turn_lock.acquire(timeout=wait):
+            from ..conversations import ConversationBusyError
+
+            raise ConversationBusyError(f"conversation {str(key)!r} was busy with another worker's turn for {wait:g} s; "
+                                        "nothing was sent")  # fmt: skip
+        try:
             with self._state:
                 self._callers[where] = caller
             try:
@@ -351,6 +412,8 @@ class SessionHost:
             finally:
                 with self._state:
                     del self._callers[where]
+        finally:
+            turn_lock.release()
 
     def _run_turn(self, pool: Any, key: Any, prompt: Any, options: Any, timeout: float | None, request: dict[str, Any],
                   caller: _Caller) -> None:  # fmt: skip
@@ -395,14 +458,17 @@ class SessionHost:
             pool = self._pools.get(pool_id)
             if pool is None:
                 pool = self._pools[pool_id] = Conversations(options, **self._conversation_kw)
+                tag = hashlib.sha256(pool_id.encode()).hexdigest()[:12]  # one owner a pool, the same pool's in each host here
+                pool._hold_as(f"{self._owner}/{tag}", [f"{heir}/{tag}" for heir in self._heirs])
         return pool_id, pool, options, hooks
 
     def _ask(self, where: tuple[str, str], frame: dict[str, Any]) -> tuple[bool, Any]:
         """Ask the caller of the turn under way in conversation ``where``: ``(True, its
-        answer)``, or ``(False, None)`` when there is none or it went away before answering."""
+        answer)``, or ``(False, why)`` when there is none, it went away before answering, or it
+        did not answer within ``answer_timeout``."""
         with self._state:
             caller = self._callers.get(where)
-        return (False, None) if caller is None else caller.question(frame)
+        return (False, GONE) if caller is None else caller.question(frame, self.answer_timeout)
 
     def _router(self, where: tuple[str, str]) -> Any:
         """The ``can_use_tool`` of a conversation: asks the caller of its turn under way."""
@@ -413,7 +479,7 @@ class SessionHost:
                             "display_name": context.display_name, "description": context.description,
                             "suggestions": [s.to_dict() for s in context.suggestions]}  # fmt: skip
             answered, answer = self._ask(where, {"op": "ask", "tool_name": tool_name, "input": tool_input, "context": context_json})
-            return decode_result(answer) if answered else PermissionResultDeny(message=GONE)
+            return decode_result(answer) if answered else PermissionResultDeny(message=str(answer))
 
         return can_use_tool
 
@@ -432,7 +498,7 @@ class SessionHost:
                     return output
                 if event == "PreToolUse":
                     return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
-                                                   "permissionDecisionReason": GONE}}  # fmt: skip
+                                                   "permissionDecisionReason": GONE if answered else str(output)}}  # fmt: skip
                 return {}
 
             return hook

@@ -50,7 +50,7 @@ from .._engine.log import get_logger
 from .._engine.transport.spawn import SpawnOptions
 from .._errors import CLINotFoundError
 from ._client import HostLink
-from ._wire import MAX_LINE, HostError, HostGoneError, line, read_frame
+from ._wire import MAX_LINE, HostError, HostGoneError, decode_error, line, read_frame
 
 logger = get_logger("claude_sdkurl.host")
 
@@ -89,6 +89,7 @@ class HostSpawner:
     def __call__(self, options: SpawnOptions) -> HostedProcess:
         link = HostLink(self.path, {"CLINotFoundError": CLINotFoundError})
         conn = link._connect()
+        conn.settimeout(None)  # (this connection's reads wait in select, each with its own bound)
         ours: list[int] = []
         theirs: list[int] = []
         try:
@@ -170,9 +171,7 @@ class HostedProcess:
         if not frame:
             raise HostGoneError("the session host went away before starting the CLI")
         if frame.get("op") == "error":
-            from ._client import _remote_error
-
-            raise _remote_error(frame, link._errors)
+            raise decode_error(frame, link._errors)
         if frame.get("op") != op:
             raise HostError(f"the session host answered {frame.get('op')!r} where {op!r} was due")
         if op == "spawned":

@@ -7,7 +7,14 @@ A turn, from the caller's side::
     <- {"op": "message", "raw": {...}}           the CLI's message as it wrote it (parsed again here)
     <- {"op": "ask", "n": 1, "tool_name": ..., "input": {...}, "context": {...}}
     -> {"op": "answer", "n": 1, "result": {"behavior": "allow", ...}}
-    <- {"op": "end"} | {"op": "error", "type": ..., "message": ...}
+    <- {"op": "beat"}                            every second while the request runs (see _client.SILENCE)
+    <- {"op": "end"} | {"op": "error", "type": ..., "message": ..., "args": [...], "attrs": {...}}
+
+An error is raised in the caller as the type it was in the host, where that type is one a turn
+can raise in-process (the package's errors, ``ValueError``, ``TypeError``, ``RuntimeError``,
+``TimeoutError`` and the types the caller names), with the same arguments and attributes
+(``exit_code``, ``stderr``, a result error's ``data``, ...); any other type is a
+:class:`HostError` that names it.
 
 Options travel as their fields that differ from the defaults, each as JSON; a field that cannot
 (a callback, a store object, an in-process MCP server) is refused by name before anything is
@@ -29,6 +36,7 @@ import os
 from pathlib import PurePath
 from typing import Any
 
+from .. import _errors
 from .._errors import ClaudeSDKError, CLIConnectionError
 from ..types import ClaudeAgentOptions, PermissionResultAllow, PermissionResultDeny, PermissionUpdate
 
@@ -54,6 +62,62 @@ class HostGoneError(HostError, CLIConnectionError):
 
 class HostOptionError(HostError, TypeError):
     """An option the host cannot carry to its CLIs (a callback, an object); nothing was sent."""
+
+
+def _jsonable(value: Any) -> Any:
+    """``value`` as JSON (an exception as its encoded error), or ``_SKIP`` where it is not."""
+    if isinstance(value, BaseException):
+        return {"__error__": encode_error(value)}
+    try:
+        return json.loads(json.dumps(value))
+    except (TypeError, ValueError):
+        return _SKIP
+
+
+_SKIP = object()
+
+
+def encode_error(error: BaseException) -> dict[str, Any]:
+    """An error frame for ``error``: its type's name, its text, its arguments and its public
+    attributes that travel as JSON (see the module doc)."""
+    args = [_jsonable(a) for a in error.args]
+    attrs = {k: _jsonable(v) for k, v in vars(error).items() if k.isidentifier() and not k.startswith("_")}
+    return {"op": "error", "type": type(error).__name__, "message": str(error),
+            "args": args if _SKIP not in args else [str(error)], "attrs": {k: v for k, v in attrs.items() if v is not _SKIP}}  # fmt: skip
+
+
+def error_types() -> dict[str, type[BaseException]]:
+    """The types an error frame is raised as, by name: the package's own and those of Python's
+    that a turn raises in-process."""
+    ours = {name: kind for name, kind in vars(_errors).items() if isinstance(kind, type) and issubclass(kind, ClaudeSDKError)}
+    builtin = {kind.__name__: kind for kind in (ValueError, TypeError, RuntimeError, TimeoutError)}
+    host = {kind.__name__: kind for kind in (HostError, HostGoneError, HostOptionError, HostUnreachableError)}
+    return {**builtin, **ours, **host}
+
+
+def decode_error(frame: dict[str, Any], errors: dict[str, type[BaseException]] | None = None) -> BaseException:
+    """The error an error frame says, as its own type where it is one of :func:`error_types`
+    or ``errors``; else a :class:`HostError` that names it. The type's constructor is not run:
+    the arguments and attributes are the host's."""
+    kind, text = str(frame.get("type")), str(frame.get("message"))
+    known = {**error_types(), **(errors or {})}
+    if kind not in known:
+        return HostError(f"{kind}: {text} (in the session host)")
+    cls = known[kind]
+    error = cls.__new__(cls)
+    args = frame.get("args")
+    error.args = tuple(_decoded(a) for a in args) if isinstance(args, list) else (text,)
+    attrs = frame.get("attrs")
+    for name, value in (attrs.items() if isinstance(attrs, dict) else ()):
+        if isinstance(name, str) and name.isidentifier() and not name.startswith("_"):
+            setattr(error, name, _decoded(value))
+    return error
+
+
+def _decoded(value: Any) -> Any:
+    if isinstance(value, dict) and set(value) == {"__error__"} and isinstance(value["__error__"], dict):
+        return decode_error(value["__error__"])
+    return value
 
 
 def encode_options(options: ClaudeAgentOptions) -> tuple[dict[str, Any], list[str]]:

@@ -27,6 +27,7 @@ import os
 import sqlite3
 import threading
 import time
+from collections.abc import Collection
 from typing import Any
 
 from typing_extensions import Self
@@ -39,9 +40,12 @@ class ConversationStore:
     method is atomic on the store's side; ``ttl`` is in seconds; ``owner`` is an opaque string
     unique to one :class:`Conversations` object."""
 
-    def acquire(self, namespace: str, key: str, owner: str, ttl: float) -> tuple[bool, str | None]:
-        """Take the lease of ``key`` for ``owner`` if it is free, expired or ``owner``'s already
-        (clearing any wanted mark); else leave a wanted mark. Returns (taken, its session id)."""
+    def acquire(self, namespace: str, key: str, owner: str, ttl: float, replaces: Collection[str] = ()) -> tuple[bool, str | None]:
+        """Take the lease of ``key`` for ``owner`` if it is free, expired, ``owner``'s already,
+        or held by one of ``replaces`` (owners known to be gone: a restarted session host's
+        predecessors, see :mod:`claude_sdkurl.host._holder`), clearing any wanted mark; else
+        leave a wanted mark. Returns (taken, its session id). A store of your own that takes no
+        ``replaces`` still works: a restarted host then waits its predecessor's leases out."""
         raise NotImplementedError
 
     def renew(self, namespace: str, owner: str, keys: list[str], ttl: float) -> tuple[set[str], set[str]]:
@@ -129,7 +133,7 @@ class SQLiteConversationStore(ConversationStore):
                 raise
             return result
 
-    def acquire(self, namespace: str, key: str, owner: str, ttl: float) -> tuple[bool, str | None]:
+    def acquire(self, namespace: str, key: str, owner: str, ttl: float, replaces: Collection[str] = ()) -> tuple[bool, str | None]:
         def work(cur: sqlite3.Cursor, now: float) -> tuple[bool, str | None]:
             row = cur.execute("SELECT session_id, owner, expires FROM conversations WHERE namespace = ? AND key = ?",
                               (namespace, key)).fetchone()  # fmt: skip
@@ -137,7 +141,7 @@ class SQLiteConversationStore(ConversationStore):
                 cur.execute("INSERT INTO conversations VALUES (?, ?, NULL, ?, ?, NULL)", (namespace, key, owner, now + ttl))
                 return True, None
             session_id, holder, expires = row
-            if holder is None or holder == owner or expires is None or expires <= now:
+            if holder is None or holder == owner or expires is None or expires <= now or holder in replaces:
                 cur.execute("UPDATE conversations SET owner = ?, expires = ?, wanted = NULL WHERE namespace = ? AND key = ?",
                             (owner, now + ttl, namespace, key))  # fmt: skip
                 return True, session_id

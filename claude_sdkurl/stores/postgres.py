@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 import threading
+from collections.abc import Collection
 from typing import Any
 
 from ..sessions import fold_session_summary
@@ -263,23 +264,24 @@ class PostgresConversationStore(ConversationStore):
             with self._lock:
                 self._conn.close()
 
-    def _run(self, sql: str, args: tuple[Any, ...]) -> Any:
+    def _run(self, sql: str, args: tuple[Any, ...] | dict[str, Any]) -> Any:
         with self._lock:
             if (self._conn.closed or self._conn.broken) and self._conninfo is not None:
                 self._conn = psycopg.connect(self._conninfo, autocommit=True)
             return self._conn.execute(sql, args)
 
-    def acquire(self, namespace: str, key: str, owner: str, ttl: float) -> tuple[bool, str | None]:
+    def acquire(self, namespace: str, key: str, owner: str, ttl: float, replaces: Collection[str] = ()) -> tuple[bool, str | None]:
         t = self.table
-        free = f"({t}.owner IS NULL OR {t}.owner = EXCLUDED.owner OR {t}.expires <= clock_timestamp())"
+        free = f"({t}.owner IS NULL OR {t}.owner = EXCLUDED.owner OR {t}.expires <= clock_timestamp() OR {t}.owner = ANY(%(gone)s::text[]))"
         row = self._run(
-            f"INSERT INTO {t} (namespace, key, owner, expires) VALUES (%s, %s, %s, clock_timestamp() + make_interval(secs => %s)) "
+            f"INSERT INTO {t} (namespace, key, owner, expires) "
+            f"VALUES (%(ns)s, %(key)s, %(owner)s, clock_timestamp() + make_interval(secs => %(ttl)s)) "
             f"ON CONFLICT (namespace, key) DO UPDATE SET "
             f"owner = CASE WHEN {free} THEN EXCLUDED.owner ELSE {t}.owner END, "
             f"expires = CASE WHEN {free} THEN EXCLUDED.expires ELSE {t}.expires END, "
             f"wanted = CASE WHEN {free} THEN NULL ELSE COALESCE({t}.wanted, clock_timestamp()) END "
-            f"RETURNING owner = %s, session_id",
-            (namespace, key, owner, ttl, owner),
+            f"RETURNING owner = %(owner)s, session_id",
+            {"ns": namespace, "key": key, "owner": owner, "ttl": ttl, "gone": [str(r) for r in replaces]},
         ).fetchone()
         return bool(row[0]), row[1]
 

@@ -20,6 +20,7 @@ may share the server.
 from __future__ import annotations
 
 import json
+from collections.abc import Collection
 from typing import Any
 
 from ..sessions import fold_session_summary
@@ -165,10 +166,15 @@ class RedisSessionStore(ConnectedStore):
 
 
 # KEYS: the lease (its value the holder, expiring), the wanted mark, the conversation's hash.
+# ARGV: the owner, the lease's milliseconds, then the owners it replaces (known to be gone).
 _ACQUIRE = """
 local holder = redis.call('GET', KEYS[1])
 local sid = redis.call('HGET', KEYS[3], 'session_id')
-if not holder or holder == ARGV[1] then
+local gone = false
+for i = 3, #ARGV do
+  if holder == ARGV[i] then gone = true end
+end
+if not holder or holder == ARGV[1] or gone then
   redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
   redis.call('DEL', KEYS[2])
   return {1, sid}
@@ -230,8 +236,8 @@ class RedisConversationStore(ConversationStore):
         name = json.dumps([namespace, key], separators=(",", ":"))
         return f"{self.prefix}:lease:{name}", f"{self.prefix}:wanted:{name}", f"{self.prefix}:c:{name}"
 
-    def acquire(self, namespace: str, key: str, owner: str, ttl: float) -> tuple[bool, str | None]:
-        answer = self._acquire(keys=list(self._keys(namespace, key)), args=[owner, max(1, int(ttl * 1000))])
+    def acquire(self, namespace: str, key: str, owner: str, ttl: float, replaces: Collection[str] = ()) -> tuple[bool, str | None]:
+        answer = self._acquire(keys=list(self._keys(namespace, key)), args=[owner, max(1, int(ttl * 1000)), *map(str, replaces)])
         session_id = _text(answer[1]) if len(answer) > 1 and answer[1] else None  # (a nil ends a Lua table)
         return bool(answer[0]), session_id
 

@@ -169,6 +169,24 @@ for how in ((os.kill, signal.SIGSTOP), (os.killpg, signal.SIGKILL), (os.kill, si
 _FENCE = 'exec 3<&0; "$0" -c "$1" "$2" "$3" "$4" <&3 >/dev/null 2>&1 &'
 
 
+def fences_of(holder_pid: int) -> list[int]:
+    """The lease fences still running that process ``holder_pid`` started, found in ``/proc`` by
+    their command line (``python -c <the fence's code> <holder pid> <CLI pid> <seconds>``, or the
+    shell that is about to become it)."""
+    found = []
+    code, holder = _FENCE_CODE.encode(), str(holder_pid).encode()
+    for entry in os.listdir("/proc") if os.path.isdir("/proc") else ():
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/cmdline", "rb") as f:
+                    args = f.read().split(b"\0")
+            except OSError:  # gone meanwhile
+                continue
+            if code in args and args[args.index(code) + 1 :][:1] == [holder]:
+                found.append(int(entry))
+    return found
+
+
 class Fence:
     """The holder's end of a lease fence (see :func:`fence_cli`)."""
 
