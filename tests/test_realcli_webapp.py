@@ -407,3 +407,53 @@ def test_a_django_app_with_four_workers_loses_no_conversation_to_a_restart(cli_p
     assert last == {u: [f"{u} question 0", f"{u} question 1"] for u in users}
     assert len(api.message_requests()) == 40
     assert len({done["worker"] for _, _, done in before + after if done}) >= 2
+
+
+def test_the_offline_example_with_a_host_keeps_every_conversation_answering_through_a_deploy(cli_paths: dict[str, Path],
+                                                                                              api: MockMessagesAPI, home: Path) -> None:  # fmt: skip
+    """Issue 68, item 2: ``examples/webapp.py`` as the deployment page walks it through, in its
+    default offline mode (each worker its own demo mock model) with ``SESSION_HOST``, 2 workers,
+    3 users; then a deploy (every worker new, each with a mock of its own), and two more messages
+    each. Each host CLI pointed at the mock of the worker that sent its conversation's first
+    message, gone with that worker: after the deploy every conversation hung 150-208 s and
+    answered "API Error: Connection refused". Now a newer worker's options reach the next turn
+    (a restart with the history): every answer the demo model's, each conversation in its one
+    session."""
+    import shutil
+    import tempfile
+
+    from claude_sdkurl.testing.cli import CACHE_ENV, cache_dir
+
+    base = Path(tempfile.mkdtemp(prefix="claude-sdkurl-webdeploy-"))
+    sock = base / "host" / "host.sock"
+    host = subprocess.Popen([sys.executable, "-m", "claude_sdkurl.host", "--socket", str(sock)], stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, start_new_session=True)  # fmt: skip
+    demo = {"SESSION_HOST": str(sock), "CLAUDE_SDKURL_LIVE": "0", CACHE_ENV: str(cache_dir())}  # the example's own default
+    users = [f"user-{i}" for i in range(3)]
+    server: Server | None = None
+    try:
+        assert host.stdout is not None and "session host at" in host.stdout.readline()
+        server = Server(cli_paths["stdio"], api, home, workers=2, threads=4, spares=0, extra_env=demo)
+        first, _ = browse_all(server, users, range(1))
+        server.stop()
+        server = Server(cli_paths["stdio"], api, home, workers=2, threads=4, spares=0, extra_env=demo)  # the deploy
+        later, _ = browse_all(server, users, range(1, 3))
+    finally:
+        if server is not None:
+            server.stop()
+        os.killpg(host.pid, signal.SIGTERM)
+        try:
+            host.wait(30)
+        except subprocess.TimeoutExpired:
+            os.killpg(host.pid, signal.SIGKILL)
+            host.wait(30)
+        if host.stdout is not None:
+            host.stdout.close()
+        shutil.rmtree(base, ignore_errors=True)
+    results = {**first, **later}
+    assert len(results) == 9
+    for (user, n), (said, _, done) in sorted(results.items()):
+        assert done is not None and done["error"] is False and said == "pong", (user, n, said, done)
+    for user in users:
+        assert len({results[(user, n)][2]["session"] for n in range(3)}) == 1  # type: ignore[index]
+    assert api.message_requests() == []  # (the demo's own mocks answered, not this test's)
