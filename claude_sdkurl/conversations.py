@@ -18,6 +18,16 @@ the order they arrive (each waits for the turn under way as for another holder's
 conversations run in parallel, up to ``max_live`` at once (a send waits for a slot when every
 live CLI is busy).
 
+Each turn runs with the options of its :meth:`Conversations.send` (else the object's): a model,
+permission mode or thinking budget that differs from what the CLI runs is sent to it as a
+control request before the turn; another field that differs (``env``, tools, the system prompt,
+``cwd``, MCP servers, ...) restarts the CLI with ``resume`` first, once, said in the log
+(:mod:`claude_sdkurl._engine.relaunch` tells them apart). The CLI's callbacks ask the turn's
+own. In the session host, where turns of several workers meet, a turn's launch-time options
+win only when its sender is the one whose options the CLI runs, or was made later (:func:`wins`).
+A turn someone else asked for through a relay (a message typed on its page) is answered by the
+CLI first; a send passes its messages over (``outside=True``: yields them first, marked).
+
 Conversations outlive the process. Each key's session id, and a *lease* saying who holds a CLI
 for it, live in a store (:mod:`claude_sdkurl.stores.conversations`): by default a SQLite file in
 the CLI's config directory (``<config>/claude_sdkurl/conversations.sqlite3``), which every
@@ -73,6 +83,7 @@ from typing import Any, TypeVar
 from ._errors import ClaudeSDKError, CLIConnectionError
 from ._engine.launch import unattended
 from ._engine.log import get_logger
+from ._engine.relaunch import LIVE_FIELDS, asking, changed, live_values
 from .client import ClaudeClient
 from ._engine.paths import cli_config_dir, project_key_for_directory
 from ._engine.transport.process import fence_cli
@@ -88,6 +99,19 @@ T = TypeVar("T")
 # holder's own rule (half a lease), which it backs up when the holder cannot act (frozen), and
 # with four tenths of the lease left for the kill before anyone may take the lease over.
 FENCE_SHARE = 0.6
+
+Sender = tuple[float, str]
+"""Who sends a turn: a :class:`Conversations` (when it was made, by the wall clock; a unique name)."""
+
+
+def wins(sender: Sender, started_by: Sender) -> bool:
+    """Whether a turn's launch-time options replace those its conversation's CLI was started
+    with from ``started_by``: the same sender (a program's own later choice), or one made later
+    (a newer deploy; a rollback is a newer deploy too). A turn of an older sender runs on the CLI
+    as it is, with its own live fields: in a rolling deploy a CLI restarts at most once per
+    newer sender, never back and forth; two made at the same moment do not replace each other."""
+    return sender[1] == started_by[1] or sender[0] > started_by[0]
+
 
 MAX_KEY = 4096
 """The longest key (characters): a key is stored as it is, never used as a file name."""
@@ -127,6 +151,12 @@ class _Conversation:
     confirmed: float = 0.0  # (monotonic) when the last call that the store answered "ours" was sent
     lost: bool = False  # the lease went to another holder: the CLI here was stopped
     fence: Any = None  # the CLI's lease fence (another process that kills it when renewals stop)
+    # whose options ``options`` are (wins() decides which sender's a CLI starts with)
+    sender: Sender = (0.0, "")
+    turn_options: ClaudeAgentOptions | None = None  # the turn's under way (or the last): its callbacks are asked
+    live: dict[str, Any] = dataclasses.field(default_factory=dict)  # the live fields in force in its CLI
+    stale: bool = False  # its CLI runs launch-time options a winning sender changed: it restarts before the turn
+    older: set[str] = dataclasses.field(default_factory=set)  # older senders already said (in the log) to run on it
 
 
 class _Renewal:
@@ -153,15 +183,18 @@ class _Renewal:
 class Conversations:
     """Conversations by key over at most ``max_live`` CLIs (see the module doc).
 
-    ``options`` are every conversation's (a conversation's folder, model and the rest are fixed
-    by the options of its first :meth:`send` in this process). ``store``: where keys, session
+    ``options`` are every conversation's, unless a :meth:`send` names its own: each turn runs
+    with its sender's options (see :meth:`send`; a conversation's folder for its key, though, is
+    that of its first send in this process). ``store``: where keys, session
     ids and leases live (see the module doc): a :class:`~claude_sdkurl.stores.conversations.ConversationStore`
     (yours to close), a SQLite file's path, or ``None`` for the default file. ``lease_ttl``:
     seconds a lease lasts unrenewed (how long a killed process keeps its conversations);
     ``lease_wait``: how long a send waits for a conversation another holder keeps. ``stats``
     counts ``started`` (a new conversation's first CLI), ``woken`` (a CLI resumed: after
     hibernation, a restart, or in another process), ``hibernated``, ``yielded`` (hibernated for
-    another holder), ``waited`` (sends that waited for one) and ``lost`` (leases taken away).
+    another holder), ``waited`` (sends that waited for one), ``lost`` (leases taken away),
+    ``restarted`` (a live CLI restarted for a turn's options) and ``outside`` (turns someone
+    else asked for, through a relay, that a send passed over).
     """
 
     def __init__(self, options: ClaudeAgentOptions | None = None, *, max_live: int = 8, idle_timeout: float | None = 300.0,
@@ -183,6 +216,9 @@ class Conversations:
         self.options = options
         self.stats: Counter[str] = Counter()
         self._host: Any = None
+        name = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(6)}"
+        # who sends this object's turns: when it was made (a newer deploy's win) and its name
+        self._sender: Sender = (time.time(), name)
         if host is not None:  # the CLIs live in the session host; this object sends it the turns
             if store is not None or max_live != 8 or idle_timeout != 300.0 or lease_ttl != 30.0:
                 raise ValueError("with host=, the host's own settings (python -m claude_sdkurl.host --help) decide "
@@ -201,7 +237,7 @@ class Conversations:
         self.lease_ttl = float(lease_ttl)
         self.lease_wait = float(lease_wait)
         self._poll = min(0.25, self.lease_ttl / 4)
-        self._owner = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(6)}"
+        self._owner = name
         self._replaces: tuple[str, ...] = ()  # owners known to be gone, whose leases are taken at once (see _hold_as)
         if isinstance(store, ConversationStore):
             self.store, self._owns_store = store, False
@@ -222,30 +258,52 @@ class Conversations:
     # ------------------------------------------------------------------ the public face
 
     def send(self, key: str, prompt: str, options: ClaudeAgentOptions | None = None, *,
-             timeout: float | None = None) -> Iterator[Message]:  # fmt: skip
+             timeout: float | None = None, outside: bool = False) -> Iterator[Message]:  # fmt: skip
         """That turn's messages, through its :class:`ResultMessage`: the conversation woken if it
         hibernated, after the turns sent to it before. Leaving the iteration early interrupts
-        nothing else: the conversation hibernates, and its next message resumes it."""
+        nothing else: the conversation hibernates, and its next message resumes it.
+
+        The turn runs with ``options`` (else this object's): the fields a live CLI changes
+        (model, permission mode, thinking tokens) are sent to it before the turn; when any other
+        differs from what the CLI was started with, the CLI restarts with the conversation's
+        history first (with ``host=``, only for options newer than those it runs: see
+        ``docs/guide/deployment.md``). Its ``can_use_tool``, hooks and in-process MCP servers
+        are asked for this turn's calls.
+
+        A turn someone else asked for in the meantime (a message typed on a relay's page, or
+        sent by a ``/ws`` frontend) is answered by the CLI first; its messages are passed over,
+        or with ``outside=True`` yielded first, each marked
+        (``claude_sdkurl._engine.session.outside_of(message) == "turn"``)."""
+        self._check(key, prompt)
+        if self._host is not None:
+            if self._closed:
+                raise RuntimeError("these conversations are closed")
+            turn: Iterator[Message] = self._host.turn(key, prompt, options or self.options, timeout, self._sender, outside)
+            return turn
+        return self._send(key, prompt, options or self.options, timeout, self._sender, outside)
+
+    @staticmethod
+    def _check(key: Any, prompt: Any) -> None:
         if not isinstance(key, str) or not key:
             raise ValueError("a conversation's key is a non-empty string")
         if len(key) > MAX_KEY or "\x00" in key:
             raise ValueError(f"a conversation's key is at most {MAX_KEY} characters, without NUL")
         if not isinstance(prompt, str):
             raise TypeError("prompt must be a str")
-        if self._host is not None:
-            if self._closed:
-                raise RuntimeError("these conversations are closed")
-            turn: Iterator[Message] = self._host.turn(key, prompt, options or self.options, timeout)
-            return turn
+
+    def _send(self, key: str, prompt: str, options: ClaudeAgentOptions, timeout: float | None, sender: Sender,
+              outside: bool) -> Iterator[Message]:  # fmt: skip
+        """:meth:`send` in-process, for ``sender`` (the session host sends each worker's turns as
+        that worker's)."""
+        self._check(key, prompt)
         with self._cond:
             if self._closed:
                 raise RuntimeError("these conversations are closed")
             conversation = self._conversations.get(key)
             if conversation is None:
-                chosen = options or self.options
-                namespace = project_key_for_directory(chosen.cwd)
-                conversation = self._conversations[key] = _Conversation(key, chosen, namespace)
-        return self._turn(conversation, prompt, timeout)
+                namespace = project_key_for_directory(options.cwd)
+                conversation = self._conversations[key] = _Conversation(key, options, namespace, sender=sender)
+        return self._turn(conversation, prompt, options, timeout, sender, outside)
 
     def live(self) -> int:
         """How many conversations hold a CLI now (with ``host=``: of these options, in the host)."""
@@ -371,13 +429,27 @@ class Conversations:
         finally:
             conversation.turn.release()
 
-    def _turn(self, conversation: _Conversation, prompt: str, timeout: float | None) -> Iterator[Message]:
+    def _turn(self, conversation: _Conversation, prompt: str, options: ClaudeAgentOptions, timeout: float | None,
+              sender: Sender, outside: bool) -> Iterator[Message]:  # fmt: skip
+        from ._engine.session import outside_of  # (loaded with the client's session)
+
         with self._one_turn(conversation, timeout):
+            self._follow(conversation, options, sender)
             client = self._client(conversation, timeout)
             done = False
             try:
+                client = self._live_fields(conversation, client, timeout)
                 client.query(prompt)
-                for message in client.receive_response(timeout=timeout):
+                for message in client.receive_messages(timeout=timeout):
+                    if outside_of(message) == "turn":  # someone else's turn (a relay's page), answered before this one
+                        if isinstance(message, ResultMessage):
+                            with self._cond:
+                                self.stats["outside"] += 1
+                            logger.info("conversation %r: a turn asked for outside this program (a relay's page or frontend) "
+                                        "was answered before this one", conversation.key)  # fmt: skip
+                        if outside:
+                            yield message
+                        continue
                     session_id = None
                     if isinstance(message, SystemMessage) and message.subtype == "init":
                         session_id = message.data.get("session_id")
@@ -388,6 +460,8 @@ class Conversations:
                         conversation.session_id = session_id
                         self._record(conversation)
                     yield message
+                    if done:
+                        break
                 if not done:  # the CLI went away under the turn (close(), a crash): no answer is no answer
                     if conversation.lost:
                         raise ConversationLeaseLost(f"conversation {conversation.key!r}: another holder took its lease; "
@@ -402,16 +476,65 @@ class Conversations:
                     self._stop(conversation)
             self._yield_if_wanted(conversation)
 
+    def _follow(self, conversation: _Conversation, options: ClaudeAgentOptions, sender: Sender) -> None:
+        """Take a turn's options (called with its turn lock): its callbacks and live fields are
+        this turn's; its launch-time fields replace the conversation's when its sender wins
+        (:func:`wins`), and a live CLI started with others restarts."""
+        conversation.turn_options = options
+        if options is conversation.options:
+            return
+        differ = changed(conversation.options, options)
+        if wins(sender, conversation.sender):
+            conversation.options, conversation.sender = options, sender
+            if differ and conversation.client is not None:
+                conversation.stale = True
+                logger.info("conversation %r: its CLI restarts with the conversation's history for newer options (%s changed)",
+                            conversation.key, ", ".join(differ))  # fmt: skip
+        elif differ and sender[1] not in conversation.older:
+            if len(conversation.older) >= 64:
+                conversation.older.clear()
+            conversation.older.add(sender[1])
+            logger.info("conversation %r: a turn of an older deploy (%s) runs on the CLI of the newer one; its own %s are "
+                        "not applied, its model, permission mode and thinking tokens are", conversation.key, sender[1],
+                        ", ".join(differ))  # fmt: skip
+
+    def _live_fields(self, conversation: _Conversation, client: ClaudeClient, timeout: float | None) -> ClaudeClient:
+        """Send the CLI the turn's live fields that differ from those in force (called with its
+        turn lock); the client to run the turn on. A CLI that refuses one (a mode it was not
+        started for) or goes away meanwhile restarts with them, once."""
+        turn = conversation.turn_options or conversation.options
+        wanted = live_values(turn)
+        todo = [(name, wanted[name]) for name in LIVE_FIELDS if conversation.live.get(name, wanted[name]) != wanted[name]]
+        if not todo:
+            return client
+        fields = {"model": ("set_model", "model"), "permission_mode": ("set_permission_mode", "mode"),
+                  "max_thinking_tokens": ("set_max_thinking_tokens", "max_thinking_tokens")}  # fmt: skip
+        try:
+            for name, value in todo:
+                subtype, field = fields[name]
+                client.session.control({"subtype": subtype, field: value}, timeout)
+                conversation.live[name] = value
+        except ClaudeSDKError as e:
+            logger.warning("conversation %r: its CLI did not take the turn's %s (%s); it restarts with it", conversation.key,
+                           name, e)  # fmt: skip
+            conversation.stale = True
+            return self._client(conversation, timeout)
+        logger.debug("conversation %r: %s sent to its CLI", conversation.key, ", ".join(name for name, _ in todo))
+        return client
+
     def _client(self, conversation: _Conversation, timeout: float | None = None) -> ClaudeClient:
         """The conversation's live client, or a new one in a free slot, under the key's lease
-        (called with its turn lock)."""
+        (called with its turn lock); a live one that is ``stale`` restarts."""
         with self._cond:
             client = conversation.client
             session = getattr(client, "_session", None)
-            if client is not None and session is not None and session.ended is None and not session.closed:
+            live = client is not None and session is not None and session.ended is None and not session.closed
+            if client is not None and live and not conversation.stale:
                 conversation.busy = True
                 return client
-        if client is not None:  # its CLI died while it waited: woken afresh from the transcript
+            if live:
+                self.stats["restarted"] += 1
+        if client is not None:  # its CLI died while it waited, or runs options a turn changed: woken afresh from the transcript
             self._stop(conversation)
         self._lease(conversation, self.lease_wait if timeout is None else min(timeout, self.lease_wait))
         try:
@@ -446,7 +569,10 @@ class Conversations:
             else:
                 with self._cond:
                     victim.busy = False
-        options = unattended(conversation.options)  # a server: nobody is there to answer a prompt
+        # the conversation's launch-time options, the turn's live fields, callbacks that ask the turn's
+        turn = conversation.turn_options or conversation.options
+        launch = dataclasses.replace(conversation.options, **{name: getattr(turn, name) for name in LIVE_FIELDS})
+        options = unattended(asking(launch, lambda: conversation.turn_options or conversation.options))  # a server: nobody answers a prompt
         if conversation.session_id is not None:
             options = dataclasses.replace(options, resume=conversation.session_id)
         client = ClaudeClient(options)
@@ -465,6 +591,7 @@ class Conversations:
             closed = self._closed
             if not closed:
                 conversation.client = client
+                conversation.live, conversation.stale = live_values(launch), False
                 self.stats["woken" if conversation.session_id is not None else "started"] += 1
         if closed:  # closed while this CLI started: it does not outlive close()
             client.disconnect()

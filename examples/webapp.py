@@ -20,7 +20,11 @@ server's environment has. ``MAX_LIVE``, ``SPARES`` and ``WORKSPACES`` (a folder)
 
 With ``SESSION_HOST`` (a socket path, or ``auto``: started on demand) the CLIs live in a session
 host (``python -m claude_sdkurl.host``) instead of the workers: a message reaches its
-conversation's live CLI whichever worker takes it, and a deploy stops none (docs/guide/deployment.md).
+conversation's live CLI whichever worker takes it, and a deploy stops none; a deploy whose
+options differ reaches each conversation at its next message (the offline demo's do: each worker
+has a mock model of its own, so a CLI restarts with its history, pointed at a live one, when a
+worker newer than its last sends to it).
+See docs/guide/deployment.md.
 """
 
 from __future__ import annotations

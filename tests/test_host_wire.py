@@ -84,7 +84,7 @@ class _Turns:
         self.let_go = threading.Event()
         self.found: list[str | None] = []
 
-    def send(self, key: str, prompt: str, options: object, timeout: float | None = None) -> object:
+    def _send(self, key: str, prompt: str, options: object, timeout: float | None, sender: object, outside: bool) -> object:
         from types import SimpleNamespace
 
         self.current = prompt

@@ -6,17 +6,20 @@ anything starts; a browser that goes away mid-answer; the server stopped with no
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import urllib.parse
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -218,6 +221,25 @@ def sampling(probe: Callable[[], int]) -> tuple[dict[str, int], Callable[[], Non
     return seen, stop
 
 
+@contextlib.contextmanager
+def session_host(*flags: str, env: dict[str, str] | None = None) -> Iterator[tuple[subprocess.Popen[str], Path]]:
+    """A session host process on a socket in a folder of its own, and that socket; killed with its
+    group (its CLIs) at the end, its folder removed."""
+    base = Path(tempfile.mkdtemp(prefix="claude-sdkurl-webhost-"))
+    sock = base / "host" / "host.sock"
+    host = subprocess.Popen([sys.executable, "-m", "claude_sdkurl.host", "--socket", str(sock), *flags], env={**os.environ, **(env or {})},
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)  # fmt: skip
+    try:
+        assert host.stdout is not None and "session host at" in host.stdout.readline()
+        yield host, sock
+    finally:
+        os.killpg(host.pid, signal.SIGKILL)
+        host.wait(60)
+        if host.stdout is not None:
+            host.stdout.close()
+        shutil.rmtree(base, ignore_errors=True)
+
+
 def test_four_worker_processes_share_every_conversation(cli_paths: dict[str, Path], api: MockMessagesAPI, home: Path) -> None:
     """gunicorn with 4 worker processes (prefork), as WSGI apps are deployed: 24 users, 3
     messages each, every one landing on whichever worker accepts it. Every answer is right,
@@ -263,42 +285,27 @@ def test_with_a_session_host_four_workers_reach_the_same_live_clis_and_a_restart
     worker SIGKILLed and then the whole gunicorn restarted. Every answer right, every request
     with exactly its history, every CLI the host's (none in a worker), and the same CLIs before
     and after the restart: no conversation was woken again."""
-    import tempfile
-
     api.responder = answer
-    base = Path(tempfile.mkdtemp(prefix="claude-sdkurl-webhost-"))
-    sock = base / "host" / "host.sock"
-    host = subprocess.Popen([sys.executable, "-m", "claude_sdkurl.host", "--socket", str(sock), "--max-live", "24"],
-                            env={**os.environ, **offline_env(api.url, home), "CLAUDE_SDKURL_CLI": str(cli_paths["stdio"])},
-                            stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, start_new_session=True)  # fmt: skip
     server: Server | None = None
-    try:
-        assert host.stdout is not None and "session host at" in host.stdout.readline()
-        server = Server(cli_paths["stdio"], api, home, workers=4, threads=8, spares=0, extra_env={"SESSION_HOST": str(sock)})
-        users = [f"user-{i}" for i in range(20)]
-        first, _ = browse_all(server, users, range(2))
+    with session_host("--max-live", "24", env={**offline_env(api.url, home), "CLAUDE_SDKURL_CLI": str(cli_paths["stdio"])}) as (host, sock):
+        try:
+            server = Server(cli_paths["stdio"], api, home, workers=4, threads=8, spares=0, extra_env={"SESSION_HOST": str(sock)})
+            users = [f"user-{i}" for i in range(20)]
+            first, _ = browse_all(server, users, range(2))
 
-        def host_clis() -> set[int]:
-            return {pid for pid, cmd, parent, _ in server._processes() if parent == host.pid and b"--output-format" in cmd}  # type: ignore[union-attr]
+            def host_clis() -> set[int]:
+                return {pid for pid, cmd, parent, _ in server._processes() if parent == host.pid and b"--output-format" in cmd}  # type: ignore[union-attr]
 
-        before = host_clis()
-        assert len(before) == 20 and server.clis() == 0  # every CLI the host's, none in a worker
-        os.kill(server.worker_pid() or 0, signal.SIGKILL)
-        server.stop()
-        server = Server(cli_paths["stdio"], api, home, workers=4, threads=8, spares=0, extra_env={"SESSION_HOST": str(sock)})
-        last, _ = browse_all(server, users, range(2, 3))
-        assert host_clis() == before  # the deploy stopped none: the same 20 CLIs, live all along
-    finally:
-        if server is not None:
+            before = host_clis()
+            assert len(before) == 20 and server.clis() == 0  # every CLI the host's, none in a worker
+            os.kill(server.worker_pid() or 0, signal.SIGKILL)
             server.stop()
-        os.killpg(host.pid, signal.SIGKILL)
-        host.wait(60)
-        if host.stdout is not None:
-            host.stdout.close()
-        import shutil
-
-        shutil.rmtree(base, ignore_errors=True)
+            server = Server(cli_paths["stdio"], api, home, workers=4, threads=8, spares=0, extra_env={"SESSION_HOST": str(sock)})
+            last, _ = browse_all(server, users, range(2, 3))
+            assert host_clis() == before  # the deploy stopped none: the same 20 CLIs, live all along
+        finally:
+            if server is not None:
+                server.stop()
     results = {**first, **last}
     assert len(results) == 60
     for (user, n), (said, _, done) in results.items():
@@ -407,3 +414,37 @@ def test_a_django_app_with_four_workers_loses_no_conversation_to_a_restart(cli_p
     assert last == {u: [f"{u} question 0", f"{u} question 1"] for u in users}
     assert len(api.message_requests()) == 40
     assert len({done["worker"] for _, _, done in before + after if done}) >= 2
+
+
+def test_the_offline_example_with_a_host_keeps_every_conversation_answering_through_a_deploy(cli_paths: dict[str, Path],
+                                                                                              api: MockMessagesAPI, home: Path) -> None:  # fmt: skip
+    """Issue 68, item 2: ``examples/webapp.py`` as the deployment page walks it through, in its
+    default offline mode (each worker its own demo mock model) with ``SESSION_HOST``, 2 workers,
+    3 users; then a deploy (every worker new, each with a mock of its own), and two more messages
+    each. Each host CLI pointed at the mock of the worker that sent its conversation's first
+    message, gone with that worker: after the deploy every conversation hung 150-208 s and
+    answered "API Error: Connection refused". Now a newer worker's options reach the next turn
+    (a restart with the history): every answer the demo model's, each conversation in its one
+    session."""
+    from claude_sdkurl.testing.cli import CACHE_ENV, cache_dir
+
+    users = [f"user-{i}" for i in range(3)]
+    server: Server | None = None
+    with session_host() as (_, sock):
+        demo = {"SESSION_HOST": str(sock), "CLAUDE_SDKURL_LIVE": "0", CACHE_ENV: str(cache_dir())}  # the example's own default
+        try:
+            server = Server(cli_paths["stdio"], api, home, workers=2, threads=4, spares=0, extra_env=demo)
+            first, _ = browse_all(server, users, range(1))
+            server.stop()
+            server = Server(cli_paths["stdio"], api, home, workers=2, threads=4, spares=0, extra_env=demo)  # the deploy
+            later, _ = browse_all(server, users, range(1, 3))
+        finally:
+            if server is not None:
+                server.stop()
+    results = {**first, **later}
+    assert len(results) == 9
+    for (user, n), (said, _, done) in sorted(results.items()):
+        assert done is not None and done["error"] is False and said == "pong", (user, n, said, done)
+    for user in users:
+        assert len({results[(user, n)][2]["session"] for n in range(3)}) == 1  # type: ignore[index]
+    assert api.message_requests() == []  # (the demo's own mocks answered, not this test's)

@@ -69,12 +69,18 @@ class HostLink:
             raise decode_error(answer, self._errors)
         return answer
 
-    def turn(self, key: str, prompt: str, options: ClaudeAgentOptions, timeout: float | None) -> Iterator[Message]:
+    def turn(self, key: str, prompt: str, options: ClaudeAgentOptions, timeout: float | None,
+             sender: tuple[float, str] | None = None, outside: bool = False) -> Iterator[Message]:  # fmt: skip
         """A turn run by the host: its messages, as :meth:`Conversations.send` gives them.
-        Options are checked before anything is sent (:class:`HostOptionError`)."""
+        Options are checked before anything is sent (:class:`HostOptionError`). ``sender``: the
+        ``Conversations`` that sends it (when it was made, its name: which options win, see
+        :func:`claude_sdkurl.conversations.wins`); ``outside``: as ``send(outside=)``."""
         fields, forward = encode_options(options)
-        return self._turn({"op": "send", "key": key, "prompt": prompt, "options": fields, "forward": forward,
-                           "timeout": timeout, "caller": f"worker {os.getpid()}@{socket.gethostname()}"}, options)  # fmt: skip
+        request: dict[str, Any] = {"op": "send", "key": key, "prompt": prompt, "options": fields, "forward": forward, "timeout": timeout,
+                   "caller": f"worker {os.getpid()}@{socket.gethostname()}", "outside": outside}  # fmt: skip
+        if sender is not None:
+            request["sender"] = [sender[0], sender[1]]
+        return self._turn(request, options)
 
     def _turn(self, request: dict[str, Any], options: ClaudeAgentOptions) -> Iterator[Message]:
         conn = self._connect()
@@ -97,7 +103,12 @@ class HostLink:
                         raise HostGoneError("the session host went away during the turn (its transcript keeps what was said)")
                     op = frame.get("op")
                     if op == "message":
-                        yield parse_message(frame["raw"])
+                        message = parse_message(frame["raw"])
+                        if frame.get("outside") in ("turn", "interrupted"):  # the host's relay marked it
+                            from .._engine.session import OUTSIDE  # (only then: a worker runs no session of its own)
+
+                            setattr(message, OUTSIDE, frame["outside"])
+                        yield message
                     elif op in ("ask", "hook", "mcp"):  # a question for this process's callbacks
                         if op == "ask":
                             answered = encode_result(self._decide(options, frame))

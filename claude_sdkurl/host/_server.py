@@ -10,8 +10,10 @@ replaced once the lock is free.
 
 What it runs: a :class:`~claude_sdkurl.conversations.Conversations` for each config directory
 the callers' CLIs use (their ``HOME`` / ``CLAUDE_CONFIG_DIR``), so the keys, leases and store are
-those of conversations run in-process with the same options; each conversation runs with the
-options its first message came with, as in-process. A turn is one connection: the caller sends
+those of conversations run in-process with the same options; each turn runs with its caller's
+options, its CLI restarted for launch-time options of a newer caller (a deploy: see
+:func:`claude_sdkurl.conversations.wins`), and its messages that belong to a turn someone else asked for
+on the host's page are marked as such (``"outside"`` in the frame). A turn is one connection: the caller sends
 it, the host streams its messages back and asks the caller for each ``can_use_tool`` decision,
 hook callback and message to an in-process MCP server. Turns on one conversation run one at a
 time, each caller asked only about its own. A caller that goes away mid-turn (killed,
@@ -38,6 +40,7 @@ from __future__ import annotations
 import dataclasses
 import fcntl
 import hashlib
+import itertools
 import os
 import select
 import socket
@@ -48,6 +51,7 @@ from pathlib import Path
 from typing import Any
 
 from .._engine.log import get_logger
+from .._engine.session import outside_of
 from ..types import HookMatcher, PermissionResultDeny, ToolPermissionContext
 from ._spawn import serve_spawn, stop_group
 from ._holder import succeed
@@ -107,6 +111,20 @@ def _label(message: Any, label: str, settle: bool = False) -> bool:
     if settle:
         relay.hub.drain(2.0)
     return relay.hub.label(session_id, label)
+
+
+_unnamed = itertools.count(1)
+
+
+def sender_of(request: dict[str, Any]) -> tuple[float, str]:
+    """Who sent a turn (its ``Conversations``: when it was made, its name), as the caller says;
+    one that says nothing (an older version) is the oldest of all and named by its connection,
+    so its options never replace another's (see :func:`claude_sdkurl.conversations.wins`)."""
+    sender = request.get("sender")
+    if (isinstance(sender, list) and len(sender) == 2 and isinstance(sender[0], (int, float)) and not isinstance(sender[0], bool)
+            and isinstance(sender[1], str) and sender[1]):  # fmt: skip
+        return float(sender[0]), sender[1]
+    return float("-inf"), f"unnamed caller {next(_unnamed)}"
 
 
 class CallerRaised(Exception):
@@ -408,7 +426,7 @@ class SessionHost:
             with self._state:
                 self._callers[where] = caller
             try:
-                self._run_turn(pool, key, prompt, options, timeout, request, caller)
+                self._run_turn(pool, key, prompt, options, timeout, request, caller, sender_of(request))
             finally:
                 with self._state:
                     del self._callers[where]
@@ -416,10 +434,10 @@ class SessionHost:
             turn_lock.release()
 
     def _run_turn(self, pool: Any, key: Any, prompt: Any, options: Any, timeout: float | None, request: dict[str, Any],
-                  caller: _Caller) -> None:  # fmt: skip
+                  caller: _Caller, sender: tuple[float, str]) -> None:  # fmt: skip
         """The turn, its messages written to ``caller`` as they come (see the module doc for a
-        caller that goes away)."""
-        turn = pool.send(key, prompt, options, timeout=timeout)
+        caller that goes away), each marked when it belongs to someone else's turn."""
+        turn = pool._send(key, prompt, options, timeout, sender, request.get("outside") is True)
         interrupted = False
         # A caller that goes away is seen by its reader at once (the end of its connection), not
         # only when the next message fails to go out: a turn nobody reads stops now, not after
@@ -434,7 +452,9 @@ class SessionHost:
             last = message
             if caller_label and not labelled:
                 labelled = _label(message, caller_label)
-            if not caller.send({"op": "message", "raw": message.raw}) and not interrupted:
+            mark = outside_of(message)
+            frame = {"op": "message", "raw": message.raw, **({"outside": mark} if mark else {})}
+            if not caller.send(frame) and not interrupted:
                 interrupted = True  # the caller is gone: the turn stops and is read to its end, its CLI stays
                 pool.interrupt(key)
         if caller_label and not labelled and last is not None:  # (the relay's hub reads lines on its own thread)

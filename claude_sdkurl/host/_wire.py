@@ -37,6 +37,7 @@ from pathlib import PurePath
 from typing import Any
 
 from .. import _errors
+from .._engine import relaunch
 from .._errors import ClaudeSDKError, CLIConnectionError
 from ..types import ClaudeAgentOptions, PermissionResultAllow, PermissionResultDeny, PermissionUpdate
 
@@ -160,11 +161,7 @@ def hook_shape(hooks: Any) -> dict[str, list[dict[str, Any]]]:
     matcher's pattern, timeout, failure rule and number of callbacks."""
     if not isinstance(hooks, dict):
         raise HostOptionError("options.hooks is a dict of event -> [HookMatcher]")
-    shape: dict[str, list[dict[str, Any]]] = {}
-    for event, matchers in hooks.items():
-        shape[str(event)] = [{"matcher": m.matcher, "hooks": len(m.hooks), "timeout": m.timeout, "on_failure": m.on_failure}
-                             for m in matchers]  # fmt: skip
-    return shape
+    return relaunch.hook_shape(hooks)
 
 
 def decode_options(fields: Any) -> tuple[ClaudeAgentOptions, dict[str, Any] | None]:
