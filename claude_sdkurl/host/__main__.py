@@ -7,6 +7,8 @@ import signal
 import sys
 import threading
 
+PAGE_URL = "relay.url"  # with --relay: the page's address with its token, beside the socket
+
 
 def main(argv: list[str] | None = None) -> int:
     from . import HostError, default_socket_path, serve
@@ -27,7 +29,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="the conversations' transcripts: postgresql://...[#table] or redis://...[#prefix] (default: the "
                              "CLI's files); hosts on several machines share one, so a conversation goes on on any of them")
     parser.add_argument("--relay", default=None, metavar="HOST:PORT",
-                        help="also serve the relay's page for every session of the host (read-only unless --steer)")
+                        help=f"also serve the relay's page for every session of the host (read-only unless --steer); its "
+                             f"address, with its token, in {PAGE_URL} beside the socket (0600)")
     parser.add_argument("--steer", action="store_true", help="with --relay: the page may decide, interrupt and write")
     args = parser.parse_args(argv)
     from ._stores import conversation_store, session_store
@@ -54,6 +57,11 @@ def main(argv: list[str] | None = None) -> int:
         # the page lists every session the CLIs' config directory keeps (after a restart too), to read
         watching = relay.serve(where or "127.0.0.1", int(port), steer=args.steer, options=ClaudeAgentOptions(session_store=transcripts),
                                every_project=True)  # fmt: skip
+        from .._files import replace_whole
+
+        # where a service's page is found (systemd, Compose: standard error is only in the journal):
+        # beside the socket, in the host's private folder, 0600, replaced whole at each start
+        replace_whole(serving.path.parent / PAGE_URL, watching.url + "\n", mode=0o600)
     print(f"claude_sdkurl session host at {serving.path}", flush=True)
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
@@ -63,6 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         pass
     if watching is not None:
+        (serving.path.parent / PAGE_URL).unlink(missing_ok=True)  # its token no longer opens anything
         watching.close()
     serving.close()
     print("claude_sdkurl session host stopped", file=sys.stderr, flush=True)
