@@ -230,7 +230,8 @@ class Frontend:
         # once per batch of the hub's inbox: a line cost each frontend a lock, its checks and,
         # often, a wake-up of its writer; only the thread ``stager`` names (set by Hub.join) stages
         self.stager: int | None = None
-        self._staged: list[tuple[bytes, bool]] = []
+        self._staged: list[bytes] = []
+        self._staged_vital: set[int] = set()  # (the indexes in _staged of vital lines)
         self._abort = abort
         self._lock = threading.Lock()
         self._ready = threading.Condition(self._lock)
@@ -265,34 +266,46 @@ class Frontend:
         hub's), it is staged, without a lock, and queued with the rest of the hub's batch."""
         text = frame_text(message) if isinstance(message, str) else message
         if self.stager is not None and threading.get_ident() == self.stager:
-            self._staged.append((text, vital))  # (queued in order by unstage, once per batch of the hub's inbox)
+            if vital:
+                self._staged_vital.add(len(self._staged))
+            self._staged.append(text)  # (queued in order by unstage, once per batch of the hub's inbox)
             return
-        self._queue_all([(text, vital)])
+        self._queue_all([text], {0} if vital else set())
 
     def unstage(self) -> None:
         """Queue what the ``stager`` thread (the hub's) offered since the last call; that thread only."""
         if self._staged:
-            staged, self._staged = self._staged, []
-            self._queue_all(staged)
+            staged, vital, self._staged, self._staged_vital = self._staged, self._staged_vital, [], set()
+            self._queue_all(staged, vital)
 
-    def _queue_all(self, frames: list[tuple[bytes, bool]]) -> None:
+    def _queue_all(self, frames: list[bytes], vital: set[int]) -> None:
+        """Queue ``frames`` in order (``vital``: the indexes of those never dropped)."""
         abort = False
         shared: SharedWriter | None = None
+        size = sum(map(len, frames))
         with self._lock:
             if self._closed:
                 return
             was_empty = not self._queue
-            for text, vital in frames:
-                if not vital and (len(self._queue) >= FRONTEND_LINES or self._bytes + len(text) > FRONTEND_BYTES):
-                    self.dropped += 1
-                    self.dropped_total += 1
-                    abort = abort or time.monotonic() - self._last_progress > STUCK_SECONDS
-                    continue
+            if len(self._queue) + len(frames) <= FRONTEND_LINES and self._bytes + size <= FRONTEND_BYTES:
+                # all of it fits, as it does unless the frontend is behind: queued at once
                 if not self._queue and not self._sending:
                     self._last_progress = time.monotonic()  # idle until now: not behind
                 self._note_drops()
-                self._queue.append(text)
-                self._bytes += len(text)
+                self._queue.extend(frames)
+                self._bytes += size
+            else:
+                for n, text in enumerate(frames):
+                    if n not in vital and (len(self._queue) >= FRONTEND_LINES or self._bytes + len(text) > FRONTEND_BYTES):
+                        self.dropped += 1
+                        self.dropped_total += 1
+                        abort = abort or time.monotonic() - self._last_progress > STUCK_SECONDS
+                        continue
+                    if not self._queue and not self._sending:
+                        self._last_progress = time.monotonic()
+                    self._note_drops()
+                    self._queue.append(text)
+                    self._bytes += len(text)
             if was_empty and self._queue:
                 if self._own_thread:
                     self._ready.notify()  # (the writer waits only on an empty queue)
@@ -797,6 +810,7 @@ class Hub:
     # ------------------------------------------------------------------ fan-out
 
     def _fan_out(self, session: WatchedSession, seq: int, direction: str, raw: str, page_only: bool = False) -> None:
+        """The line to every frontend: staged (this is the hub's thread, every frontend's stager)."""
         with self._lock:
             frontends = list(self.frontends)
         clean = scrub(raw, session.literals) if frontends else raw
@@ -809,13 +823,13 @@ class Hub:
             if frontend.kind == "page":
                 if envelope is None:
                     envelope = frame_text(json.dumps({"k": "line", "s": session.key, "n": seq, "d": direction, "l": clean}))
-                frontend.offer(envelope)
+                frontend._staged.append(envelope)  # (offer's staging, inline: a line, each frontend)
             elif page_only:
                 continue
             elif frontend.only == session.key:
                 if exact is None:
                     exact = frame_text(clean)
-                frontend.offer(exact)  # one session's /ws: the lines as they are
+                frontend._staged.append(exact)  # one session's /ws: the lines as they are
             elif frontend.only is None:
                 if session.session_id is None:
                     if not held:
@@ -824,7 +838,7 @@ class Hub:
                     continue
                 if tagged is None:
                     tagged = frame_text(_tagged(clean, session.session_id))
-                frontend.offer(tagged)
+                frontend._staged.append(tagged)
         if not held and session.session_id is None and not page_only:
             session.untagged.append(raw)  # (no /ws frontend now; one may join before the id is known)
         del session.untagged[:-HISTORY_LINES]
