@@ -279,6 +279,7 @@ class NginxServer:
         conf = ["-p", str(self.root), "-c", str(self.root / "nginx.conf"), "-e", str(self.root / "error.log")]
         checked = subprocess.run([self.binary, "-t", *conf], capture_output=True, text=True, timeout=60)
         if checked.returncode != 0:
+            self.stop()
             raise ServerUnavailable(f"nginx -t: {checked.stderr}")
         self.proc = subprocess.Popen([self.binary, *conf], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                      stderr=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
