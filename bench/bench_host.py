@@ -16,8 +16,9 @@ mock model, each ratio against a turn on a live in-process conversation in the s
   of a conversation it held, against a wake in-process (``hibernate()``, then a message), each
   ``--restarts`` times (the new host takes its predecessor's leases over; before, each waited
   out the 30 s lease);
-* with ``--webapp``: ``examples/webapp.py`` under gunicorn, 4 workers attached to a host against
-  1 worker x 16 threads in-process, 16 users x 3 messages, requests per second.
+* with ``--webapp``: ``examples/webapp.py`` under gunicorn, 16 users x 3 messages, requests per
+  second, 16 live CLIs for the machine in every setting: 4 workers attached to a host, 4 workers
+  and 1 worker in-process (``bench_outlive.web_app``).
 
     .venv/bin/pip install -q -e '.[test]' && .venv/bin/python bench/bench_host.py [--rounds 12]
 
@@ -27,6 +28,7 @@ Nothing here is a test.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import json
 import os
@@ -36,6 +38,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -149,6 +152,28 @@ def start_host(sock: Path, *flags: str) -> tuple[subprocess.Popen[str], str | No
     return host, f"ws://{url.netloc}/ws?token={urllib.parse.parse_qs(url.query)['token'][0]}"
 
 
+@contextlib.contextmanager
+def watching(script: str, ws: str, count: int) -> Iterator[None]:
+    """``count`` frontends of the host's page (``script``: a process of their own), while inside."""
+    if not count:
+        yield
+        return
+    frontends = subprocess.Popen([sys.executable, "-W", "ignore", "-c", script, ws, str(count)], stdin=subprocess.PIPE,
+                                 stdout=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        assert frontends.stdout is not None and frontends.stdout.readline().strip() == "ready"
+        yield
+    finally:
+        frontends.kill()
+        frontends.wait()
+
+
+def stop_hosts(*hosts: subprocess.Popen[str]) -> None:
+    for process in hosts:
+        os.killpg(process.pid, signal.SIGTERM)
+        process.wait(60)
+
+
 def clients_on_the_host(cli: Path, home: Path, api_url: str, rounds: int, count: int) -> None:
     from bench_relay import CPU, WATCHERS, turns
 
@@ -166,21 +191,10 @@ def clients_on_the_host(cli: Path, home: Path, api_url: str, rounds: int, count:
     try:
         for _ in range(rounds):  # the settings take turns, so drift of the machine falls on all
             for name, options in settings.items():
-                frontends = None
-                if "10 frontends" in name:
-                    frontends = subprocess.Popen([sys.executable, "-c", WATCHERS, ws, "10"], stdin=subprocess.PIPE,
-                                                 stdout=subprocess.PIPE, text=True)  # fmt: skip
-                    assert frontends.stdout is not None and frontends.stdout.readline().strip() == "ready"
-                try:
+                with watching(WATCHERS, ws, 10 if "10 frontends" in name else 0):
                     took[name] += turns(options, count, name)
-                finally:
-                    if frontends is not None:
-                        frontends.kill()
-                        frontends.wait()
     finally:
-        for process in (host_plain, host_watched):
-            os.killpg(process.pid, signal.SIGTERM)
-            process.wait(60)
+        stop_hosts(host_plain, host_watched)
     base = p50(took["in-process"])
     print(f"a live ClaudeClient, {rounds} x {count} turns of 200 streamed deltas per setting (p50 wall; this process's CPU per turn):")
     for name in settings:
@@ -191,6 +205,71 @@ def clients_on_the_host(cli: Path, home: Path, api_url: str, rounds: int, count:
           "against in-process")  # fmt: skip
 
 
+RAW_WATCHERS = """
+import base64, os, selectors, socket, sys, urllib.parse
+url, n = urllib.parse.urlsplit(sys.argv[1]), int(sys.argv[2])
+chosen = selectors.DefaultSelector()
+for _ in range(n):
+    s = socket.create_connection((url.hostname, url.port))
+    key = base64.b64encode(os.urandom(16)).decode()
+    s.sendall((f"GET {url.path}?{url.query} HTTP/1.1\\r\\nHost: {url.netloc}\\r\\nUpgrade: websocket\\r\\nConnection: Upgrade\\r\\n"
+               f"Sec-WebSocket-Key: {key}\\r\\nSec-WebSocket-Version: 13\\r\\n\\r\\n").encode())
+    head = b""
+    while b"\\r\\n\\r\\n" not in head:
+        head += s.recv(4096)
+    assert head.startswith(b"HTTP/1.1 101"), head[:200]
+    chosen.register(s, selectors.EVENT_READ)
+print("ready", flush=True)
+while True:
+    for key, _ in chosen.select():
+        if not key.fileobj.recv(1 << 16):
+            chosen.unregister(key.fileobj)
+"""  # frontends that read everything and parse nothing (a browser elsewhere costs this machine nothing)
+
+
+def host_cpu(pid: int) -> float:
+    """The CPU seconds of process ``pid`` (every thread; not its children: the CLIs)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def page_on_the_host(cli: Path, home: Path, api_url: str, rounds: int, count: int) -> None:
+    """Turns of a conversation on the host (``Conversations(host=...)``, 200 streamed deltas a
+    turn) on a host without a page, on one serving its page (``--relay``) with no frontend, and
+    with 10 ``/ws`` frontends reading everything: each setting's p50 wall per turn and the host
+    process's CPU per turn (its own threads: the CLI's is apart), the settings taking turns."""
+    options = ClaudeAgentOptions(cli_path=str(cli), env=offline_env(api_url, home), cwd=str(home / "work"), include_partial_messages=True)
+    plain_sock, watched_sock = home / "pplain" / "host.sock", home / "pwatched" / "host.sock"
+    plain, _ = start_host(plain_sock)
+    watched, ws = start_host(watched_sock, "--relay", "127.0.0.1:0")
+    assert ws is not None
+    settings = {"no page": (plain, plain_sock, 0), "page, no frontend": (watched, watched_sock, 0),
+                "page, 10 frontends": (watched, watched_sock, 10)}  # fmt: skip
+    took: dict[str, list[float]] = {name: [] for name in settings}
+    cpu: dict[str, float] = dict.fromkeys(settings, 0.0)
+    load = os.getloadavg()[0]
+    try:
+        chats = {name: Conversations(options, host=sock) for name, (_, sock, _) in settings.items()}
+        for name, chat in chats.items():
+            turn(chat, name, "warm up")
+        for _ in range(rounds):
+            for name, (process, _, frontends) in settings.items():
+                with watching(RAW_WATCHERS, ws, frontends):
+                    time.sleep(0.5 if frontends else 0)  # (each frontend's first page of the session's history read)
+                    before = host_cpu(process.pid)
+                    took[name] += [turn(chats[name], name, f"turn {i}") for i in range(count)]
+                    cpu[name] += host_cpu(process.pid) - before
+    finally:
+        stop_hosts(plain, watched)
+    print(f"a conversation on the host, {rounds} x {count} turns of 200 streamed deltas per setting (load average "
+          f"{load:.1f} before, {os.getloadavg()[0]:.1f} after):")  # fmt: skip
+    none = p50(took["page, no frontend"]), cpu["page, no frontend"] / (rounds * count) * 1000
+    for name in settings:
+        per_turn = cpu[name] / (rounds * count) * 1000
+        print(f"  {name:20s} p50 {p50(took[name]):6.1f} ms ({(p50(took[name]) / none[0] - 1) * 100:+5.1f} % of the page with none)   "
+              f"host CPU {per_turn:5.1f} ms a turn ({(per_turn / none[1] - 1) * 100:+5.1f} %)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=12)
@@ -199,8 +278,15 @@ def main() -> None:
     parser.add_argument("--spread", type=int, default=100, help="messages of the 4-worker tail (p99)")
     parser.add_argument("--restarts", type=int, default=6, help="host restarts against as many wakes")
     parser.add_argument("--bounds-only", action="store_true", help="only the 4-worker tail and the restart")
+    parser.add_argument("--page-only", action="store_true", help="only a conversation on the host with its page watched")
     args = parser.parse_args()
     cli = install_cli(STDIO_CLI_VERSION)
+    if args.page_only:
+        reply = Reply([{"type": "text", "text": "word " * 200}], chunk=5)
+        with MockMessagesAPI(lambda request: reply) as api, tempfile.TemporaryDirectory() as d:
+            (Path(d) / "work").mkdir()
+            page_on_the_host(cli, Path(d), api.url, rounds=3, count=max(5, args.rounds))
+        return
     with MockMessagesAPI(lambda r: text(f"echo: {r.last_user_text()}")) as api, tempfile.TemporaryDirectory() as d:
         home = Path(d)
         (home / "work").mkdir()
@@ -255,12 +341,9 @@ def main() -> None:
             os.killpg(host.pid, signal.SIGTERM)
             host.wait(60)
         if args.webapp:
-            from bench_outlive import webapp
+            from bench_outlive import web_app
 
-            hosted = webapp(cli, api, workers=4, threads=4, users=16, messages=3, host=True)
-            one = webapp(cli, api, workers=1, threads=16, users=16, messages=3)
-            print(f"web app, 16 users x 3 messages: 4 workers x 4 threads with a host {hosted:.2f} requests/s, 1 worker x 16 "
-                  f"threads in-process {one:.2f} requests/s ({hosted / one:.2f}x)")  # fmt: skip
+            web_app(cli, api, budget=16)  # (the same live CLIs for the machine in every setting)
 
 
 if __name__ == "__main__":

@@ -5,8 +5,12 @@
   beside a turn on a live conversation (no hand-over);
 * a wake after a restart: the first message of each conversation in a new ``Conversations`` (a
   CLI started with ``resume``) beside a turn on a live one;
-* the web app (``examples/webapp.py``) under gunicorn: 4 worker processes x 4 threads against 1
-  worker x 16 threads, 16 users x 3 messages, requests per second.
+* the web app (``examples/webapp.py``) under gunicorn, 16 users x 3 messages, requests per
+  second, every setting with the same budget of live CLIs for the whole machine (``--budget``,
+  16 by default: each user's CLI can stay live): 1 worker x 16 threads in-process (``MAX_LIVE``
+  the budget), 4 workers x 4 threads in-process (``MAX_LIVE`` a quarter of it each), and 4 workers
+  attached to a session host (``--max-live`` the budget); the settings in one run, the machine's
+  load average printed with the figures.
 
     .venv/bin/pip install -q -e '.[test]' && .venv/bin/python bench/bench_outlive.py [--rounds 10]
 
@@ -94,17 +98,21 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def webapp(cli: Path, api: MockMessagesAPI, workers: int, threads: int, users: int, messages: int, host: bool = False) -> float:
-    """Requests a second; ``host``: the workers attach to a session host (``SESSION_HOST``)."""
+def webapp(cli: Path, api: MockMessagesAPI, workers: int, threads: int, users: int, messages: int, host: bool = False,
+           budget: int = 16) -> float:  # fmt: skip
+    """Requests a second; ``budget``: the live CLIs of the whole machine (the host's ``--max-live``;
+    without a host, ``MAX_LIVE`` of each worker is its share); ``host``: the workers attach to a
+    session host (``SESSION_HOST``)."""
+    assert budget % workers == 0, (budget, workers)
     home = Path(tempfile.mkdtemp(prefix="bench-webapp-"))
     (home / "ws").mkdir()
     port = free_port()
     env = {**os.environ, **offline_env(api.url, home), "CLAUDE_SDKURL_LIVE": "1", "CLAUDE_SDKURL_CLI": str(cli),
-           "MAX_LIVE": "4", "SPARES": "0", "WORKSPACES": str(home / "ws")}  # fmt: skip
+           "MAX_LIVE": str(budget // workers), "SPARES": "0", "WORKSPACES": str(home / "ws")}  # fmt: skip
     hosting = None
     if host:
         sock = home / "host" / "host.sock"
-        hosting = subprocess.Popen([sys.executable, "-m", "claude_sdkurl.host", "--socket", str(sock), "--max-live", str(users)],
+        hosting = subprocess.Popen([sys.executable, "-m", "claude_sdkurl.host", "--socket", str(sock), "--max-live", str(budget)],
                                    env=env, stdout=subprocess.PIPE, text=True, start_new_session=True)  # fmt: skip
         assert hosting.stdout is not None and "session host at" in hosting.stdout.readline()
         env["SESSION_HOST"] = str(sock)
@@ -143,23 +151,40 @@ def webapp(cli: Path, api: MockMessagesAPI, workers: int, threads: int, users: i
         if hosting is not None:
             os.killpg(hosting.pid, 15)
             hosting.wait(60)
+        import shutil
+
+        shutil.rmtree(home, ignore_errors=True)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=10)
+    parser.add_argument("--budget", type=int, default=16, help="live CLIs for the whole machine in each web-app setting (default 16)")
+    parser.add_argument("--webapp-only", action="store_true", help="only the web-app figure")
     args = parser.parse_args()
     cli = install_cli(STDIO_CLI_VERSION)
     with MockMessagesAPI(lambda r: text(f"echo: {r.last_user_text()}")) as api, tempfile.TemporaryDirectory() as d:
         home = Path(d)
         (home / "work").mkdir()
         options = ClaudeAgentOptions(cli_path=str(cli), env=offline_env(api.url, home), cwd=str(home / "work"))
-        leases(options, home / "leases.sqlite3", args.rounds)
-        restart(options, home / "restart.sqlite3", args.rounds)
-        four = webapp(cli, api, workers=4, threads=4, users=16, messages=3)
-        one = webapp(cli, api, workers=1, threads=16, users=16, messages=3)
-        print(f"web app, 16 users x 3 messages: 4 workers x 4 threads {four:.2f} requests/s, 1 worker x 16 threads "
-              f"{one:.2f} requests/s ({four / one:.2f}x)")  # fmt: skip
+        if not args.webapp_only:
+            leases(options, home / "leases.sqlite3", args.rounds)
+            restart(options, home / "restart.sqlite3", args.rounds)
+        web_app(cli, api, args.budget)
+
+
+def web_app(cli: Path, api: MockMessagesAPI, budget: int) -> None:
+    """The web-app figure: the three settings, each with ``budget`` live CLIs for the machine."""
+    settings = {"1 worker x 16 threads, in-process": (1, 16, False), "4 workers x 4 threads, in-process": (4, 4, False),
+                "4 workers x 4 threads, a session host": (4, 4, True)}  # fmt: skip
+    load = os.getloadavg()
+    rates = {name: webapp(cli, api, workers=w, threads=t, users=16, messages=3, host=h, budget=budget)
+             for name, (w, t, h) in settings.items()}  # fmt: skip
+    base = rates["1 worker x 16 threads, in-process"]
+    print(f"web app, 16 users x 3 messages, {budget} live CLIs for the machine in each setting "
+          f"(load average {load[0]:.1f} before, {os.getloadavg()[0]:.1f} after):")  # fmt: skip
+    for name, rate in rates.items():
+        print(f"  {name:40s} {rate:5.2f} requests/s ({rate / base:.2f}x one worker)")
 
 
 if __name__ == "__main__":

@@ -246,6 +246,75 @@ class RedisServer:
         stop_daemon(self.pidfile, self.root)
 
 
+class NginxServer:
+    """Debian's nginx (installed when missing and we may) on 127.0.0.1, in the foreground as a
+    child of its starter (``daemon off``), with a main configuration of its own in a temporary
+    directory (its pid, logs and temporary files there) that includes ``site``: a site's
+    configuration, as Debian's ``/etc/nginx/nginx.conf`` includes ``conf.d/*.conf`` in its
+    ``http`` block. Stopped by :meth:`stop` (SIGQUIT, then SIGKILL)."""
+
+    def __init__(self, site: str) -> None:
+        binary = shutil.which("nginx") or ("/usr/sbin/nginx" if os.path.exists("/usr/sbin/nginx") else None)
+        if binary is None:
+            _apt_install("nginx")
+            binary = shutil.which("nginx") or ("/usr/sbin/nginx" if os.path.exists("/usr/sbin/nginx") else None)
+            if binary is not None:  # the package starts its own server on port 80 unless policy-rc.d says no: stop it
+                subprocess.run([binary, "-s", "quit"], capture_output=True, timeout=30)
+        if binary is None:
+            raise ServerUnavailable("nginx not found after installing")
+        self.binary = binary
+        self.root = Path(tempfile.mkdtemp(prefix="claude-sdkurl-nginx-"))
+        self.root.chmod(0o755)  # (its workers run as an unprivileged user)
+        (self.root / "site.conf").write_text(site)
+        temp = "\n".join(f"    {kind}_temp_path {self.root / kind};" for kind in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"))
+        (self.root / "nginx.conf").write_text(
+            f"daemon off;\nworker_processes 1;\npid {self.root / 'nginx.pid'};\nerror_log {self.root / 'error.log'} info;\n"
+            f"events {{ worker_connections 512; }}\nhttp {{\n    access_log {self.root / 'access.log'};\n{temp}\n"
+            f"    include {self.root / 'site.conf'};\n}}\n"
+        )
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self, port: int) -> NginxServer:
+        """Start, and wait (bounded) for ``port`` on 127.0.0.1 to accept."""
+        conf = ["-p", str(self.root), "-c", str(self.root / "nginx.conf"), "-e", str(self.root / "error.log")]
+        checked = subprocess.run([self.binary, "-t", *conf], capture_output=True, text=True, timeout=60)
+        if checked.returncode != 0:
+            self.stop()
+            raise ServerUnavailable(f"nginx -t: {checked.stderr}")
+        self.proc = subprocess.Popen([self.binary, *conf], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                return self
+            except OSError:
+                if self.proc.poll() is not None:
+                    break
+                time.sleep(0.05)
+        tail = log_tail(self.root / "error.log")
+        self.stop()
+        raise ServerUnavailable(f"nginx did not listen on {port}: {tail}")
+
+    def log(self) -> str:
+        return log_tail(self.root / "error.log")
+
+    def stop(self) -> None:
+        try:
+            if self.proc is not None and self.proc.poll() is None:
+                self.proc.send_signal(signal.SIGQUIT)  # a graceful stop: the connections under way end first
+                try:
+                    self.proc.wait(15)
+                except subprocess.TimeoutExpired:
+                    pass
+            if self.proc is not None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait(15)
+        finally:
+            shutil.rmtree(self.root, ignore_errors=True)
+
+
 class SSHServer:
     """A real OpenSSH ``sshd`` on 127.0.0.1 (a free port), with a throw-away host key and a
     throw-away client key authorised for the current user; daemonised, stopped at the end.

@@ -13,6 +13,7 @@ import gc
 import json
 import logging
 import socket
+import threading
 import time
 import tracemalloc
 from typing import Any
@@ -223,3 +224,108 @@ def test_a_session_whose_lines_were_all_let_go_says_how_many(served: relay.Relay
         page.send(json.dumps({"op": "history", "session": session.key}))
         got = read_until(page, lambda f: f.get("k") == "history")[-1]
     assert got["lines"] == [] and got["dropped"] == session.seq > 0
+
+
+# ---------------------------------------------------------------- the hub's one writer (issue 68)
+
+
+def _lines(n: int) -> list[bytes]:
+    """A session's init, then ``n`` numbered stream events."""
+    init = json.dumps({"type": "system", "subtype": "init", "session_id": "w"}) + "\n"
+    return [init.encode()] + [(json.dumps({"type": "stream_event", "session_id": "w", "event": {"n": i}}) + "\n").encode()
+                              for i in range(n)]
+
+
+def test_what_was_fed_before_a_drain_is_queued_when_it_returns() -> None:
+    """What the hub's thread offers is staged and queued once per batch of its inbox; a drain (and
+    so a flush: a program's last lines) handled in the middle of a batch queues what came before
+    it first, so the flush waits for it to be written. The batch is laid out here whole: lines,
+    the drain's mark, then 3,000 more lines that take the hub's thread a while."""
+    hub = _hub.Hub()
+    sent: list[bytes] = []
+    try:
+        front = _hub.Frontend("notes", sent.append, lambda: None)
+        hub.join(front)
+        session, other = hub.add_session("stdio", lambda line: None), hub.add_session("stdio", lambda line: None)
+        assert hub.drain(30)
+        marked = threading.Event()
+        with hub._inbox_ready:
+            hub._inbox.extend([("data", session, "cli", b"".join(_lines(300))), ("mark", marked),
+                               ("data", other, "cli", b"".join(_lines(3000)))])  # fmt: skip
+            hub._inbox_ready.notify()
+        assert marked.wait(30)
+        with front._lock:  # the init and the 300 lines: queued, being written or written
+            held = len(front._queue) + len(_frames(b"".join(sent)))
+            assert held >= 301 or front._sending, held
+        hub.flush(30)
+        got = [json.loads(frame[2:] if frame[1] < 126 else frame[4:]) for frame in _frames(b"".join(sent))]
+        assert [f["event"]["n"] for f in got if f.get("type") == "stream_event"][:300] == list(range(300))
+    finally:
+        hub.close()
+
+
+def _frames(data: bytes) -> list[bytes]:
+    """Server frames (unmasked, text) cut apart."""
+    out, i = [], 0
+    while i < len(data):
+        size, head = data[i + 1] & 0x7F, 2
+        if size == 126:
+            size, head = int.from_bytes(data[i + 2:i + 4], "big"), 4
+        elif size == 127:
+            size, head = int.from_bytes(data[i + 2:i + 10], "big"), 10
+        out.append(data[i:i + head + size])
+        i += head + size
+    return out
+
+
+def test_frontends_the_shared_writer_serves_get_every_line_in_order_and_a_full_one_gets_a_thread_of_its_own() -> None:
+    """Two frontends written by the hub's one writer: one takes everything at once, one takes
+    a few bytes of each write only (a socket that is full): the first is never given a thread,
+    the second is, and writes what the shared writer could not before anything else; both get
+    every line, whole and in order."""
+    hub = _hub.Hub()
+    fast: list[bytes] = []
+    slow: list[bytes] = []
+
+    def take_some(data: bytes) -> int:
+        slow.append(data[:7])
+        return 7
+
+    try:
+        quick = _hub.Frontend("notes", fast.append, lambda: None, try_send=lambda data: fast.append(data) or len(data))
+        full = _hub.Frontend("notes", slow.append, lambda: None, try_send=take_some)
+        hub.join(quick)
+        hub.join(full)
+        session = hub.add_session("stdio", lambda line: None)
+        for chunk in _lines(1000):  # (more than one write takes: WRITE_BATCH)
+            hub.feed(session, "cli", chunk)
+        hub.flush(30)
+        for written in (fast, slow):
+            got = [json.loads(f[2:]) for f in _frames(b"".join(written))]
+            assert [f["event"]["n"] for f in got if f.get("type") == "stream_event"] == list(range(1000))
+        assert not quick.thread.is_alive() and quick.thread.ident is None  # never needed one
+        assert full.thread.ident is not None  # the socket was full: a writer of its own
+    finally:
+        hub.close()
+
+
+def test_a_frontend_given_a_thread_before_it_was_started_is_started_once() -> None:
+    """The shared writer can find a frontend's socket full before ``Hub.join`` has started the
+    frontend (its first listing is queued under the hub's lock): the frontend's thread, started
+    there, is not started again."""
+    hub = _hub.Hub()
+    sent: list[bytes] = []
+    try:
+        front = _hub.Frontend("notes", sent.append, lambda: None, try_send=lambda data: 0)
+        front.writer = hub.writer
+        front.offer('{"type": "status", "text": "hello"}')
+        assert front.write_shared() is False  # the socket took nothing: a thread of its own, started
+        front.start()  # (as Hub.join does next)
+        deadline = time.monotonic() + 10
+        while not sent and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert sent and sent[0].endswith(b'"hello"}')  # written whole by its own thread
+        front.close()
+        front.join()
+    finally:
+        hub.close()

@@ -196,3 +196,28 @@ def test_silent_handshake_times_out(monkeypatch: pytest.MonkeyPatch, server: Ser
         assert silent.recv(10) == b""  # the server gave up on it
     finally:
         silent.close()
+
+
+def test_a_write_that_would_wait_takes_nothing_and_says_so(server: Server) -> None:
+    """``try_send_frames`` (the relay's shared writer): a socket that is full takes nothing, which
+    is said with 0 (the caller gives the rest to a thread that may wait), never an error that
+    would close the connection; another write under way is not waited for either."""
+    from claude_sdkurl._engine.transport._wsserver import frame_text
+
+    peer = connect(server.url, additional_headers={"Authorization": "Bearer ok"}, open_timeout=5, compression=None, close_timeout=1)
+    try:
+        server.wait(lambda: server.conns)
+        conn = server.conns[0]
+        frame = frame_text("x" * 60_000)
+        with conn._write_lock:  # another writer's frame under way: not waited for
+            assert conn.try_send_frames(frame) == 0
+        taken = 0
+        for _ in range(2000):  # the peer reads nothing: the socket fills up
+            sent = conn.try_send_frames(frame)
+            if sent == 0:
+                break
+            taken += sent
+        assert sent == 0 and taken > 0
+        assert conn.try_send_frames(frame) == 0  # still full: 0 again, and no error
+    finally:
+        peer.close()

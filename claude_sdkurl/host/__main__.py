@@ -7,6 +7,8 @@ import signal
 import sys
 import threading
 
+PAGE_URL = "relay.url"  # with --relay: the page's address with its token, beside the socket
+
 
 def main(argv: list[str] | None = None) -> int:
     from . import HostError, default_socket_path, serve
@@ -30,7 +32,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="the conversations' transcripts: postgresql://...[#table] or redis://...[#prefix] (default: the "
                              "CLI's files); hosts on several machines share one, so a conversation goes on on any of them")
     parser.add_argument("--relay", default=None, metavar="HOST:PORT",
-                        help="also serve the relay's page for every session of the host (read-only unless --steer)")
+                        help=f"also serve the relay's page for every session of the host (read-only unless --steer); its "
+                             f"address, with its token, in {PAGE_URL} beside the socket (0600)")
     parser.add_argument("--steer", action="store_true", help="with --relay: the page may decide, interrupt and write")
     parser.add_argument("--relay-token-file", default=None, metavar="PATH",
                         help="with --relay: keep the page's token in this file (made 0600 if missing), so that its link, "
@@ -61,10 +64,15 @@ def main(argv: list[str] | None = None) -> int:
         try:
             watching = relay.serve(where or "127.0.0.1", int(port), steer=args.steer, options=ClaudeAgentOptions(session_store=transcripts),
                                    every_project=True, token_file=args.relay_token_file,
-                                   announced_at="on the session host's standard error (under systemd: its journal)")  # fmt: skip
+                                   announced_at=f"in {serving.path.parent / PAGE_URL} (0600) and on the session host's standard error")  # fmt: skip
         except relay.RelayError as e:
             serving.close()
             parser.exit(2, f"error: {e}\n")
+        from .._files import replace_whole
+
+        # where a service's page is found (systemd, Compose: standard error is only in the journal):
+        # beside the socket, in the host's private folder, 0600, replaced whole at each start
+        replace_whole(serving.path.parent / PAGE_URL, watching.url + "\n", mode=0o600)
     print(f"claude_sdkurl session host at {serving.path}", flush=True)
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
@@ -74,6 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         pass
     if watching is not None:
+        (serving.path.parent / PAGE_URL).unlink(missing_ok=True)  # its token no longer opens anything
         watching.close()
     serving.close()
     print("claude_sdkurl session host stopped", file=sys.stderr, flush=True)

@@ -87,7 +87,9 @@ def private_dir(folder: Path) -> None:
         raise HostError(f"the host's directory {folder} cannot be made: {e}") from e
     if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
         raise HostError(f"the host's directory {folder} is not a private directory of this user (mode "
-                        f"{oct(info.st_mode & 0o777)}, owner {info.st_uid}): refusing to use it")  # fmt: skip
+                        f"{oct(info.st_mode & 0o777)}, owner {info.st_uid}): refusing to use it; in a shared folder "
+                        f"(a volume), give the socket a folder of its own, which the host makes 0700: "
+                        f"{folder / 'host' / 'host.sock'}")  # fmt: skip
 
 
 def peer_uid(conn: socket.socket) -> int:

@@ -7,9 +7,10 @@ lock held by a slow page. The hub's thread (woken at most every few milliseconds
 into lines, keeps the last ones of each session as they came for pages that join late (scrubbed
 when a page reads them), keeps each session's summary (state, cost, turns), and, when anyone
 watches, scrubs secrets out of each line, frames it once and offers it to every frontend. A
-frontend keeps a bounded queue drained by a writer thread of its own, which gathers a few
-milliseconds of lines per write; what does not fit is dropped and counted, and the frontend is
-told how much it missed when it catches up.
+frontend keeps a bounded queue, drained a few milliseconds of lines per write by the hub's one
+writer (for every frontend that takes its writes at once) or, once a frontend's socket is full,
+by a writer thread of its own; what does not fit in the queue is dropped and counted, and the
+frontend is told how much it missed when it catches up.
 
 Decisions on waiting permission requests (:meth:`Hub.decide`) are taken under the hub's lock:
 the first decision for a request wins, only while the request is still waiting (the CLI has not
@@ -290,10 +291,26 @@ class Frontend:
     ``only`` limits it to one session) or ``"page"`` (the page's envelopes, every session).
     """
 
-    def __init__(self, kind: str, send: Callable[[bytes], None], abort: Callable[[], None], only: str | None = None) -> None:
+    def __init__(self, kind: str, send: Callable[[bytes], None], abort: Callable[[], None], only: str | None = None,
+                 try_send: Callable[[bytes], int] | None = None) -> None:  # fmt: skip
         self.kind = kind
         self.only = only
         self._send = send  # several messages, one write
+        # ``try_send``: what the socket takes now, without waiting. Given, and joined to a hub, the
+        # frontend is written by the hub's one writer with every other (one wake-up a batch for
+        # all of them: a thread each made 10 frontends cost the host nearly as much CPU as the
+        # turn it watched); the first write it cannot take whole gives it a thread of its own.
+        self._try_send = try_send
+        self.writer: SharedWriter | None = None  # set by Hub.join
+        self._own_thread = try_send is None
+        self._pending = b""  # what the shared writer could not write: the frontend's thread writes it first
+        self._thread_started = False
+        # what the hub's thread offers is staged here (a list append a line, no lock) and queued
+        # once per batch of the hub's inbox: a line cost each frontend a lock, its checks and,
+        # often, a wake-up of its writer; only the thread ``stager`` names (set by Hub.join) stages
+        self.stager: int | None = None
+        self._staged: list[bytes] = []
+        self._staged_vital: set[int] = set()  # (the indexes in _staged of vital lines)
         self._abort = abort
         self._lock = threading.Lock()
         self._ready = threading.Condition(self._lock)
@@ -307,29 +324,74 @@ class Frontend:
         self.thread = threading.Thread(target=self._write_loop, name="claude-sdkurl-relay-frontend", daemon=True)
 
     def start(self) -> None:
-        self.thread.start()
+        with self._lock:
+            if self.writer is None:
+                self._own_thread = True
+        self._start_own_thread()
+
+    def _start_own_thread(self) -> None:
+        """Start this frontend's writer thread, once, if it is to have one (the shared writer may
+        have given it one already: its first write did not fit)."""
+        with self._lock:
+            start = self._own_thread and not self._thread_started and not self._closed
+            self._thread_started = self._thread_started or start
+        if start:
+            self.thread.start()
 
     def offer(self, message: str | bytes, vital: bool = False) -> None:
         """Queue ``message`` (text, or a frame made by :func:`frame_text`) for this frontend, or
         drop it (counted) when the queue is full. ``vital`` lines (status lines, the page's
-        listings) are small and rare: never dropped."""
+        listings) are small and rare: never dropped. Offered on the ``stager`` thread (the
+        hub's), it is staged, without a lock, and queued with the rest of the hub's batch."""
         text = frame_text(message) if isinstance(message, str) else message
+        if self.stager is not None and threading.get_ident() == self.stager:
+            if vital:
+                self._staged_vital.add(len(self._staged))
+            self._staged.append(text)  # (queued in order by unstage, once per batch of the hub's inbox)
+            return
+        self._queue_all([text], {0} if vital else set())
+
+    def unstage(self) -> None:
+        """Queue what the ``stager`` thread (the hub's) offered since the last call; that thread only."""
+        if self._staged:
+            staged, vital, self._staged, self._staged_vital = self._staged, self._staged_vital, [], set()
+            self._queue_all(staged, vital)
+
+    def _queue_all(self, frames: list[bytes], vital: set[int]) -> None:
+        """Queue ``frames`` in order (``vital``: the indexes of those never dropped)."""
         abort = False
+        shared: SharedWriter | None = None
+        size = sum(map(len, frames))
         with self._lock:
             if self._closed:
                 return
-            if not vital and (len(self._queue) >= FRONTEND_LINES or self._bytes + len(text) > FRONTEND_BYTES):
-                self.dropped += 1
-                self.dropped_total += 1
-                abort = time.monotonic() - self._last_progress > STUCK_SECONDS
-            else:
+            was_empty = not self._queue
+            if len(self._queue) + len(frames) <= FRONTEND_LINES and self._bytes + size <= FRONTEND_BYTES:
+                # all of it fits, as it does unless the frontend is behind: queued at once
                 if not self._queue and not self._sending:
                     self._last_progress = time.monotonic()  # idle until now: not behind
                 self._note_drops()
-                self._queue.append(text)
-                self._bytes += len(text)
-                if len(self._queue) == 1:
+                self._queue.extend(frames)
+                self._bytes += size
+            else:
+                for n, text in enumerate(frames):
+                    if n not in vital and (len(self._queue) >= FRONTEND_LINES or self._bytes + len(text) > FRONTEND_BYTES):
+                        self.dropped += 1
+                        self.dropped_total += 1
+                        abort = abort or time.monotonic() - self._last_progress > STUCK_SECONDS
+                        continue
+                    if not self._queue and not self._sending:
+                        self._last_progress = time.monotonic()
+                    self._note_drops()
+                    self._queue.append(text)
+                    self._bytes += len(text)
+            if was_empty and self._queue:
+                if self._own_thread:
                     self._ready.notify()  # (the writer waits only on an empty queue)
+                else:
+                    shared = self.writer
+        if shared is not None:
+            shared.wake(self)
         if abort:
             logger.warning("a relay frontend took nothing for %.1f s while its queue was full: disconnected", STUCK_SECONDS)
             self.close()
@@ -348,6 +410,17 @@ class Frontend:
             self._ready.notify()
 
     def _write_loop(self) -> None:
+        if self._pending:  # what the shared writer could not write, before anything else
+            pending, self._pending = self._pending, b""
+            try:
+                self._send(pending)
+            except Exception:
+                self.close()
+                return
+            with self._lock:
+                self._bytes -= len(pending)
+                self._last_progress = time.monotonic()
+                self._sending = False
         while True:
             with self._lock:
                 while not self._queue and not self._closed:
@@ -376,6 +449,37 @@ class Frontend:
                 self._bytes -= sum(len(text) for text in batch)
                 self._last_progress = time.monotonic()
                 self._sending = False
+
+    def write_shared(self) -> bool:
+        """One batch written by the shared writer, without waiting (its thread): ``True`` when
+        more is queued. What the socket does not take at once goes to a thread of this frontend's
+        own, which writes the rest first and this frontend's every batch after."""
+        with self._lock:
+            if self._closed or self._own_thread or not self._queue:
+                return False
+            batch = [self._queue.popleft() for _ in range(min(len(self._queue), WRITE_BATCH))]
+            self._sending = True
+            if not self._queue:
+                self._note_drops()  # caught up: say what was lost since
+        data = b"".join(batch)
+        assert self._try_send is not None
+        try:
+            sent = self._try_send(data)
+        except Exception:
+            self.close()
+            return False
+        with self._lock:
+            self._bytes -= sent
+            if sent:
+                self._last_progress = time.monotonic()
+            if sent == len(data):
+                self._sending = False
+                return bool(self._queue)
+            # a frontend that reads slower than the lines come: a thread of its own
+            self._pending = data[sent:]  # (still counted in _bytes until its thread writes it)
+            self._own_thread = True
+        self._start_own_thread()
+        return False
 
     def stuck(self, now: float) -> bool:
         """Something waits to be written and the frontend took nothing for ``STUCK_SECONDS``."""
@@ -406,6 +510,58 @@ class Frontend:
             self.thread.join(timeout)
 
 
+class SharedWriter:
+    """The hub's one writer for the frontends that can be written without waiting: woken by a
+    frontend's first queued line, it gathers ``COALESCE_SECONDS`` of lines, then writes one
+    batch to each frontend that has some (see :meth:`Frontend.write_shared`); a frontend whose
+    socket is full moves to a thread of its own, so no frontend waits for another."""
+
+    def __init__(self) -> None:
+        self._ready = threading.Condition(threading.Lock())
+        self._due: dict[Frontend, None] = {}  # (in the order they asked)
+        self._waiting = False  # the writer waits for a frontend to wake it (not between batches)
+        self._stopped = False
+        self.thread = threading.Thread(target=self._loop, name="claude-sdkurl-relay-writer", daemon=True)
+        self.thread.start()
+
+    def wake(self, frontend: Frontend) -> None:
+        with self._ready:
+            self._due[frontend] = None
+            if self._waiting:
+                self._waiting = False
+                self._ready.notify()
+
+    def _loop(self) -> None:
+        while True:
+            with self._ready:
+                if not self._due and not self._stopped:  # (lines that keep coming are written without a wake-up each)
+                    self._waiting = True
+                    while self._waiting and not self._stopped:
+                        self._ready.wait()
+                if self._stopped:
+                    return
+            time.sleep(COALESCE_SECONDS)  # (as a frontend's own writer: many lines, one write)
+            with self._ready:
+                due = list(self._due)
+                self._due.clear()
+            for frontend in due:
+                try:
+                    more = frontend.write_shared()
+                except Exception:  # pragma: no cover - a frontend's failure is its own
+                    logger.exception("writing to a relay frontend failed")
+                    frontend.close()
+                    more = False
+                if more:
+                    self.wake(frontend)
+
+    def close(self) -> None:
+        with self._ready:
+            self._stopped = True
+            self._ready.notify()
+        if self.thread is not threading.current_thread():
+            self.thread.join(5.0)
+
+
 class Hub:
     """See the module doc. ``steer``: frontends may decide, interrupt and send messages."""
 
@@ -430,6 +586,7 @@ class Hub:
         self._watched_at = time.monotonic()  # the last time a frontend was connected
         self._housekept_at = time.monotonic()
         self._stopped = False
+        self.writer = SharedWriter()
         self._thread = threading.Thread(target=self._loop, name="claude-sdkurl-relay-hub", daemon=True)
         self._thread.start()
 
@@ -497,6 +654,14 @@ class Hub:
                     self._handle(item)
                 except Exception:  # one bad line must not stop the relay
                     logger.exception("the relay could not handle %s", item[0])
+            self._unstage()
+
+    def _unstage(self) -> None:
+        """Queue, for each frontend, what this (the hub's) thread offered it since the last time."""
+        with self._lock:
+            frontends = list(self.frontends)
+        for frontend in frontends:
+            frontend.unstage()
 
     def _housekeeping_due(self) -> float:
         return max(0.0, HOUSEKEEPING_SECONDS - (time.monotonic() - self._housekept_at))
@@ -590,6 +755,7 @@ class Hub:
             item[1].input_open = False
             self._publish_sessions()
         elif kind == "mark":
+            self._unstage()  # (what came before the mark is queued when its waiter wakes)
             item[1].set()
 
     def _forget_old(self) -> None:
@@ -765,6 +931,7 @@ class Hub:
     # ------------------------------------------------------------------ fan-out
 
     def _fan_out(self, session: WatchedSession, seq: int, direction: str, raw: str, page_only: bool = False) -> None:
+        """The line to every frontend: staged (this is the hub's thread, every frontend's stager)."""
         with self._lock:
             frontends = list(self.frontends)
         clean = scrub(raw, session.literals) if frontends else raw
@@ -777,13 +944,13 @@ class Hub:
             if frontend.kind == "page":
                 if envelope is None:
                     envelope = frame_text(json.dumps({"k": "line", "s": session.key, "n": seq, "d": direction, "l": clean}))
-                frontend.offer(envelope)
+                frontend._staged.append(envelope)  # (offer's staging, inline: a line, each frontend)
             elif page_only:
                 continue
             elif frontend.only == session.key:
                 if exact is None:
                     exact = frame_text(clean)
-                frontend.offer(exact)  # one session's /ws: the lines as they are
+                frontend._staged.append(exact)  # one session's /ws: the lines as they are
             elif frontend.only is None:
                 if session.session_id is None:
                     if not held:
@@ -792,7 +959,7 @@ class Hub:
                     continue
                 if tagged is None:
                     tagged = frame_text(_tagged(clean, session.session_id))
-                frontend.offer(tagged)
+                frontend._staged.append(tagged)
         if not held and session.session_id is None and not page_only:
             session.untagged.append(raw)  # (no /ws frontend now; one may join before the id is known)
         del session.untagged[:-HISTORY_LINES]
@@ -855,6 +1022,9 @@ class Hub:
     def join(self, frontend: Frontend) -> None:
         """Add a frontend: a page gets the listing first; a notes frontend ``is connected``
         when what it watches runs now (``disconnected`` for one ended session)."""
+        if frontend._try_send is not None:
+            frontend.writer = self.writer
+        frontend.stager = self._thread.ident
         with self._lock:
             self.frontends.add(frontend)
             if frontend.kind == "page":
@@ -1139,6 +1309,7 @@ class Hub:
             self._inbox_ready.notify()
         if self._thread is not threading.current_thread():
             self._thread.join(5.0)
+        self.writer.close()
         for frontend in frontends:
             frontend.join()
 

@@ -216,7 +216,7 @@ class Relay:
         def abort() -> None:
             conn.abort()
 
-        return Frontend(kind, conn.send_frames, abort, only)
+        return Frontend(kind, conn.send_frames, abort, only, try_send=conn.try_send_frames)
 
     def _serve_notes(self, conn: Connection, only: str | None) -> None:
         frontend = self._frontend(conn, "notes", only)

@@ -160,6 +160,24 @@ class Connection:
         finally:
             self._write_lock.release()
 
+    def try_send_frames(self, data: bytes) -> int:
+        """As much of :meth:`send_frames`'s ``data`` as the socket takes now, without waiting:
+        the bytes written (0 while another write is under way, or the socket is full); the rest
+        is the caller's to write, before anything else."""
+        if not self._write_lock.acquire(blocking=False):
+            return 0
+        try:
+            with self._proto_lock:
+                if self.protocol.state is not OPEN:
+                    raise ConnectionClosedError("the WebSocket connection is closed")
+            return self._sock.send(data, socket.MSG_DONTWAIT)
+        except BlockingIOError:
+            return 0
+        except OSError as e:
+            raise ConnectionClosedError(str(e)) from e
+        finally:
+            self._write_lock.release()
+
     def ping(self, timeout: float) -> bool:
         """Whether the peer answers a ping within ``timeout`` seconds."""
         payload = os.urandom(4)
