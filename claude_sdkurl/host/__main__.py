@@ -73,9 +73,10 @@ def main(argv: list[str] | None = None) -> int:
         # where a service's page is found (systemd, Compose: standard error is only in the journal):
         # beside the socket, in the host's private folder, 0600, replaced whole at each start
         replace_whole(serving.path.parent / PAGE_URL, watching.url + "\n", mode=0o600)
-    print(f"claude_sdkurl session host at {serving.path}", flush=True)
     stop = threading.Event()
+    # before the line that says it serves: whoever read it may stop the host at once
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    print(f"claude_sdkurl session host at {serving.path}", flush=True)
     try:
         while not stop.wait(0.25):  # short waits: the handler runs when the main thread next runs
             pass
