@@ -39,6 +39,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="with --relay: keep the page's token in this file (made 0600 if missing), so that its link, "
                              "and a tab left open, survive a restart of the host")
     args = parser.parse_args(argv)
+    # from here on a SIGTERM stops the host in order (its socket, relay.url and record removed),
+    # however soon it comes: whoever read the line that says it serves may send it at once
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
     from ._stores import conversation_store, session_store
 
     try:
@@ -73,9 +77,6 @@ def main(argv: list[str] | None = None) -> int:
         # where a service's page is found (systemd, Compose: standard error is only in the journal):
         # beside the socket, in the host's private folder, 0600, replaced whole at each start
         replace_whole(serving.path.parent / PAGE_URL, watching.url + "\n", mode=0o600)
-    stop = threading.Event()
-    # before the line that says it serves: whoever read it may stop the host at once
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
     print(f"claude_sdkurl session host at {serving.path}", flush=True)
     try:
         while not stop.wait(0.25):  # short waits: the handler runs when the main thread next runs
