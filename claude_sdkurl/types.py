@@ -667,7 +667,13 @@ HookCallback = Callable[
 
 @dataclass
 class HookMatcher:
-    """Callbacks for one hook event, optionally narrowed by a matcher."""
+    """Callbacks for one hook event, optionally narrowed by a matcher.
+
+    ``timeout``: seconds each callback may take (without one: ``callback_timeout``, else 600 s).
+    A ``PreToolUse`` or ``PermissionRequest`` callback that raises, returns no dict or takes
+    longer denies the tool call, telling the model why; ``on_failure="continue"`` lets the call
+    go on instead (the CLI is answered with an error, as for the other events).
+    """
 
     matcher: str | None = None
     hooks: list[HookCallback] = field(default_factory=list)
@@ -1608,7 +1614,8 @@ class ClaudeAgentOptions:
     * ``transport``: ``"auto"`` (from ``claude --version``), ``"websocket"`` or ``"stdio"``;
     * ``control_timeout``: seconds a control request we send may wait for its answer;
     * ``callback_timeout``: seconds a ``can_use_tool``/hook/MCP/elicitation callback may
-      take before the CLI is answered with an error (``None``: no limit, as the CLI has none);
+      take before the CLI is answered with an error, or a guarding hook's denial (``None``: no
+      limit, as the CLI has none; a hook is still bound by its matcher's ``timeout``, else 600 s);
     * ``on_elicitation``: answers MCP elicitation requests; gets the request dict
       (``mcp_server_name``, ``message``, ``requested_schema``, ...) and returns
       ``{"action": "accept" | "decline" | "cancel", "content": {...}}``. Unset: decline.
