@@ -193,7 +193,17 @@ class SessionStoreError(ClaudeSDKError, RuntimeError):
     a plain ``RuntimeError`` there; this is one). Nothing is started."""
 
 
+class NotAsyncError(ClaudeSDKError, TypeError):
+    """Ours: a form of the official SDK's ``async`` API (``async for``, ``async with``,
+    ``await``) used on this package's synchronous one. A ``TypeError``, as Python's own for the
+    same misuse; its message says what to write instead and names the porting command."""
+
+
+PORTING_HINT = "python -m claude_sdkurl.port rewrites a program written for claude_agent_sdk (async/await, asyncio.run, tasks) into plain calls"
+
+
 __all__ = [
+    "NotAsyncError",
     "ClaudeSDKError",
     "SessionStoreError",
     "CLIConnectionError",
