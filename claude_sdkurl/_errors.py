@@ -121,7 +121,10 @@ class ResultError(ProcessError):
 
     @classmethod
     def from_result(cls, data: dict[str, Any], exit_code: int | None) -> ResultError:
-        return cls(f"Claude Code returned an error result: {error_result_text(data)}", data=data, exit_code=exit_code)
+        text = error_result_text(data)
+        if "not logged in" in text.lower():  # (2.1.330 with no login and no key: "Not logged in · Please run /login")
+            text += " (log in by running `claude` once, or set ANTHROPIC_API_KEY in the environment or in ClaudeAgentOptions(env=...))"
+        return cls(f"Claude Code returned an error result: {text}", data=data, exit_code=exit_code)
 
 
 class CLIJSONDecodeError(ClaudeSDKError):

@@ -118,7 +118,7 @@ class ClaudeClient:
                     session.send_user_dict(message)
                     sent += 1
             except Exception as e:  # as the official SDK: log, and still close the input
-                logger.error("prompt stream failed; closing the CLI's input: %s", e)
+                logger.error("prompt stream failed; closing the CLI's input: %s: %s", type(e).__name__, e, exc_info=e)
             session.end_input(wait=sent > 0)
 
         thread = threading.Thread(target=stream, name="claude-sdkurl-client-prompt", daemon=True)
