@@ -89,8 +89,7 @@ def _denial(answer: dict[str, Any], event: str = "PreToolUse") -> str:
 def test_a_pre_tool_use_hook_that_raises_denies_the_call_and_says_why(caplog: pytest.LogCaptureFixture) -> None:
     with caplog.at_level(logging.WARNING, logger="claude_sdkurl.session"):
         [answer], _ = _asked({"PreToolUse": [HookMatcher(matcher="Bash", hooks=[_raises(KeyError("tool_input"))])]})
-    assert _denial(answer) == ("The PreToolUse hook failed (KeyError: 'tool_input'), so the tool call was denied "
-                               "(a guard that cannot decide denies).")  # fmt: skip
+    assert _denial(answer) == "The PreToolUse hook failed: 'tool_input'. The tool call was denied: a guard that cannot decide denies."
     # logged with its type and its traceback (issue 69, item 7: it was the bare "'tool_input'")
     [record] = [r for r in caplog.records if "callback failed" in r.getMessage()]
     assert record.getMessage() == "hook_callback callback failed: KeyError: 'tool_input'"
@@ -100,12 +99,18 @@ def test_a_pre_tool_use_hook_that_raises_denies_the_call_and_says_why(caplog: py
 @pytest.mark.parametrize("returned", [None, "allow", ["deny"]], ids=["None", "a string", "a list"])
 def test_a_pre_tool_use_hook_that_returns_no_dict_denies_the_call(returned: Any) -> None:
     [answer], _ = _asked({"PreToolUse": [HookMatcher(hooks=[lambda i, t, c: returned])]})
-    assert _denial(answer).startswith("The PreToolUse hook failed (TypeError: ")
+    assert _denial(answer).startswith("The PreToolUse hook failed: ") and "hook callback" in _denial(answer)
+
+
+def test_a_guard_that_raises_with_no_message_is_named_by_its_type() -> None:
+    """The reason is the text the CLI was told before (and a session host carries the same)."""
+    [answer], _ = _asked({"PreToolUse": [HookMatcher(hooks=[_raises(PermissionError())])]})
+    assert _denial(answer).startswith("The PreToolUse hook failed: PermissionError. ")
 
 
 def test_a_permission_request_hook_that_raises_denies_in_its_own_shape() -> None:
     [answer], _ = _asked({"PermissionRequest": [HookMatcher(hooks=[_raises(RuntimeError("policy service down"))])]})
-    assert _denial(answer, "PermissionRequest").startswith("The PermissionRequest hook failed (RuntimeError: policy service down)")
+    assert _denial(answer, "PermissionRequest").startswith("The PermissionRequest hook failed: policy service down. The tool call was denied")
 
 
 def test_an_async_guard_that_raises_denies_too() -> None:
@@ -113,7 +118,7 @@ def test_an_async_guard_that_raises_denies_too() -> None:
         raise ValueError("no")
 
     [answer], _ = _asked({"PreToolUse": [HookMatcher(hooks=[hook])]})
-    assert _denial(answer).startswith("The PreToolUse hook failed (ValueError: no)")
+    assert _denial(answer).startswith("The PreToolUse hook failed: no. ")
 
 
 def test_a_guard_that_hangs_past_callback_timeout_is_denied_once_and_its_late_allow_dropped(caplog: pytest.LogCaptureFixture) -> None:
@@ -126,7 +131,7 @@ def test_a_guard_that_hangs_past_callback_timeout_is_denied_once_and_its_late_al
         assert release.wait(5)
     finally:
         timer.cancel()
-    assert _denial(answer) == "The PreToolUse hook did not answer within 0.3 s, so the tool call was denied (a guard that cannot decide denies)."
+    assert _denial(answer) == "The PreToolUse hook did not answer within 0.3 s. The tool call was denied: a guard that cannot decide denies."
     assert 0.3 <= took < 1.5  # at its bound, not at the hook's own (late) answer
     assert "the hook_callback callback did not answer within 0.3 s; the tool call it guards is denied" in caplog.messages
 

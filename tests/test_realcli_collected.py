@@ -4,13 +4,11 @@ spare pool with a spare parked, dropped without being closed, are collected by r
 
 from __future__ import annotations
 
-import gc
 import os
 import threading
 import time
 import warnings
 import weakref
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,6 +17,7 @@ from claude_sdkurl import ClaudeAgentOptions, ClaudeClient, SparePool
 from claude_sdkurl.testing import MockMessagesAPI, offline_env
 
 from .servers import alive
+from .test_collected import no_cycle_collector  # noqa: F401  (the fixture: warnings caught, the cycle collector off)
 
 pytestmark = pytest.mark.realcli
 
@@ -26,19 +25,6 @@ pytestmark = pytest.mark.realcli
 @pytest.fixture
 def options(cli_paths: dict[str, Path], api: MockMessagesAPI, home: Path) -> ClaudeAgentOptions:
     return ClaudeAgentOptions(cli_path=str(cli_paths["stdio"]), env=offline_env(api.url, home), cwd=str(home / "work"), transport="stdio")
-
-
-@pytest.fixture
-def caught() -> Iterator[list[warnings.WarningMessage]]:
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        with warnings.catch_warnings(record=True) as got:
-            warnings.simplefilter("always")
-            yield got
-    finally:
-        if was:
-            gc.enable()
 
 
 def _ended(pid: int) -> bool:
@@ -50,7 +36,8 @@ def _ended(pid: int) -> bool:
     return not alive(pid)
 
 
-def test_a_client_and_a_pool_dropped_open_stop_their_clis(options: ClaudeAgentOptions, caught: list[warnings.WarningMessage]) -> None:
+def test_a_client_and_a_pool_dropped_open_stop_their_clis(options: ClaudeAgentOptions, no_cycle_collector: list[warnings.WarningMessage]) -> None:
+    caught = no_cycle_collector
     client = ClaudeClient(options)
     client.connect()
     pid = client.session.cli_pid

@@ -65,8 +65,8 @@ def test_a_guard_that_hangs_past_callback_timeout_or_raises_denies_the_call(make
     assert calls == [f"touch {hung}", f"touch {raised}"]
     assert not hung.exists() and not raised.exists()
     first, second = _told(api, 0), _told(api, 1)
-    assert first["is_error"] and "The PreToolUse hook did not answer within 5 s, so the tool call was denied" in str(first["content"])
-    assert second["is_error"] and "The PreToolUse hook failed (KeyError: 'tool_input'), so the tool call was denied" in str(second["content"])
+    assert first["is_error"] and "The PreToolUse hook did not answer within 5 s. The tool call was denied" in str(first["content"])
+    assert second["is_error"] and "The PreToolUse hook failed: 'tool_input'. The tool call was denied" in str(second["content"])
     assert len(api.message_requests()) == 3  # the two calls and the answer: nothing else was served
 
 
@@ -90,7 +90,7 @@ def test_a_guard_that_hangs_past_its_matchers_timeout_or_with_none_denies_the_ca
     hooks = {"PreToolUse": [HookMatcher(matcher="Bash", hooks=[hangs], timeout=2), HookMatcher(matcher="Write", hooks=[hangs])]}
     _run("touch and write", make_options(allowed_tools=["Bash", "Write"], hooks=hooks), release)
     assert not touched.exists() and not written.exists()
-    ours = "The PreToolUse hook did not answer within 2 s, so the tool call was denied"
+    ours = "The PreToolUse hook did not answer within 2 s. The tool call was denied"
     bash, write = _told(api, 0), _told(api, 1)
     assert bash["is_error"] and write["is_error"]
     if transport == "websocket":  # the session's bound alone: the CLI was not told the matcher's

@@ -129,7 +129,7 @@ def failure_answer(plan: LaunchPlan, request: dict[str, Any], reason: str) -> di
     spec = plan.hook_specs.get(str(request.get("callback_id")))
     if spec is None or not spec.fails_closed:
         return None
-    message = f"The {spec.event} hook {reason}, so the tool call was denied (a guard that cannot decide denies)."
+    message = f"The {spec.event} hook {reason}. The tool call was denied: a guard that cannot decide denies."
     if spec.event == "PermissionRequest":
         return {"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {"behavior": "deny", "message": message}}}
     return {"hookSpecificOutput": {"hookEventName": spec.event, "permissionDecision": "deny", "permissionDecisionReason": message}}

@@ -676,7 +676,8 @@ class Session:
             line = self._protocol.control_success(event.request_id, response)
         except Exception as e:  # the CLI gets the message (a guard's: a denial); the session goes on
             logger.warning("%s callback failed: %s: %s", event.subtype, type(e).__name__, e, exc_info=e)
-            denial = failure_answer(self.plan, event.request, f"failed ({type(e).__name__}: {e})") if self.plan else None
+            # (the words the CLI was told before, and a session host carries: the same in both)
+            denial = failure_answer(self.plan, event.request, f"failed: {str(e) or type(e).__name__}") if self.plan else None
             if denial is not None:
                 line = self._protocol.control_success(event.request_id, denial)
             else:
