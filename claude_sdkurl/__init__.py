@@ -32,6 +32,7 @@ if TYPE_CHECKING:
         UnsupportedControlRequestError,
         ControlRequestTimeoutError,
         MessageParseError,
+        NotAsyncError,
         ProcessError,
         ReceiveTimeoutError,
         ResultError,
@@ -443,6 +444,7 @@ __all__ = [
     "MessageParseError",
     "TransportNotSupportedError",
     "UnsupportedOptionError",
+    "NotAsyncError",
     "SessionStoreError",
     "SpawnOptions",
     "SpawnedProcess",
@@ -488,7 +490,7 @@ _HOME: dict[str, str] = {
         (
             "ClaudeSDKError CLIConnectionError CLIJSONDecodeError CLINotFoundError ControlRequestError "
             "UnsupportedControlRequestError ControlRequestTimeoutError MessageParseError ProcessError "
-            "ReceiveTimeoutError ResultError SessionStoreError TransportNotSupportedError UnsupportedOptionError"
+            "ReceiveTimeoutError ResultError SessionStoreError TransportNotSupportedError UnsupportedOptionError NotAsyncError"
         ).split(),
         "._errors",
     ),

@@ -9,12 +9,14 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import re
 import sys
 from typing import Any
 
 from collections.abc import Iterable, Iterator
 
-from . import ClaudeAgentOptions, ClaudeSDKError, CLINotFoundError, Message, ResultError, ResultMessage, SystemMessage, query
+from . import ClaudeAgentOptions, ClaudeSDKError, Message, ResultError, ResultMessage, SystemMessage, query
+from ._version import add_version_flag
 from .display import stream_text
 
 _AUTH_HINTS = ("invalid api key", "authentication", "not logged in", "please run /login", "oauth", "401")
@@ -37,7 +39,41 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--allowed-tools", help="comma-separated tools to allow without asking")
     p.add_argument("--json", action="store_true", help="print every message as one JSON line (its wire form)")
     p.add_argument("-v", "--verbose", action="store_true", help="log the SDK's debug messages to stderr")
+    add_version_flag(p)
     return p
+
+
+_OPTION = re.compile(r"(?:ClaudeAgentOptions\()?\b([a-z_]+)=('[^']*'|\d+)(\))?((?: or '[^']*')*)")
+
+
+def _in_command_words(text: str, parser: argparse.ArgumentParser) -> str:
+    """An error's words for a program (``transport='stdio'``, ``ClaudeAgentOptions(cli_path=...)``,
+    ``cli_path``) as the flags of this command (``--transport stdio``, ``--cli-path ...``), where
+    it has them; the rest as written."""
+    flags = {a.dest: a.option_strings[-1] for a in parser._actions if a.option_strings}
+
+    def flag(match: re.Match[str]) -> str:
+        name, value, alternatives = match.group(1), match.group(2).strip("'"), match.group(4) or ""
+        if name not in flags:
+            return match.group(0)
+        said = f"{flags[name]} {value}"
+        for other in re.findall(r" or '([^']*)'", alternatives):
+            said += f" or {flags[name]} {other}"
+        return said
+
+    text = _OPTION.sub(flag, text)
+    return re.sub(r"\bat cli_path\b", f"at {flags['cli_path']}", text)
+
+
+class _InCommandWords(logging.Formatter):
+    """Log lines as basicConfig's, in the command's words (:func:`_in_command_words`)."""
+
+    def __init__(self, parser: argparse.ArgumentParser) -> None:
+        super().__init__(logging.BASIC_FORMAT)
+        self.parser = parser
+
+    def format(self, record: logging.LogRecord) -> str:
+        return _in_command_words(super().format(record), self.parser)
 
 
 class _AuthRefused(Exception):
@@ -62,8 +98,11 @@ def _is_auth_problem(result: ResultMessage) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
-    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING, stream=sys.stderr)
+    parser = _parser()
+    args = parser.parse_args(argv)
+    said = logging.StreamHandler(sys.stderr)
+    said.setFormatter(_InCommandWords(parser))
+    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING, handlers=[said])
     prompt = sys.stdin.read() if args.prompt == "-" else args.prompt
     kw: dict[str, Any] = {"transport": args.transport, "include_partial_messages": not args.json}
     for name in ("model", "permission_mode", "cli_path", "cwd", "max_turns", "system_prompt"):
@@ -90,11 +129,8 @@ def main(argv: list[str] | None = None) -> int:
             stream_text(messages, file=sys.stdout)
     except ResultError:
         pass  # the error result was yielded: reported below, as any result
-    except CLINotFoundError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    except ClaudeSDKError as e:
-        print(f"error: {e}", file=sys.stderr)
+    except ClaudeSDKError as e:  # CLINotFoundError among them
+        print(f"error: {_in_command_words(str(e), parser)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("\ninterrupted", file=sys.stderr)

@@ -142,7 +142,10 @@ class ResultError(ProcessError):
 
     @classmethod
     def from_result(cls, data: dict[str, Any], exit_code: int | None) -> ResultError:
-        return cls(f"Claude Code returned an error result: {error_result_text(data)}", data=data, exit_code=exit_code)
+        text = error_result_text(data)
+        if "not logged in" in text.lower():  # (2.1.330 with no login and no key: "Not logged in · Please run /login")
+            text += " (log in by running `claude` once, or set ANTHROPIC_API_KEY in the environment or in ClaudeAgentOptions(env=...))"
+        return cls(f"Claude Code returned an error result: {text}", data=data, exit_code=exit_code)
 
 
 class CLIJSONDecodeError(ClaudeSDKError):
@@ -238,7 +241,17 @@ class SessionStoreError(ClaudeSDKError, RuntimeError):
     a plain ``RuntimeError`` there; this is one). Nothing is started."""
 
 
+class NotAsyncError(ClaudeSDKError, TypeError):
+    """Ours: a form of the official SDK's ``async`` API (``async for``, ``async with``,
+    ``await``) used on this package's synchronous one. A ``TypeError``, as Python's own for the
+    same misuse; its message says what to write instead and names the porting command."""
+
+
+PORTING_HINT = "python -m claude_sdkurl.port rewrites a program written for claude_agent_sdk (async/await, asyncio.run, tasks) into plain calls"
+
+
 __all__ = [
+    "NotAsyncError",
     "ClaudeSDKError",
     "SessionStoreError",
     "CLIConnectionError",

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import functools
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Generator, Iterable, Iterator
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal
 
 from . import ide as _ide
+from ._engine.lifecycle import Messages, made_at, sync_only, warn_collected
+from ._errors import PORTING_HINT, NotAsyncError
 from ._engine.deadline import Deadline
 from ._errors import CLIConnectionError, ControlRequestError, ReceiveTimeoutError
 from ._engine.log import get_logger
@@ -51,6 +54,10 @@ class ClaudeClient:
     :meth:`receive_messages` while another calls :meth:`interrupt`.
     Control requests raise :class:`ControlRequestTimeoutError` after
     ``options.control_timeout`` seconds and fail at once if the CLI dies.
+
+    The official forms ``async with``, ``await client.query(...)`` and ``async for`` over
+    ``receive_*`` raise :class:`NotAsyncError` (a ``TypeError``) saying what to write. A client
+    collected while connected stops its CLI, with a ``ResourceWarning`` naming where it was made.
     """
 
     def __init__(self, options: ClaudeAgentOptions | None = None, transport: Transport | None = None) -> None:
@@ -66,9 +73,18 @@ class ClaudeClient:
         #: Cost and tokens of this client's runs (ours; see :mod:`claude_sdkurl.ledger`).
         self.ledger = CostLedger()
         self._dynamic_servers: dict[str, Any] | None = None  # the MCP map last sent (bind_ide merges into it)
+        self._made_at = made_at()
+
+    def __del__(self) -> None:
+        session = getattr(self, "_session", None)
+        if session is None or session.closed:
+            return
+        warn_collected("ClaudeClient", self._made_at, "Write `with ClaudeClient(...) as client:`, or call disconnect().",
+                       functools.partial(_stop, session, list(self._feeders)))  # fmt: skip
 
     # ------------------------------------------------------------------ lifecycle
 
+    @sync_only
     def connect(self, prompt: str | Iterable[dict[str, Any]] | None = None) -> None:
         """Start the CLI and connect; optionally send a first prompt.
 
@@ -102,7 +118,7 @@ class ClaudeClient:
                     session.send_user_dict(message)
                     sent += 1
             except Exception as e:  # as the official SDK: log, and still close the input
-                logger.error("prompt stream failed; closing the CLI's input: %s", e)
+                logger.error("prompt stream failed; closing the CLI's input: %s: %s", type(e).__name__, e, exc_info=e)
             session.end_input(wait=sent > 0)
 
         thread = threading.Thread(target=stream, name="claude-sdkurl-client-prompt", daemon=True)
@@ -170,6 +186,7 @@ class ClaudeClient:
                 error, self._connect_error = self._connect_error, None
                 raise error
 
+    @sync_only
     def disconnect(self) -> None:
         """Stop the CLI and release everything. Safe to call twice."""
         try:
@@ -187,6 +204,15 @@ class ClaudeClient:
         self._feeders.clear()
 
     close = disconnect
+
+    if not TYPE_CHECKING:  # (type checkers keep telling these forms apart from the right ones)
+
+        async def __aenter__(self) -> Any:
+            raise NotAsyncError("ClaudeClient is synchronous in claude_sdkurl: write `with ClaudeClient(options) as client:` "
+                                f"(no async with). {PORTING_HINT}.")  # fmt: skip
+
+        async def __aexit__(self, *exc: Any) -> None:
+            return None
 
     def __enter__(self) -> ClaudeClient:
         self.connect()
@@ -211,6 +237,7 @@ class ClaudeClient:
 
     # ------------------------------------------------------------------ conversation
 
+    @sync_only
     def query(self, prompt: str | Iterable[dict[str, Any]], session_id: str = "default") -> None:
         """Send a prompt: a string, or an iterable of message dicts (each without a
         ``session_id`` gets ``session_id``). Returns once every message is written, as the
@@ -231,7 +258,8 @@ class ClaudeClient:
             session.send_user_dict(message)
 
     def receive_messages(self, timeout: float | None = None) -> Iterator[Message]:
-        """Every message, until the session ends.
+        """Every message, until the session ends (an iterator; ``async for`` over it raises
+        :class:`NotAsyncError`).
 
         ``timeout`` (ours; the official SDK uses ``asyncio.timeout``) bounds the
         whole iteration in seconds: :class:`ReceiveTimeoutError` is raised, and
@@ -239,6 +267,9 @@ class ClaudeClient:
         The wait is a cancel point of a ``claude_sdkurl.threads`` task: its cancel
         raises ``CancelledError`` here, with nothing lost and no interrupt sent.
         """
+        return Messages(self._messages(timeout), "client.receive_messages()")
+
+    def _messages(self, timeout: float | None) -> Generator[Message, None, None]:
         session = self._live()
         deadline = Deadline(_checked_timeout(timeout))
         import queue
@@ -263,7 +294,10 @@ class ClaudeClient:
 
     def receive_response(self, timeout: float | None = None) -> Iterator[Message]:
         """Messages through the next :class:`ResultMessage`, inclusive (``timeout``: as :meth:`receive_messages`)."""
-        for message in self.receive_messages(timeout):
+        return Messages(self._response(timeout), "client.receive_response()")
+
+    def _response(self, timeout: float | None) -> Generator[Message, None, None]:
+        for message in self._messages(timeout):
             yield message
             if isinstance(message, ResultMessage):
                 return
@@ -273,14 +307,17 @@ class ClaudeClient:
     def _control(self, subtype: str, **fields: Any) -> dict[str, Any]:
         return self._live().control({"subtype": subtype, **fields})
 
+    @sync_only
     def interrupt(self) -> None:
         """Stop the current turn; its result arrives with ``error_during_execution``."""
         self._control("interrupt")
 
+    @sync_only
     def set_permission_mode(self, mode: PermissionMode) -> None:
         """Change the permission mode for the rest of the session."""
         self._control("set_permission_mode", mode=mode)
 
+    @sync_only
     def set_model(self, model: str | None = None) -> None:
         """Switch model (``None``: back to the default)."""
         self._control("set_model", model=model)
@@ -296,6 +333,7 @@ class ClaudeClient:
             fields["thinking_display"] = thinking_display
         self._control("set_max_thinking_tokens", **fields)
 
+    @sync_only
     def rewind_files(self, user_message_id: str, dry_run: bool | None = None) -> dict[str, Any]:
         """Restore files to their state at a user message (needs ``enable_file_checkpointing``).
 
@@ -308,10 +346,12 @@ class ClaudeClient:
             fields["dry_run"] = dry_run
         return self._control("rewind_files", **fields)
 
+    @sync_only
     def reconnect_mcp_server(self, server_name: str) -> None:
         """Reconnect an MCP server."""
         self._control("mcp_reconnect", serverName=server_name)
 
+    @sync_only
     def toggle_mcp_server(self, server_name: str, enabled: bool) -> None:
         """Enable or disable an MCP server."""
         self._control("mcp_toggle", serverName=server_name, enabled=enabled)
@@ -353,14 +393,17 @@ class ClaudeClient:
             self._dynamic_servers = _ide.dynamic_servers(self.options.mcp_servers)
         return dict(self._dynamic_servers)
 
+    @sync_only
     def stop_task(self, task_id: str) -> None:
         """Stop a background task."""
         self._control("stop_task", task_id=task_id)
 
+    @sync_only
     def get_mcp_status(self) -> McpStatusResponse:
         """Connection status of every MCP server."""
         return self._control("mcp_status")  # type: ignore[return-value]
 
+    @sync_only
     def get_context_usage(self, detail: Literal["full", "summary"] | None = None) -> ContextUsageResponse:
         """How the context window is used. ``detail="summary"`` (TypeScript's) answers from the
         last response's usage without counting each category (``"full"``, the CLI's default)."""
@@ -383,6 +426,7 @@ class ClaudeClient:
         """Drop a queued user message that has not started yet."""
         return self._control("cancel_async_message", message_uuid=message_uuid)
 
+    @sync_only
     def get_server_info(self) -> dict[str, Any] | None:
         """What the CLI answered to ``initialize`` (commands, models, account, ...)."""
         return self._live().server_info
@@ -502,6 +546,15 @@ class ClaudeClient:
         """Send more user messages into the running session (TypeScript's ``streamInput``):
         each dict is a wire ``user`` message, sent in order; returns when all are written."""
         self.query(messages)
+
+
+def _stop(session: Session, feeders: list[threading.Thread]) -> None:
+    """What disconnect() does, for a client collected while connected (it is gone by now)."""
+    session.close()
+    if isinstance(session.trace, RunTrace):
+        session.trace.close()
+    for feeder in feeders:
+        feeder.join(1.0)
 
 
 def _checked_timeout(timeout: float | None) -> float | None:

@@ -45,6 +45,12 @@ __all__ = ["CostLedger", "RunCost"]
 
 MAIN = "main"  # the subagent key of the main conversation
 
+
+def _money(usd: float) -> float:
+    """Dollars as a person reads them: sums and differences of the CLI's figures rounded to 12
+    places (0.1 + 0.2 shows as 0.3, not 0.30000000000000004), far below any price's step."""
+    return round(usd, 12)
+
 # ledgers open with ``with``: every run in the process feeds them (the engine's registry)
 _active = observe.EVERY_RUN
 _active_lock = observe.EVERY_RUN_LOCK
@@ -120,7 +126,7 @@ class CostLedger:
     @property
     def total_cost_usd(self) -> float:
         """The CLI's own totals, summed over runs."""
-        return sum(r.cost_usd for r in self.runs)
+        return _money(sum(r.cost_usd for r in self.runs))
 
     def by_model(self) -> dict[str, dict[str, float]]:
         """Per model: ``cost_usd`` and tokens, the CLI's own figures summed over runs."""
@@ -134,6 +140,8 @@ class CostLedger:
                 row["output_tokens"] += int(usage.get("outputTokens") or 0)
                 row["cache_read_input_tokens"] += int(usage.get("cacheReadInputTokens") or 0)
                 row["cache_creation_input_tokens"] += int(usage.get("cacheCreationInputTokens") or 0)
+        for row in out.values():
+            row["cost_usd"] = _money(row["cost_usd"])
         return out
 
     def by_subagent(self) -> dict[str, dict[str, float]]:
@@ -162,6 +170,8 @@ class CostLedger:
                     row["input_tokens"] += call.input_tokens * weight
                     row["output_tokens"] += call.output_tokens * weight
                     row["cost_usd"] += share * weight
+        for row in out.values():
+            row["cost_usd"] = _money(row["cost_usd"])
         return out
 
     # ------------------------------------------------------------------ display
@@ -223,8 +233,8 @@ def _count(run: RunCost, message: Any) -> None:
         run.session_id = message.session_id or run.session_id
         spent = run.carried.spent(message.total_cost_usd)
         if spent is not None:
-            run.turns.append(spent - run.cost_usd)
-            run.cost_usd = spent
+            run.turns.append(_money(spent - run.cost_usd))
+            run.cost_usd = _money(spent)
         if message.model_usage:
             run.models = run.carried.model_spent(message.model_usage) or {}
 

@@ -379,7 +379,7 @@ class SdkMcpServer:
         except _Cancelled:
             return _tool_error("Request cancelled")
         except Exception as e:
-            logger.warning("tool %s raised: %s", name, e)
+            logger.warning("tool %s raised: %s: %s", name, type(e).__name__, e, exc_info=e)
             return _tool_error(str(e))
         if not isinstance(out, dict):
             return _tool_error(f"Tool '{name}' returned {type(out).__name__}, not a dict with 'content'")

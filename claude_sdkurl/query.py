@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Generator, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
+from ._engine.lifecycle import Messages, made_at
 from ._engine.cancel import CancelledError
 from ._engine.deadline import Deadline
 from ._errors import CLIConnectionError, ReceiveTimeoutError
@@ -69,8 +70,11 @@ def query(
     1 s: an ``interrupt`` request while the input is open, SIGINT once it is
     closed, so the transcript keeps the partial answer either way) and stops
     the CLI; so does a cancel of the
-    ``claude_sdkurl.threads`` task iterating it. Nothing starts until the first
-    ``next()``. ``timeout`` (ours) bounds the whole iteration in seconds:
+    ``claude_sdkurl.threads`` task iterating it; dropping it mid-way also warns
+    (``ResourceWarning``, naming where it was made), as an unclosed file does: close it, or
+    write ``with query(...) as messages:``. Nothing starts until the first
+    ``next()``. ``async for`` over it raises :class:`NotAsyncError` (ours), saying what to
+    write. ``timeout`` (ours) bounds the whole iteration in seconds:
     :class:`ReceiveTimeoutError`; the turn is interrupted and the CLI stopped
     at once, without the exit grace a ``break`` gives it.
 
@@ -94,7 +98,7 @@ def query(
         raise ValueError("timeout must be None or a positive number of seconds")
     options = options or ClaudeAgentOptions()
     warn_if_can_use_tool_shadowed(options)
-    return _run(prompt, options, transport, timeout)
+    return Messages(_run(prompt, options, transport, timeout), "query(...)", made_at())
 
 
 def counted(prompt: str, options: ClaudeAgentOptions | None, ledger: CostLedger) -> Iterator[Message]:
@@ -108,7 +112,7 @@ def counted(prompt: str, options: ClaudeAgentOptions | None, ledger: CostLedger)
 def _run(
     prompt: str | Iterator[dict[str, Any]], options: ClaudeAgentOptions, transport: Transport | None, timeout: float | None,
     ledgers: list[CostLedger] | None = None,
-) -> Iterator[Message]:  # fmt: skip
+) -> Generator[Message, None, None]:  # fmt: skip
     deadline = Deadline(timeout)
     session = take_ready(options) if transport is None else None
     trace = RunTrace("query", options.model)

@@ -35,10 +35,11 @@ outright.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from typing import Any
 
 from ._engine import spares as _spares
+from ._engine.lifecycle import Messages, made_at, warn_collected
 # (the machinery's own names, importable from here as before; not the public surface)
 from ._engine.spares import CLAIMABLE, RUNS_ANYWAY, ClaimRefused, Spare, fits, resident_mb  # noqa: F401
 from .client import ClaudeClient
@@ -58,15 +59,27 @@ class SparePool(_spares.SparePool):
     options fit (see the module doc) and start cold otherwise; :meth:`query` and :meth:`client`
     use this pool first. ``stats`` counts ``started``, ``claimed``, ``cold``, ``replaced``,
     ``reaped``, ``refused:<code>`` and ``abandoned`` (parking folders of programs killed before
-    they closed their pool, removed when this one opened).
+    they closed their pool, removed when this one opened). A pool collected while open stops
+    its spares, with a ``ResourceWarning`` naming where it was made.
     """
+
+    def __init__(self, size: int = 1, options: ClaudeAgentOptions | None = None, *, max_memory_mb: float | None = None,
+                 idle_timeout: float | None = None) -> None:  # fmt: skip
+        self._made_at = made_at()
+        super().__init__(size, options, max_memory_mb=max_memory_mb, idle_timeout=idle_timeout)
+
+    def __del__(self) -> None:
+        if getattr(self, "_closed", True):
+            return
+        warn_collected("SparePool", self._made_at, "Write `with SparePool(...) as pool:`, or call close().",
+                       self.close)  # fmt: skip
 
     def query(self, prompt: Any, options: ClaudeAgentOptions | None = None, *, timeout: float | None = None) -> Iterator[Message]:
         """:func:`~claude_sdkurl.query` on a claimed spare of this pool, cold when none fits.
         As ``query()``, nothing starts until the first ``next()``."""
-        return self._first_here(_query(prompt, options or self.options, timeout=timeout))
+        return Messages(self._first_here(_query(prompt, options or self.options, timeout=timeout)), "pool.query(...)", made_at())
 
-    def _first_here(self, messages: Iterator[Message]) -> Iterator[Message]:
+    def _first_here(self, messages: Iterator[Message]) -> Generator[Message, None, None]:
         try:
             with _spares.preferred(self):  # the first next() is where query() takes its session
                 first = next(messages)

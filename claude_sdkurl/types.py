@@ -859,17 +859,26 @@ HookCallback = Callable[
 
 @dataclass
 class HookMatcher:
-    """Callbacks for one hook event, optionally narrowed by a matcher."""
+    """Callbacks for one hook event, optionally narrowed by a matcher.
+
+    ``timeout``: seconds each callback may take (without one: ``callback_timeout``, else 600 s).
+    A ``PreToolUse`` or ``PermissionRequest`` callback that raises, returns no dict or takes
+    longer denies the tool call, telling the model why; ``on_failure="continue"`` lets the call
+    go on instead (the CLI is answered with an error, as for the other events).
+    """
 
     matcher: str | None = None
     """Which calls it applies to: a tool name or pattern (``"Bash"``, ``"Write|Edit"``); ``None``: all."""
     hooks: list[HookCallback] = field(default_factory=list)
     """The callbacks, each called with the hook's input, the tool use id and a :class:`HookContext`."""
     timeout: float | None = None
-    """Seconds the CLI waits for each callback of this matcher; ``None``: the CLI's default (60 s)."""
+    """Seconds each callback of this matcher may take; ``None``: ``callback_timeout``, else 600 s. A guarding
+    hook (``PreToolUse``, ``PermissionRequest``) past it denies the call."""
     on_failure: Literal["continue", "block"] | None = None
-    """When a callback raises or gives an answer the CLI refuses: ``"block"`` blocks the action; ``"continue"``
-    or ``None`` count it as no decision."""
+    """When a callback raises, returns no dict or runs past its bound (sent to the CLI as ``onFailure``):
+    ``"continue"``: the CLI is answered with an error, no decision, and the action goes on; ``"block"``: the CLI
+    blocks it; ``None``: a guarding hook (``PreToolUse``, ``PermissionRequest``) denies the call, telling the
+    model why, and another event's failure is no decision."""
 
 # --------------------------------------------------------------------------- MCP configs and status
 
@@ -2254,7 +2263,8 @@ class ClaudeAgentOptions:
     """Ours: seconds a control request of ours (``interrupt``, ``set_model``, ...) waits for its answer."""
     callback_timeout: float | None = field(default=None, kw_only=True)
     """Ours: seconds a ``can_use_tool``, hook, MCP tool or elicitation callback may take before the CLI is
-    answered with an error; ``None``: no limit, as the CLI has none."""
+    answered with an error, or a guarding hook's denial; ``None``: no limit (a hook is still bound by its
+    matcher's ``timeout``, else 600 s)."""
     on_elicitation: Callable[[dict[str, Any]], Any] | None = field(default=None, kw_only=True)
     """Ours: answers an MCP server's request for input: gets the request dict (``mcp_server_name``, ``message``,
     ``requested_schema``, ...), returns ``{"action": "accept"|"decline"|"cancel", "content": {...}}``; unset:

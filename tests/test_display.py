@@ -185,7 +185,7 @@ def test_a_stop_while_stream_text_writes_or_renders_still_stops_the_querys_cli(w
     began = time.monotonic()
     with pytest.raises(StreamStopped):
         stream_text(messages, file=file)
-    assert messages.gi_frame is None  # type: ignore[attr-defined]  # the query was closed: its finally stopped the CLI
+    assert messages._gen.gi_frame is None  # type: ignore[attr-defined]  # the query was closed: its finally stopped the CLI
     assert transport._thread is not None
     transport._thread.join(5)
     assert not transport._thread.is_alive() and time.monotonic() - began < 5  # the CLI stopped, at once

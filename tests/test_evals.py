@@ -313,7 +313,7 @@ def test_the_html_page_escapes_every_name_and_is_written_private(tmp_path: Path)
 def test_the_progress_line_counts_every_attempt_and_the_passed(capsys: pytest.CaptureFixture[str]) -> None:
     run_eval([Task("ok", "hi"), Task("bad", "hi", checks=[lambda a: "no"])], [Target("p", program=lambda p, o: [])], runs=2, progress=True)
     err = capsys.readouterr().err
-    lines = [line for line in err.split("\r") if line.strip()]
+    lines = [line for line in err.replace("\r", "\n").split("\n") if line.strip()]  # (plain lines: capsys is no terminal)
     assert lines[-1].rstrip() == "evals [" + "#" * 30 + "] 4/4 · 2 passed" and err.endswith("\n")
     assert [int(line.split("] ")[1].split("/")[0]) for line in lines] == [1, 2, 3, 4]
 

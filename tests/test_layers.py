@@ -10,7 +10,7 @@ under them, ``_engine/``. Rules:
   ``TYPE_CHECKING``; never at run time);
 * the engine (``_engine/``) imports only the ground floor and itself: never an area (what an area
   adds to a run, it registers: ``_engine.observe``, ``_engine.start.register_ready``); inside it,
-* the engine's own ground (``usercode``, ``cancel``, ``deadline``, ``trace``, ``log``, ``limits``)
+* the engine's own ground (``usercode``, ``cancel``, ``deadline``, ``trace``, ``log``, ``limits``, ``lifecycle``)
   imports only the ground floor and itself;
 * the sans-I/O core (``protocol``, ``parse``, ``run``) only those and itself;
 * ``transport/`` only those and itself;
@@ -37,7 +37,7 @@ PACKAGE = Path(claude_sdkurl.__file__).parent
 
 GROUND = {"_version", "_errors", "_shown", "_files", "types"}
 BACK_DOOR = {("types", "mcp")}  # a name for type checkers (test_the_type_checkers_name_is_never_imported_at_run_time)
-ENGINE_GROUND = {f"_engine.{m}" for m in ("usercode", "cancel", "deadline", "trace", "log", "limits", "owned")}
+ENGINE_GROUND = {f"_engine.{m}" for m in ("usercode", "cancel", "deadline", "trace", "log", "limits", "owned", "lifecycle")}
 CORE = {"_engine.protocol", "_engine.parse", "_engine.run"}
 STORE_MECHANICS = {f"_engine.{m}" for m in ("paths", "resume", "storecall", "mirror", "carried")}
 

@@ -45,25 +45,26 @@ _version_lock = threading.Lock()
 
 
 def find_cli(cli_path: str | Path | None = None) -> str:
-    """Locate the CLI: ``cli_path``, then ``$CLAUDE_SDKURL_CLI``, then ``PATH``,
-    then the usual install places, then the official SDK's bundled binary."""
+    """Locate the CLI: ``cli_path``, then ``$CLAUDE_SDKURL_CLI``, then ``PATH``, then the usual
+    install places, then the CLIs this package installed (:func:`installed_clis`, the newest
+    first), then the official SDK's bundled binary. Which one and why is logged at debug level."""
     if cli_path is not None:
         path = Path(cli_path)
         if not path.is_file():
             raise CLINotFoundError("Claude Code not found at cli_path", str(cli_path))
         if not os.access(path, os.X_OK):
             raise CLINotFoundError("Claude Code at cli_path is not executable", str(cli_path))
-        return str(path)
+        return _found(str(path), "cli_path")
     env_path = os.environ.get(CLI_PATH_ENV)
     if env_path:
         if not Path(env_path).is_file():
             raise CLINotFoundError(f"Claude Code not found at ${CLI_PATH_ENV}", env_path)
-        return env_path
+        return _found(env_path, f"${CLI_PATH_ENV}")
     import shutil  # (only to look on PATH: with its archive modules, 2 ms of every launch otherwise)
 
     found = shutil.which("claude")
     if found:
-        return found
+        return _found(found, "PATH")
     home = Path.home()
     for candidate in (
         home / ".npm-global/bin/claude",
@@ -74,16 +75,74 @@ def find_cli(cli_path: str | Path | None = None) -> str:
         home / ".claude/local/claude",
     ):
         if candidate.is_file():
-            return str(candidate)
+            return _found(str(candidate), "a usual install place")
+    ours = installed_clis()
+    if ours:
+        return _found(str(ours[0]), f"the CLIs claude_sdkurl installed in {cli_cache_dir()}")
     bundled = _official_bundled_cli()
     if bundled:
-        return bundled
+        return _found(bundled, "the official SDK's bundled CLI")
     raise CLINotFoundError(
         "Claude Code not found. Install it with:\n"
         "  npm install -g @anthropic-ai/claude-code\n"
         "or pass ClaudeAgentOptions(cli_path='/path/to/claude'), "
         f"or set ${CLI_PATH_ENV}."
     )
+
+
+def _found(path: str, where: str) -> str:
+    logger.debug("using Claude Code at %s (from %s)", path, where)
+    return path
+
+
+CLI_CACHE_ENV = "CLAUDE_SDKURL_CLI_CACHE"
+"""Environment variable naming the folder where ``claude_sdkurl.testing.install_cli`` installs
+CLIs (default: ``~/.cache/claude_sdkurl/cli``), one npm prefix per version."""
+
+_PLACEHOLDER_BYTES = 1_000_000  # npm leaves a small placeholder where postinstall did not run
+
+
+def cli_cache_dir() -> Path:
+    """Where this package installs CLIs (see :data:`CLI_CACHE_ENV`)."""
+    env = os.environ.get(CLI_CACHE_ENV)
+    return Path(env) if env else Path.home() / ".cache" / "claude_sdkurl" / "cli"
+
+
+def binaries_in(prefix: Path) -> list[Path]:
+    """The native Claude Code binaries an npm prefix holds (the platform package's, then the
+    wrapper package's copy), placeholders left out; nothing is run."""
+    import glob
+
+    modules = prefix / "node_modules" / "@anthropic-ai"
+    candidates = [Path(p) for p in sorted(glob.glob(str(modules / "claude-code-*" / "claude")))]
+    candidates.append(modules / "claude-code" / "bin" / "claude.exe")
+    found = []
+    for path in candidates:
+        try:
+            if path.is_file() and path.stat().st_size >= _PLACEHOLDER_BYTES and os.access(path, os.X_OK):
+                found.append(path)
+        except OSError:
+            continue
+    return found
+
+
+def installed_clis() -> list[Path]:
+    """The CLIs this package installed (:func:`cli_cache_dir`, a folder per version), the newest
+    version first; an install still being staged is left out."""
+    try:
+        entries = list(cli_cache_dir().iterdir())
+    except OSError:
+        return []
+    versions = []
+    for entry in entries:
+        named = _VERSION_RE.fullmatch(entry.name)  # (a staged install is ".<version>-<random>")
+        if named is None:
+            continue
+        version = (int(named.group(1)), int(named.group(2)), int(named.group(3)))
+        binaries = binaries_in(entry)
+        if binaries:
+            versions.append((version, binaries[0]))
+    return [binary for _, binary in sorted(versions, reverse=True)]
 
 
 def _official_bundled_cli() -> str | None:

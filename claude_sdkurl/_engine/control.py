@@ -20,6 +20,11 @@ dialog``
 =================  ===========================================
 
 A handler that returns :data:`NO_ANSWER` leaves the request unanswered on purpose.
+
+A hook that guards a tool call (``PreToolUse``, ``PermissionRequest``: ``launch.GUARD_EVENTS``)
+and fails (raises, returns no dict, or is not done within :func:`answer_bound`) is answered with a
+denial the model sees (:func:`failure_answer`), never with an error, which the CLI takes for "no
+opinion" and runs the tool; ``on_failure="continue"`` on its matcher keeps the error answer.
 """
 
 from __future__ import annotations
@@ -101,6 +106,33 @@ def handle_hook_callback(plan: LaunchPlan, request: dict[str, Any]) -> dict[str,
         raise KeyError(f"No hook callback found for ID: {callback_id}")
     output = call_user(callback, request.get("input"), request.get("tool_use_id"), {"signal": None})
     return _hook_output_for_cli(output)
+
+
+def answer_bound(plan: LaunchPlan, request: dict[str, Any], callback_timeout: float | None) -> float | None:
+    """Seconds the CLI's ``request`` may wait for its callback before it is answered without it
+    (``None``: no bound). ``callback_timeout`` bounds every callback; a hook callback is also bound
+    by its matcher's ``timeout``, else by ``DEFAULT_HOOK_TIMEOUT``, whichever is shortest."""
+    if request.get("subtype") != "hook_callback":
+        return callback_timeout
+    from .launch import DEFAULT_HOOK_TIMEOUT  # (loaded with the plan by now)
+
+    spec = plan.hook_specs.get(str(request.get("callback_id")))
+    own = spec.timeout if spec is not None and spec.timeout is not None else DEFAULT_HOOK_TIMEOUT
+    return own if callback_timeout is None else min(own, callback_timeout)
+
+
+def failure_answer(plan: LaunchPlan, request: dict[str, Any], reason: str) -> dict[str, Any] | None:
+    """The answer to a guarding hook's ``request`` whose callback failed (``reason``: how): the
+    call it guards denied, the model told why. ``None`` for any other request (an error answer)."""
+    if request.get("subtype") != "hook_callback":
+        return None
+    spec = plan.hook_specs.get(str(request.get("callback_id")))
+    if spec is None or not spec.fails_closed:
+        return None
+    message = f"The {spec.event} hook {reason}. The tool call was denied: a guard that cannot decide denies."
+    if spec.event == "PermissionRequest":
+        return {"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {"behavior": "deny", "message": message}}}
+    return {"hookSpecificOutput": {"hookEventName": spec.event, "permissionDecision": "deny", "permissionDecisionReason": message}}
 
 
 def handle_mcp_message(plan: LaunchPlan, request: dict[str, Any]) -> dict[str, Any]:

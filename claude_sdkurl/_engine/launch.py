@@ -45,6 +45,32 @@ logger = get_logger("claude_sdkurl.launch")
 INITIALIZE_TIMEOUT = 60.0
 ExtraHooks = dict[str, tuple[str, Callable[..., Any]]]
 
+GUARD_EVENTS = frozenset({"PreToolUse", "PermissionRequest"})
+"""Hook events that decide whether a tool call runs: a hook of these that raises or does not
+answer in time denies the call (:func:`claude_sdkurl._engine.control.failure_answer`), unless its
+matcher says ``on_failure="continue"``."""
+
+DEFAULT_HOOK_TIMEOUT = 600.0
+"""Seconds a hook callback with no timeout of its own (no ``HookMatcher.timeout``, no
+``callback_timeout``) may run before the CLI is answered without it: the CLI's own default for
+its command hooks (10 minutes), so a hook moved from the settings into Python keeps its bound.
+The CLI sets none on an SDK's hook callbacks: without this, one that hangs hangs the turn."""
+
+HOOK_TIMEOUT_BLOCKS_VERSION = (2, 1, 330)
+"""The oldest CLI seen to deny a guarded tool call whose hook passed its matcher's ``timeout``
+(2.1.120 answers the hook itself with "no opinion", and the tool runs). An older CLI is not told
+a guard's timeout: the session keeps it, and denies the call (see :func:`hook_table`)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class HookSpec:
+    """What the session needs of one hook callback: its event, the seconds it may take before
+    the CLI is answered without it, and whether a failure denies the call it guards."""
+
+    event: str
+    timeout: float | None  # the matcher's; None: callback_timeout or DEFAULT_HOOK_TIMEOUT
+    fails_closed: bool
+
 
 @dataclasses.dataclass(frozen=True)
 class LaunchPlan:
@@ -74,6 +100,8 @@ class LaunchPlan:
     # resume/continue: the size of each transcript the CLI may load, taken before it starts, so
     # what the session had cost is read as the CLI found it (see _engine/carried.py)
     transcripts_before: dict[str, int] | None = None
+    # callback id -> its event, timeout and failure rule (see HookSpec)
+    hook_specs: dict[str, HookSpec] = dataclasses.field(default_factory=dict)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -327,22 +355,36 @@ def hooks_config(
     the SDK's own (see :mod:`claude_sdkurl.prewarm`), registered after the
     user's hooks for that event.
     """
+    config, registry, _ = hook_table(options, extra)
+    return config, registry
+
+
+def hook_table(
+    options: ClaudeAgentOptions, extra: dict[str, tuple[str, Callable[..., Any]]] | None = None,
+    old_cli: bool = False,
+) -> tuple[dict[str, Any] | None, dict[str, Callable[..., Any]], dict[str, HookSpec]]:  # fmt: skip
+    """:func:`hooks_config`, and each callback's :class:`HookSpec`. For an ``old_cli`` (older than
+    :data:`HOOK_TIMEOUT_BLOCKS_VERSION`) a guard's matcher is sent without its ``timeout`` (the
+    session keeps it: that CLI would let the call run when the time is up)."""
     config: dict[str, Any] = {}
     registry: dict[str, Callable[..., Any]] = {}
+    specs: dict[str, HookSpec] = {}
     for event, matchers in (options.hooks or {}).items():
         if not matchers:
             continue
         entries = []
         for matcher in matchers:
             ids = []
+            fails_closed = event in GUARD_EVENTS and matcher.on_failure != "continue"
             for callback in matcher.hooks:
                 if not callable(callback):
                     raise TypeError(f"hook for {event} is not callable: {callback!r}")
                 callback_id = f"hook_{len(registry)}"
                 registry[callback_id] = callback
+                specs[callback_id] = HookSpec(str(event), matcher.timeout, fails_closed)
                 ids.append(callback_id)
             entry: dict[str, Any] = {"matcher": matcher.matcher, "hookCallbackIds": ids}
-            if matcher.timeout is not None:
+            if matcher.timeout is not None and not (fails_closed and old_cli):
                 entry["timeout"] = matcher.timeout
             if matcher.on_failure is not None:
                 entry["onFailure"] = matcher.on_failure
@@ -350,8 +392,9 @@ def hooks_config(
         config[event] = entries
     for extra_event, (callback_id, callback) in (extra or {}).items():
         registry[callback_id] = callback
+        specs[callback_id] = HookSpec(extra_event, None, extra_event in GUARD_EVENTS)
         config.setdefault(extra_event, []).append({"matcher": None, "hookCallbackIds": [callback_id]})
-    return config or None, registry
+    return config or None, registry, specs
 
 
 def _plan(
@@ -360,7 +403,7 @@ def _plan(
     extra_hooks: ExtraHooks | None,
     materialized: Materialized | None,
 ) -> LaunchPlan:
-    hooks, callbacks = hooks_config(options, extra_hooks)
+    hooks, callbacks, specs = hook_table(options, extra_hooks)  # (checked before anything starts)
     servers = sdk_servers(options)
     spawner = as_spawner(options.spawn_claude_code_process)
     if custom_transport:
@@ -383,6 +426,8 @@ def _plan(
         transport, version = ("stdio", None) if spawner is not None else select_transport(options, cli)
         args = _cli.build_args(options)
         env = _cli.build_env(options)
+    if version is not None and version < HOOK_TIMEOUT_BLOCKS_VERSION:
+        hooks = hook_table(options, extra_hooks, old_cli=True)[0]
     projects_dir = cli_projects_dir(env or options.env)
     return LaunchPlan(
         options=options,
@@ -395,6 +440,7 @@ def _plan(
         initialize=initialize_request(options, hooks),
         initialize_timeout=max(initialize_timeout(), options.control_timeout),
         hook_callbacks=callbacks,
+        hook_specs=specs,
         sdk_mcp_servers=servers,
         bidirectional=bool(hooks or servers or options.can_use_tool or options.on_elicitation or options.on_user_dialog),
         ceiling_ms=ceiling_ms(options.env),

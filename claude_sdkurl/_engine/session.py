@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import cancel as _cancel
 from . import cli as _cli
-from .control import HANDLERS
+from .control import HANDLERS, answer_bound, failure_answer
 from .._errors import (
     ClaudeSDKError,
     CLIConnectionError,
@@ -649,17 +649,10 @@ class Session:
             self._worker.submit(self._run_handler, handler, event)
             with self._answer_lock:
                 timeout = self.options.callback_timeout
+                if self.plan is not None:
+                    timeout = answer_bound(self.plan, event.request, timeout)
                 if timeout is not None and not inflight.answered:
-                    inflight.timer = threading.Timer(
-                        timeout,
-                        self._answer,
-                        (
-                            event.request_id,
-                            self._protocol.control_error(
-                                event.request_id, f"the {event.subtype} callback did not answer within {timeout:g} s"
-                            ),
-                        ),
-                    )
+                    inflight.timer = threading.Timer(timeout, self._time_out, (event, timeout))
                     inflight.timer.name = "claude-sdkurl-callback-timer"
                     inflight.timer.daemon = True
                     inflight.timer.start()
@@ -681,9 +674,29 @@ class Session:
                     inflight.timer.cancel()
                 return
             line = self._protocol.control_success(event.request_id, response)
-        except Exception as e:  # the CLI gets the message; the session goes on
-            logger.warning("%s callback failed: %s", event.subtype, e, exc_info=logger.isEnabledFor(logging.DEBUG))
-            line = self._protocol.control_error(event.request_id, str(e) or type(e).__name__)
+        except Exception as e:  # the CLI gets the message (a guard's: a denial); the session goes on
+            logger.warning("%s callback failed: %s: %s", event.subtype, type(e).__name__, e, exc_info=e)
+            # (the words the CLI was told before, and a session host carries: the same in both)
+            denial = failure_answer(self.plan, event.request, f"failed: {str(e) or type(e).__name__}") if self.plan else None
+            if denial is not None:
+                line = self._protocol.control_success(event.request_id, denial)
+            else:
+                line = self._protocol.control_error(event.request_id, str(e) or type(e).__name__)
+        self._answer(event.request_id, line)
+
+    def _time_out(self, event: ControlRequestReceived, timeout: float) -> None:
+        """A callback took ``timeout`` seconds: the CLI is answered without it (a guarding hook:
+        the call denied). Its own answer, if it ever comes, is dropped (:meth:`_answer`)."""
+        denial = failure_answer(self.plan, event.request, f"did not answer within {timeout:g} s") if self.plan else None
+        if denial is None:
+            line = self._protocol.control_error(event.request_id, f"the {event.subtype} callback did not answer within {timeout:g} s")
+        else:
+            line = self._protocol.control_success(event.request_id, denial)
+        with self._answer_lock:
+            waiting = event.request_id in self._inflight
+        if waiting:
+            logger.warning("the %s callback did not answer within %g s%s", event.subtype, timeout,
+                           "; the tool call it guards is denied" if denial is not None else "")  # fmt: skip
         self._answer(event.request_id, line)
 
     def _answer(self, request_id: str, line: str) -> None:

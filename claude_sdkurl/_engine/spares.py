@@ -10,6 +10,7 @@ import logging
 import os
 import shutil
 import threading
+import weakref
 import time
 from collections import Counter
 from pathlib import Path
@@ -325,7 +326,7 @@ class SparePool(Stock):
             self.stats["abandoned"] = abandoned
             logger.info("removed %d parking folder(s) left by programs that ended without closing their pool", abandoned)
         with _pools_lock:
-            _pools.append(self)
+            _pools.append(weakref.ref(self))
         self._fill()
 
     # ------------------------------------------------------------------ keeping spares
@@ -442,14 +443,18 @@ class SparePool(Stock):
         from the model, at its end, or :data:`REFILL_AT_LATEST` seconds from now, whichever
         comes first (once). The timer's thread is the pool's, cancelled when it closes."""
         once = threading.Lock()
+        pool = weakref.ref(self)  # (the timer and the session keep the refill: not the pool, which is collectable)
 
         def refill() -> None:
             if not once.acquire(blocking=False):
                 return
             timer.cancel()
-            with self._cond:
-                self._refills.discard(timer)
-            self._fill()
+            me = pool()
+            if me is None:
+                return
+            with me._cond:
+                me._refills.discard(timer)
+            me._fill()
 
         timer = threading.Timer(REFILL_AT_LATEST, refill)
         timer.name = "claude-sdkurl-refill"
@@ -471,8 +476,7 @@ class SparePool(Stock):
         with self._cond:
             refills, self._refills = list(self._refills), set()
         with _pools_lock:
-            if self in _pools:
-                _pools.remove(self)
+            _pools[:] = [ref for ref in _pools if ref() not in (self, None)]
         for timer in refills:
             timer.cancel()
         for spare in parked:
@@ -487,7 +491,7 @@ class SparePool(Stock):
         self.close()
 
 
-_pools: list[SparePool] = []
+_pools: list[weakref.ref[SparePool]] = []  # the open pools, oldest first (weakly: a pool dropped unclosed is collected)
 _pools_lock = threading.Lock()
 _local = threading.local()
 
@@ -509,7 +513,7 @@ def take_spare(options: ClaudeAgentOptions) -> Session | None:
     """A session claimed from an open pool whose host options ``options`` fit, else ``None``."""
     first: SparePool | None = getattr(_local, "pool", None)
     with _pools_lock:
-        pools: list[SparePool] = ([first] if first is not None else []) + list(_pools)
+        pools: list[SparePool] = ([first] if first is not None else []) + [p for ref in _pools if (p := ref()) is not None]
     seen: set[int] = set()
     for pool in pools:
         if id(pool) in seen:
@@ -524,7 +528,7 @@ def take_spare(options: ClaudeAgentOptions) -> Session | None:
 def close_all() -> None:
     """Close every open pool (also done at interpreter exit)."""
     with _pools_lock:
-        pools = list(_pools)
+        pools = [p for ref in _pools if (p := ref()) is not None]
     for pool in pools:
         pool.close()
 

@@ -1,4 +1,5 @@
-"""Progress reports: a line on standard error, or a live line in a notebook."""
+"""Progress reports: a line on standard error (redrawn on a terminal; elsewhere, a log file, a
+plain line each time something but the clock changed), or a live line in a notebook."""
 
 from __future__ import annotations
 
@@ -18,11 +19,31 @@ def _reporter(progress: bool | Callable[[BatchProgress], None] | None, total: in
         handle = ipython.display.display(ipython.display.Markdown(""), display_id=True)
         return lambda p: handle.update(ipython.display.Markdown(_bar(p, markdown=True)))
 
+    if not _terminal():
+        last: list[tuple[int, int, int, bool, bool]] = []
+
+        def plain(p: BatchProgress) -> None:
+            state = (p.done, p.running, p.failed, p.paused, p.stopped)
+            if last and last[0] == state:
+                return  # (only the clock moved)
+            last[:] = [state]
+            sys.stderr.write(_bar(p) + "\n")
+            sys.stderr.flush()
+
+        return plain
+
     def line(p: BatchProgress) -> None:
         sys.stderr.write("\r" + _bar(p) + ("\n" if p.done == p.total or p.stopped else ""))
         sys.stderr.flush()
 
     return line
+
+
+def _terminal() -> bool:
+    try:
+        return bool(sys.stderr.isatty())
+    except (AttributeError, ValueError):  # replaced by an object without it, or closed
+        return False
 
 
 def _bar(p: BatchProgress, markdown: bool = False, width: int = 30) -> str:

@@ -12,10 +12,12 @@ from pathlib import Path
 
 from . import Scorecard, detectable, gate, looks_from, max_runs_for, power, run_eval, runs_needed
 from ._scorecard import _baseline
+from .._version import add_version_flag
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m claude_sdkurl.evals", description=__doc__.split("\n\n")[0])
+    add_version_flag(parser)
     parser.add_argument("suite", help="a Python file defining TASKS and TARGETS (and RUNS)")
     parser.add_argument("--runs", type=int, help="attempts per task and target (default: the suite's RUNS, else 3)")
     parser.add_argument("--concurrency", type=int, default=4)

@@ -26,6 +26,7 @@ from typing import Any
 from ..batch._driver import Driver
 from ..batch._elsewhere import picklable
 from ..batch._item import BatchItem
+from ..batch._progress import _terminal
 from ..batch._result import BatchStopped
 from ..batch._retry import RetryPolicy, _fault_of
 from ..types import AssistantMessage, ClaudeAgentOptions, Message, RateLimitEvent, ResultMessage, TextBlock, ToolUseBlock
@@ -417,8 +418,8 @@ def run_eval(
                     scored(stage, stopped.result.items).save(out)
                 raise
             finally:
-                if report is _line:
-                    print(file=sys.stderr)
+                if report is _line and _terminal():
+                    print(file=sys.stderr)  # (the redrawn line's end)
             card = scored(stage, result.items)
             done = card.attempts
             nxt = next((n for n in looks if n > had), None)
@@ -473,6 +474,11 @@ def _travels(tasks: Sequence[Task], targets: Sequence[Target]) -> None:
 
 
 def _line(done: int, total: int, passed: int) -> None:
+    """The progress line, redrawn on a terminal; elsewhere (a log file) a plain line each time."""
     width = 30
     filled = int(width * done / total) if total else width
-    print(f"\revals [{'#' * filled}{'.' * (width - filled)}] {done}/{total} · {passed} passed", end="", file=sys.stderr, flush=True)
+    text = f"evals [{'#' * filled}{'.' * (width - filled)}] {done}/{total} · {passed} passed"
+    if _terminal():
+        print(f"\r{text}", end="", file=sys.stderr, flush=True)
+    else:
+        print(text, file=sys.stderr, flush=True)

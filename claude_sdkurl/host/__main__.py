@@ -12,10 +12,12 @@ PAGE_URL = "relay.url"  # with --relay: the page's address with its token, besid
 
 def main(argv: list[str] | None = None) -> int:
     from . import HostError, default_socket_path, serve
+    from .._version import add_version_flag
 
     parser = argparse.ArgumentParser(prog="python -m claude_sdkurl.host",
                                      description="A session host: one process that owns the Claude Code CLIs of this machine's "
                                      "conversations; worker processes attach with Conversations(..., host=PATH).")  # fmt: skip
+    add_version_flag(parser)
     parser.add_argument("--socket", default=None, help=f"the Unix socket (default: {default_socket_path()})")
     parser.add_argument("--max-live", type=int, default=8, help="CLIs alive at once (default: 8)")
     parser.add_argument("--idle-timeout", type=float, default=300.0, help="seconds before an idle conversation's CLI stops (default: 300)")

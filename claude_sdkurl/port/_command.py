@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from .._files import replace_whole
+from .._version import add_version_flag
 from ._ported import PortError, Ported, has_work
 
 _ASYNC_DEF = re.compile(r"^[ \t]*async[ \t]+def[ \t]+(\w+)", re.MULTILINE)
@@ -69,6 +70,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     Each file is written whole or not at all (see :func:`_write`); a run is not all-or-nothing
     across files: the files that could be ported are written."""
     parser = argparse.ArgumentParser(prog="python -m claude_sdkurl.port", description="Port a program written for claude_agent_sdk to synchronous claude_sdkurl.")
+    add_version_flag(parser)
     parser.add_argument("paths", nargs="+", help="files or directories (*.py below them)")
     parser.add_argument("-w", "--write", action="store_true", help="write the ported files in place")
     parser.add_argument("--check", action="store_true", help="exit 1 if any file still needs porting")

@@ -1,4 +1,5 @@
-"""``python -m claude_sdkurl.relay``: the protocol notes' relay, for a CLI run by hand."""
+"""``python -m claude_sdkurl.relay``: the protocol notes' relay, for a CLI run by hand (not
+``relay.serve()``, which shows the program's own sessions from inside it)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import signal
 import sys
 import threading
 
+from .._version import add_version_flag
 from ._server import RelayError
 
 CLOSE_WAIT = 5.0  # seconds the relay's close may take after SIGTERM or Ctrl-C
@@ -18,7 +20,12 @@ def main(argv: list[str] | None = None) -> int:
         description="A relay a Claude Code CLI (2.1.120 or older) dials with --sdk-url, and frontends "
         "watch: a page at /, the raw NDJSON lines and status lines at /ws. Read-only and "
         "token-protected unless told otherwise.",
+        epilog="This relay is for a CLI you start yourself (claude --sdk-url ws://HOST:PORT/ws/ID ...); "
+        "its sessions are no program's. To watch or steer your program's own sessions, call relay.serve() "
+        "in the program (or set CLAUDE_SDKURL_RELAY=HOST:PORT): the same page and /ws, inside that process, "
+        "with its can_use_tool and hooks still deciding.",
     )
+    add_version_flag(parser)
     parser.add_argument("--host", default="127.0.0.1", help="where to listen (default: 127.0.0.1, loopback)")
     parser.add_argument("--port", type=int, default=8765, help="the port (default: 8765, the first agents-ui probes)")
     parser.add_argument("--steer", action="store_true", help="frontends may send messages, decide permission requests and interrupt")

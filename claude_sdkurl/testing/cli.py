@@ -7,7 +7,6 @@ The cache is ``$CLAUDE_SDKURL_CLI_CACHE`` or ``~/.cache/claude_sdkurl/cli``.
 
 from __future__ import annotations
 
-import glob
 import os
 import shutil
 import subprocess
@@ -15,7 +14,7 @@ import tempfile
 import threading
 from pathlib import Path
 
-from .._engine.cli import parse_version
+from .._engine.cli import CLI_CACHE_ENV, binaries_in, cli_cache_dir, parse_version
 
 WEBSOCKET_CLI_VERSION = "2.1.120"
 """The newest CLI that accepts ``--sdk-url ws://127.0.0.1`` (WebSocket transport)."""
@@ -26,7 +25,7 @@ STDIO_CLI_VERSION = "2.1.330"
 NEWEST_CLI_VERSION = "2.1.332"
 """The CLI the TypeScript SDK 0.3.332 bundles: the newest the suite runs beside the pinned one."""
 
-CACHE_ENV = "CLAUDE_SDKURL_CLI_CACHE"
+CACHE_ENV = CLI_CACHE_ENV
 _lock = threading.Lock()
 
 
@@ -35,19 +34,13 @@ class CLIInstallError(RuntimeError):
 
 
 def cache_dir() -> Path:
-    """Where installed CLIs live."""
-    env = os.environ.get(CACHE_ENV)
-    return Path(env) if env else Path.home() / ".cache" / "claude_sdkurl" / "cli"
+    """Where installed CLIs live (the CLI lookup finds them there too)."""
+    return cli_cache_dir()
 
 
 def _binary_in(prefix: Path, version: str) -> Path | None:
     """The native binary in an npm prefix whose ``--version`` says ``version``."""
-    modules = prefix / "node_modules"
-    candidates = [Path(p) for p in sorted(glob.glob(str(modules / "@anthropic-ai" / "claude-code-*" / "claude")))]
-    candidates.append(modules / "@anthropic-ai" / "claude-code" / "bin" / "claude.exe")
-    for path in candidates:
-        if not path.is_file() or path.stat().st_size < 1_000_000:  # npm leaves a small placeholder without postinstall
-            continue
+    for path in binaries_in(prefix):
         try:
             out = subprocess.run([str(path), "--version"], capture_output=True, text=True, timeout=60, check=False)
         except (OSError, subprocess.TimeoutExpired):
