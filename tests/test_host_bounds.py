@@ -304,6 +304,7 @@ def samples() -> list[BaseException]:
         _errors.UnsupportedControlRequestError("rewind_files", "Unsupported control request subtype", "2.1.120"),
         _errors.ControlRequestTimeoutError("interrupt", 30.0), _errors.ReceiveTimeoutError(20.0),
         _errors.UnsupportedOptionError("no such thing"), _errors.SessionStoreError("store down"),
+        _errors.NotAsyncError("query() is not awaitable: write for message in query(...)"),
     ]  # fmt: skip
     return made
 
