@@ -1,7 +1,7 @@
 """Public types: messages, content blocks, options, permission and hook types.
 
 Names, fields, defaults and positional order follow the official
-``claude_agent_sdk.types`` (0.2.187), and the classes are standard-library
+``claude_agent_sdk.types`` (0.2.189), and the classes are standard-library
 dataclasses as there, so ``dataclasses.replace``/``asdict``/``fields`` answer
 the same. What we add:
 
@@ -1616,7 +1616,7 @@ class ClaudeAgentOptions:
       ``(SpawnOptions) -> process`` (as the TypeScript SDK's ``spawnClaudeCodeProcess``) or a
       command prefix such as ``["ssh", "host", "--"]`` (see :mod:`claude_sdkurl.spawn`).
 
-    Then the options of the TypeScript SDK (0.3.332) that the official Python SDK has not,
+    Then the options of the TypeScript SDK (0.3.333) that the official Python SDK has not,
     keyword-only, in snake_case, with TypeScript's defaults and wire form:
 
     * ``agent``: the main thread's agent (``--agent``);

@@ -216,7 +216,7 @@ def test_result_error_replaces_the_exit_code_error() -> None:
 def test_environment_as_the_official_sdk(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CLAUDECODE", "1")
     env = build_env(ClaudeAgentOptions(env={"X": "1"}))
-    assert env["CLAUDE_AGENT_SDK_VERSION"] == "0.2.187"
+    assert env["CLAUDE_AGENT_SDK_VERSION"] == "0.2.189"
     assert env["CLAUDE_CODE_ENTRYPOINT"] == "sdk-py"
     assert env["CLAUDE_CODE_SDK_READS_SESSION_STATE"] == "1"
     assert "CLAUDECODE" not in env and env["X"] == "1"

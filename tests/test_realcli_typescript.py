@@ -1,6 +1,6 @@
 """The TypeScript SDK's methods and options (those the official Python SDK lacks), each on the
-real CLI 2.1.330 and 2.1.332 against the mock model, asserting what they do, not only what
-they send. A method the CLI does not know fails with a typed error naming its version (2.1.120).
+real CLI 2.1.330 and the newest (2.1.333, which the TypeScript SDK 0.3.333 bundles) against the
+mock model, asserting what they do, not only what they send. A method the CLI does not know fails with a typed error naming its version (2.1.120).
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from claude_sdkurl import (
     query,
 )
 from claude_sdkurl.testing import (
+    NEWEST_CLI_VERSION,
     WEBSOCKET_CLI_VERSION,
     MockMessagesAPI,
     install_cli,
@@ -37,7 +38,7 @@ from claude_sdkurl.testing import (
 
 pytestmark = pytest.mark.realcli
 
-VERSIONS = ["2.1.330", "2.1.332"]
+VERSIONS = ["2.1.330", NEWEST_CLI_VERSION]
 
 
 @pytest.fixture(scope="module", params=VERSIONS)

@@ -1,5 +1,5 @@
 """The TypeScript column of the wire parity: for each option and method we took from the
-TypeScript SDK 0.3.332, what it adds to the CLI's command line, environment and
+TypeScript SDK 0.3.333, what it adds to the CLI's command line, environment and
 ``initialize`` request, and the control request each method writes, compared with what the
 TypeScript SDK itself writes for the same call, by machine.
 

@@ -1,5 +1,5 @@
 """Every method of TypeScript's ``Query``, field of its ``Options`` and kind of its
-``SDKMessage`` (0.3.332), and where each is here: our name, and the real-CLI test that shows
+``SDKMessage`` (0.3.333), and where each is here: our name, and the real-CLI test that shows
 its effect (``None``: checked on the wire or offline only), or :class:`LeftOut` with the reason.
 
 ``tests/test_typescript_surface.py`` fails on a TypeScript name missing from these tables or an

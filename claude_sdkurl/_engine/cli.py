@@ -339,7 +339,7 @@ def build_args(options: ClaudeAgentOptions) -> list[str]:
 
 def _typescript_args(o: ClaudeAgentOptions) -> list[str]:
     """The flags of the options TypeScript has and the official Python SDK has not (the
-    TypeScript SDK 0.3.332's flags, in our ``--flag value`` form)."""
+    TypeScript SDK 0.3.333's flags, in our ``--flag value`` form)."""
     args: list[str] = []
     if o.agent:
         args += ["--agent", o.agent]
