@@ -1630,9 +1630,14 @@ class ClaudeAgentOptions:
       sent in the ``initialize`` request;
     * ``tool_config``: ``{"ask_user_question": {"preview_format": "markdown" | "html"}}``
       (the CLI reads it from its environment);
-    * ``mcp_servers_delivery`` / ``plugin_delivery``: ``"argv"`` (default) or
-      ``"initialize"``: external MCP servers (their ``env`` and ``headers`` then stay off the
-      command line) or plugins sent in ``initialize`` (``--await-initialize``);
+    * ``mcp_servers_delivery``: how external MCP servers reach the CLI. ``None`` (default):
+      TypeScript 0.3.333's default, ``"initialize"``, on every CLI that reads them there
+      (2.1.326 and later over stdio), so their ``env`` and ``headers`` stay off the command line,
+      which other users of the machine can read; ``"argv"`` on one that cannot (2.1.120, the
+      WebSocket CLI). ``"initialize"``: always (refused for a CLI that cannot read them);
+      ``"argv"``: on ``--mcp-config``, as the official Python SDK sends them;
+    * ``plugin_delivery``: ``"argv"`` (default) or ``"initialize"``: plugins sent in
+      ``initialize`` (``--await-initialize``);
     * ``managed_settings``: a policy-tier settings object (``--managed-settings``);
     * ``project_config_root``: the trusted checkout ``cwd`` is a worktree of;
     * ``on_user_dialog``: answers the CLI's ``request_user_dialog`` (gets a
@@ -1706,7 +1711,7 @@ class ClaudeAgentOptions:
     title: str | None = field(default=None, kw_only=True)
     tool_aliases: dict[str, str] | None = field(default=None, kw_only=True)
     tool_config: ToolConfig | None = field(default=None, kw_only=True)
-    mcp_servers_delivery: Delivery = field(default="argv", kw_only=True)
+    mcp_servers_delivery: Delivery | None = field(default=None, kw_only=True)
     plugin_delivery: Delivery = field(default="argv", kw_only=True)
     prompt_suggestions: bool | None = field(default=None, kw_only=True)
     agent_progress_summaries: bool | None = field(default=None, kw_only=True)

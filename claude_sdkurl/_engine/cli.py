@@ -32,6 +32,10 @@ CLI_PATH_ENV = "CLAUDE_SDKURL_CLI"
 LAST_WEBSOCKET_VERSION = (2, 1, 120)
 """The newest CLI whose ``--sdk-url ws://127.0.0.1`` works (2.1.121 refuses non-Anthropic hosts)."""
 
+MCP_INITIALIZE_VERSION = (2, 1, 326)
+"""The oldest CLI that reads external MCP servers from ``initialize`` (``--await-initialize``),
+as the TypeScript SDK 0.3.333 says; 2.1.120 knows no such flag (measured), 2.1.330 and later do."""
+
 VERSION_CACHE_ENV = "CLAUDE_SDKURL_VERSION_CACHE"
 """Environment variable naming the file where CLI versions are kept across programs (default:
 ``$XDG_CACHE_HOME/claude_sdkurl/cli-versions.json``, else under ``~/.cache``); empty: no file."""
@@ -445,7 +449,11 @@ FLAG_OPTIONS = {
     "--permission-prompts": "permission_prompts",
     "--no-session-persistence": "persist_session",
     "--project-config-root": "project_config_root",
-    "--await-initialize": "mcp_servers_delivery or plugin_delivery",
+    "--await-initialize": (
+        "mcp_servers_delivery (its default sends MCP servers over stdin to a CLI started elsewhere, whose version "
+        "is not known here: set mcp_servers_delivery='argv' for an older one, which puts the servers' env and "
+        "headers on its command line) or plugin_delivery"
+    ),
     "--managed-settings": "managed_settings",
     "--debug-file": "debug_file",
 }

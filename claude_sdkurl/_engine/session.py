@@ -152,6 +152,29 @@ def _check_blocking_hooks(plan: LaunchPlan, answer: dict[str, Any]) -> None:
         )
 
 
+def _check_mcp_servers_applied(plan: LaunchPlan, answer: dict[str, Any]) -> None:
+    """MCP servers sent in ``initialize`` must be taken: a CLI whose answer does not say whether
+    it took them is too old to read them there, and would run without them (the TypeScript SDK's
+    rule and words: the session ends). One that says it did not is warned about, as there."""
+    if "mcpServers" not in plan.initialize:
+        return
+    applied = answer.get("mcp_servers_applied")
+    if not isinstance(applied, bool):
+        version = answer.get("claude_code_version")
+        shown = f" (version {version})" if isinstance(version, str) else ""
+        raise CLIConnectionError(
+            f"This Claude Code{shown} is too old to read MCP servers over stdin, which is how this SDK sends them by "
+            "default, so the session was ended and no prompt was sent. Update the Claude Code you start to "
+            "2.1.326 or newer, or set mcp_servers_delivery='argv', which puts the servers' env and headers on "
+            "Claude Code's command line, where other users of the machine can read them."
+        )
+    if not applied:
+        logger.warning(
+            "Claude Code reported that it did not load the MCP servers sent in the initialize request, so this "
+            "session may be running without them. Check that no wrapper removes --await-initialize from the launch."
+        )
+
+
 _LEDGER_KEYS = itertools.count(1)
 
 
@@ -294,6 +317,7 @@ class Session:
             self._transport.wait_ready(CONNECT_TIMEOUT)
             self.server_info = self.control(plan.initialize, timeout=plan.initialize_timeout)
             _check_blocking_hooks(plan, self.server_info)
+            _check_mcp_servers_applied(plan, self.server_info)
             return self.server_info
         except BaseException:
             self.close()
