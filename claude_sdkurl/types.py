@@ -1136,10 +1136,20 @@ class MirrorErrorMessage(SystemMessage):
     error: str = ""
 
 
+class ApiRetryNoResponse(TypedDict):
+    """Ours (TypeScript's ``SDKAPIRetryMessage.no_response``): the API sent no response headers
+    within the first-byte window (``CLAUDE_STREAM_FIRST_BYTE_TIMEOUT_MS``): how long the failed
+    attempt waited for them, and how long the retry will."""
+    waited_ms: int
+    retry_wait_ms: int
+
+
 @dataclass
 class ApiRetryMessage(SystemMessage):
     """Ours (TypeScript's ``SDKAPIRetryMessage``): a model request failed and will be tried
-    again after ``retry_delay_ms`` (subtype ``api_retry``)."""
+    again after ``retry_delay_ms`` (subtype ``api_retry``). ``no_response``: set only when the
+    API sent no headers in time (then ``max_retries`` is that cause's own cap, normally one);
+    ``None`` otherwise and from CLIs that predate it."""
 
     attempt: int = 0
     max_retries: int = 0
@@ -1148,6 +1158,7 @@ class ApiRetryMessage(SystemMessage):
     error: str | None = None
     uuid: str | None = None
     session_id: str | None = None
+    no_response: ApiRetryNoResponse | None = None
 
 
 @dataclass
@@ -1302,9 +1313,26 @@ class PromptSuggestionMessage(_Displayable):
     session_id: str
 
 
+class SubagentRetry(TypedDict):
+    """Ours (TypeScript's ``SDKToolProgressMessage.subagent_retry``): the subagent an Agent
+    tool call runs is retrying a failed model request (``error_status`` is ``None`` when the
+    request got no HTTP response)."""
+    agent_id: str
+    attempt: int
+    max_retries: int
+    retry_delay_ms: int
+    error_status: int | None
+    error_category: str
+
+
 @dataclass
 class ToolProgressMessage(_Displayable):
-    """Ours (TypeScript's ``SDKToolProgressMessage``): a long tool call is still running."""
+    """Ours (TypeScript's ``SDKToolProgressMessage``): a long tool call is still running.
+
+    TypeScript 0.3.333's optional fields, ``None`` when the CLI leaves them out (older CLIs
+    do): ``heartbeat`` (the message only says the call is alive), ``subagent_type`` (the
+    agent an Agent call runs), ``subagent_retry`` (that subagent retries a model request) and
+    ``description`` (what the call is doing, in words)."""
 
     tool_use_id: str
     tool_name: str
@@ -1313,6 +1341,10 @@ class ToolProgressMessage(_Displayable):
     session_id: str
     parent_tool_use_id: str | None = None
     task_id: str | None = None
+    heartbeat: bool | None = None
+    subagent_type: str | None = None
+    subagent_retry: SubagentRetry | None = None
+    description: str | None = None
 
 
 @dataclass
