@@ -40,8 +40,10 @@ from .._errors import (
     CLINotFoundError,
     ControlRequestError,
     ControlRequestTimeoutError,
+    ExitedBeforeConnectingError,
     ProcessError,
     ResultError,
+    ResumeNotFoundError,
     UnsupportedOptionError,
     UnsupportedControlRequestError,
 )
@@ -173,6 +175,25 @@ def _check_mcp_servers_applied(plan: LaunchPlan, answer: dict[str, Any]) -> None
             "Claude Code reported that it did not load the MCP servers sent in the initialize request, so this "
             "session may be running without them. Check that no wrapper removes --await-initialize from the launch."
         )
+
+
+_NO_CONVERSATION = "No conversation found with session ID: "  # the CLI's words (2.1.120 and 2.1.330)
+
+
+def _resume_not_found(plan: LaunchPlan, exited: ExitedBeforeConnectingError) -> ResumeNotFoundError | None:
+    """An unknown ``resume`` id, as 2.1.120 says it on stderr before it would connect to the
+    WebSocket, as the error result a CLI over stdio writes (and the official SDK raises as a
+    :class:`ResultError`); ``None`` for any other early exit."""
+    resume = plan.options.resume
+    said = _NO_CONVERSATION + resume if resume else None
+    if said is None or said not in (line.strip() for line in (exited.stderr or "").splitlines()):
+        return None
+    frame = {"type": "result", "subtype": "error_during_execution", "is_error": True, "duration_ms": 0,
+             "duration_api_ms": 0, "num_turns": 0, "session_id": resume, "errors": [said]}  # fmt: skip
+    error = ResumeNotFoundError(f"Claude Code returned an error result: {said}", data=frame, exit_code=exited.exit_code)
+    error.stderr = exited.stderr
+    error.__cause__ = exited
+    return error
 
 
 _LEDGER_KEYS = itertools.count(1)
@@ -314,7 +335,10 @@ class Session:
                     on_outside=self._on_outside,
                 )
             )
-            self._transport.wait_ready(CONNECT_TIMEOUT)
+            try:
+                self._transport.wait_ready(CONNECT_TIMEOUT)
+            except ExitedBeforeConnectingError as exited:
+                raise _resume_not_found(plan, exited) or exited
             self.server_info = self.control(plan.initialize, timeout=plan.initialize_timeout)
             _check_blocking_hooks(plan, self.server_info)
             _check_mcp_servers_applied(plan, self.server_info)
