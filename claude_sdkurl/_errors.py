@@ -148,6 +148,14 @@ class ResultError(ProcessError):
         return cls(f"Claude Code returned an error result: {text}", data=data, exit_code=exit_code)
 
 
+class ResumeNotFoundError(ResultError, ExitedBeforeConnectingError):
+    """The WebSocket CLI (2.1.120) exited before it connected because ``resume`` names no
+    session it has. Over stdio, and in the official SDK, the CLI says so in an error result
+    (subtype ``error_during_execution``), raised as a :class:`ResultError`: this is one too,
+    with the same ``subtype``, ``errors`` and ``session_id`` (its ``data`` is made from what the
+    CLI wrote on stderr, ``stderr``), and still an :class:`ExitedBeforeConnectingError`."""
+
+
 class CLIJSONDecodeError(ClaudeSDKError):
     """Raised when a line from the CLI is not valid JSON."""
 

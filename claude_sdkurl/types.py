@@ -1,7 +1,7 @@
 """Public types: messages, content blocks, options, permission and hook types.
 
 Names, fields, defaults and positional order follow the official
-``claude_agent_sdk.types`` (0.2.187), and the classes are standard-library
+``claude_agent_sdk.types`` (0.2.189), and the classes are standard-library
 dataclasses as there, so ``dataclasses.replace``/``asdict``/``fields`` answer
 the same. What we add:
 
@@ -1526,10 +1526,20 @@ class MirrorErrorMessage(SystemMessage):
     """What went wrong."""
 
 
+class ApiRetryNoResponse(TypedDict):
+    """Ours (TypeScript's ``SDKAPIRetryMessage.no_response``): the API sent no response headers
+    within the first-byte window (``CLAUDE_STREAM_FIRST_BYTE_TIMEOUT_MS``): how long the failed
+    attempt waited for them, and how long the retry will."""
+    waited_ms: int
+    retry_wait_ms: int
+
+
 @dataclass
 class ApiRetryMessage(SystemMessage):
     """Ours (TypeScript's ``SDKAPIRetryMessage``): a model request failed and will be tried
-    again after ``retry_delay_ms`` (subtype ``api_retry``)."""
+    again after ``retry_delay_ms`` (subtype ``api_retry``). ``no_response``: set only when the
+    API sent no headers in time (then ``max_retries`` is that cause's own cap, normally one);
+    ``None`` otherwise and from CLIs that predate it."""
 
     attempt: int = 0
     """Which try failed (1 for the first)."""
@@ -1545,6 +1555,9 @@ class ApiRetryMessage(SystemMessage):
     """The message's id."""
     session_id: str | None = None
     """The session's id."""
+    no_response: ApiRetryNoResponse | None = None
+    """Set only when the API sent no response headers in time (``max_retries`` is then that cause's own cap);
+    ``None`` otherwise, and from CLIs that predate it."""
 
 
 @dataclass
@@ -1776,9 +1789,33 @@ class PromptSuggestionMessage(_Displayable):
     """The session's id."""
 
 
+class SubagentRetry(TypedDict):
+    """Ours (TypeScript's ``SDKToolProgressMessage.subagent_retry``): the subagent an Agent
+    tool call runs is retrying a failed model request (``error_status`` is ``None`` when the
+    request got no HTTP response)."""
+
+    agent_id: str
+    """The subagent's id."""
+    attempt: int
+    """Which try failed (1 for the first)."""
+    max_retries: int
+    """How many tries it makes in all."""
+    retry_delay_ms: int
+    """How long until the next try, in milliseconds."""
+    error_status: int | None
+    """The HTTP status of the failure; ``None`` when the request got no response."""
+    error_category: str
+    """What kind of failure it was, as the CLI names it."""
+
+
 @dataclass
 class ToolProgressMessage(_Displayable):
-    """Ours (TypeScript's ``SDKToolProgressMessage``): a long tool call is still running."""
+    """Ours (TypeScript's ``SDKToolProgressMessage``): a long tool call is still running.
+
+    TypeScript 0.3.333's optional fields, ``None`` when the CLI leaves them out (older CLIs
+    do): ``heartbeat`` (the message only says the call is alive), ``subagent_type`` (the
+    agent an Agent call runs), ``subagent_retry`` (that subagent retries a model request) and
+    ``description`` (what the call is doing, in words)."""
 
     tool_use_id: str
     """The running call's id."""
@@ -1794,6 +1831,14 @@ class ToolProgressMessage(_Displayable):
     """The ``Agent`` tool call it belongs to, for a subagent's call."""
     task_id: str | None = None
     """The background task it belongs to."""
+    heartbeat: bool | None = None
+    """``True``: the message only says the call is still alive; ``None`` from CLIs that leave it out."""
+    subagent_type: str | None = None
+    """The agent an ``Agent`` tool call runs."""
+    subagent_retry: SubagentRetry | None = None
+    """That subagent is retrying a failed model request."""
+    description: str | None = None
+    """What the call is doing, in words."""
 
 
 @dataclass
@@ -2138,7 +2183,7 @@ class ClaudeAgentOptions:
 
     Every field of the official ``ClaudeAgentOptions`` is here with the same name, default and
     position. After them, keyword-only: five fields of ours (``transport`` to
-    ``spawn_claude_code_process``), then the TypeScript SDK's (0.3.332) options the official
+    ``spawn_claude_code_process``), then the TypeScript SDK's (0.3.333) options the official
     Python SDK has not, in snake_case, with TypeScript's defaults and wire form. Each field below
     says which it is.
     """
@@ -2290,9 +2335,12 @@ class ClaudeAgentOptions:
     tool_config: ToolConfig | None = field(default=None, kw_only=True)
     """TypeScript's: settings of built-in tools (``{"ask_user_question": {"preview_format": "html"}}``; the CLI
     reads it from its environment)."""
-    mcp_servers_delivery: Delivery = field(default="argv", kw_only=True)
-    """TypeScript's: external MCP servers on the command line (``"argv"``) or in ``initialize``
-    (``--await-initialize``), which keeps their ``env`` and ``headers`` off it."""
+    mcp_servers_delivery: Delivery | None = field(default=None, kw_only=True)
+    """TypeScript's: how external MCP servers reach the CLI. ``None``: TypeScript 0.3.333's default,
+    ``"initialize"`` (``--await-initialize``), on every CLI that reads them there (2.1.326 and later over
+    stdio), so their ``env`` and ``headers`` stay off the command line other users of the machine can read;
+    ``"argv"`` on one that cannot (2.1.120, the WebSocket CLI). ``"initialize"``: always (refused for a CLI
+    that cannot); ``"argv"``: on ``--mcp-config``, as the official Python SDK sends them."""
     plugin_delivery: Delivery = field(default="argv", kw_only=True)
     """TypeScript's: plugins on the command line (``"argv"``) or in ``initialize`` (``--await-initialize``)."""
     prompt_suggestions: bool | None = field(default=None, kw_only=True)

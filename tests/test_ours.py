@@ -2,7 +2,7 @@
 
 For each module of ``claude_sdkurl``, the long lines (over 25 characters once
 stripped) are looked up among the stripped lines of the installed
-``claude_agent_sdk`` 0.2.187. Interface text may repeat there and is not
+``claude_agent_sdk`` 0.2.189. Interface text may repeat there and is not
 counted: a line that is mostly string literals (an error text users match on,
 a wire key), an annotated name (a public field or parameter declaration), a
 ``def`` line of a public name, and ``__all__``. The test fails when more than

@@ -210,13 +210,40 @@ def test_result_error_replaces_the_exit_code_error() -> None:
     assert isinstance(again, ResultError) and again.subtype == "error_max_turns"
 
 
+def test_an_unknown_resume_id_said_before_connecting_is_the_result_error_stdio_gives() -> None:
+    """2.1.120's words on stderr for an unknown ``resume`` id become the ``ResultError`` a CLI
+    over stdio gives (issue 72); any other early exit stays what it was."""
+    from types import SimpleNamespace
+
+    from claude_sdkurl._engine.session import _resume_not_found
+    from claude_sdkurl._errors import ExitedBeforeConnectingError, ResumeNotFoundError
+
+    sid = "0f0e0d0c-0000-4000-8000-00000000dead"
+    plan: Any = SimpleNamespace(options=ClaudeAgentOptions(resume=sid))
+    said = f"No conversation found with session ID: {sid}"
+    exited = ExitedBeforeConnectingError("Command failed with exit code 1", exit_code=1, stderr=f"booting\n{said}\n")
+    error = _resume_not_found(plan, exited)
+    assert isinstance(error, ResultError) and isinstance(error, ExitedBeforeConnectingError)
+    assert (error.subtype, error.errors, error.session_id, error.exit_code) == ("error_during_execution", [said], sid, 1)
+    assert error.data["is_error"] is True and error.stderr == exited.stderr and error.__cause__ is exited
+    assert str(error) == f"Claude Code returned an error result: {said} (exit code: 1)"
+    import pickle
+
+    again = pickle.loads(pickle.dumps(error))
+    assert isinstance(again, ResumeNotFoundError) and again.subtype == "error_during_execution"
+    for stderr, resume in ((f"No conversation found with session ID: {sid[:-1]}0", sid),  # another id
+                           ("error: unknown option '--x'", sid), (said, None), (None, sid)):  # fmt: skip
+        other = ExitedBeforeConnectingError("Command failed", exit_code=1, stderr=stderr)
+        assert _resume_not_found(SimpleNamespace(options=ClaudeAgentOptions(resume=resume)), other) is None  # type: ignore[arg-type]
+
+
 # ---------------------------------------------------------------------- what goes to the CLI
 
 
 def test_environment_as_the_official_sdk(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CLAUDECODE", "1")
     env = build_env(ClaudeAgentOptions(env={"X": "1"}))
-    assert env["CLAUDE_AGENT_SDK_VERSION"] == "0.2.187"
+    assert env["CLAUDE_AGENT_SDK_VERSION"] == "0.2.189"
     assert env["CLAUDE_CODE_ENTRYPOINT"] == "sdk-py"
     assert env["CLAUDE_CODE_SDK_READS_SESSION_STATE"] == "1"
     assert "CLAUDECODE" not in env and env["X"] == "1"

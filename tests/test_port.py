@@ -16,9 +16,18 @@ from pathlib import Path
 import pytest
 
 from claude_sdkurl.port import MARK, PortError, main, port_source
-from claude_sdkurl.testing import STDIO_CLI_VERSION, MockMessagesAPI, install_cli, offline_env, text, tool_use
+from claude_sdkurl.testing import MockMessagesAPI, install_cli, offline_env, text, tool_use
 
 from .test_official_suite import official_tests
+
+
+def official_cli() -> Path:
+    """The CLI the installed official package bundles (2.1.332 in 0.2.189), installed for the
+    port too: the original programs run that one whatever ``CLAUDE_SDKURL_CLI`` says, and the
+    CLI's version is in what they print."""
+    from claude_agent_sdk._cli_version import __cli_version__
+
+    return install_cli(__cli_version__)
 
 
 def port(code: str) -> str:
@@ -388,7 +397,7 @@ def test_a_ported_example_behaves_like_the_original(name: str, argv: list[str], 
     (tmp_path / "ported").mkdir()
     shutil.copy(source, tmp_path / "original" / name)
     (tmp_path / "ported" / name).write_text(port_source(source.read_text(), name).after)
-    cli = install_cli(STDIO_CLI_VERSION)  # the official package bundles this same version
+    cli = official_cli()
     outputs = []
     with MockMessagesAPI(_answer) as api:
         home = tmp_path / "home"  # one path for both runs, made afresh: the CLI prints its cwd
@@ -439,10 +448,10 @@ asyncio.run(main())
 
 
 def _original_and_port(tmp_path: Path, original: str, ported: str) -> list[tuple[int, str, str]]:
-    """Run a program and its port on the pinned CLI and one mock (each with a home of its own)."""
+    """Run a program and its port on the official package's CLI and one mock (each with a home of its own)."""
     (tmp_path / "original.py").write_text(original)
     (tmp_path / "ported.py").write_text(ported)
-    cli = install_cli(STDIO_CLI_VERSION)
+    cli = official_cli()
     outputs = []
     with MockMessagesAPI(_answer) as api:
         for name in ("original.py", "ported.py"):

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from claude_sdkurl.port import port_source
-from claude_sdkurl.testing import STDIO_CLI_VERSION, MockMessagesAPI, install_cli, offline_env, text
+from claude_sdkurl.testing import MockMessagesAPI, offline_env, text
 
-from .test_port import _run
+from .test_port import _run, official_cli
 
 SERVICE = Path(__file__).parent / "fixtures" / "fastapi_service.py"
 WORKER = Path(__file__).parent / "fixtures" / "fastapi_worker.py"
@@ -126,7 +126,7 @@ def test_a_ported_fastapi_service_answers_like_the_original(tmp_path: Path, serv
     (tmp_path / "ported").mkdir()
     shutil.copy(service, tmp_path / "original" / service.name)
     (tmp_path / "ported" / service.name).write_text(port_source(service.read_text(), service.name).after)
-    cli = install_cli(STDIO_CLI_VERSION)  # the official package bundles this same version
+    cli = official_cli()
     outputs = []
     with MockMessagesAPI(lambda r: text(f"answer to: {r.last_user_text()}")) as api:
         home = tmp_path / "home"

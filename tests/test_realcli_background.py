@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from claude_sdkurl import ClaudeAgentOptions, query
-from claude_sdkurl.testing import MockMessagesAPI, offline_env, text, tool_use
+from claude_sdkurl.testing import NEWEST_CLI_VERSION, MockMessagesAPI, offline_env, text, tool_use
 
 pytestmark = pytest.mark.realcli
 
@@ -86,7 +86,7 @@ def test_a_background_subagent_turn_gives_what_the_official_sdk_gives(
 
 def _agents_answer(request: Any) -> Any:
     """The official ``agents.py`` example's shape: a subagent (run in the background by 2.1.330
-    and 2.1.332 without being asked) that answers at once, as a fast real model may."""
+    and later without being asked) that answers at once, as a fast real model may."""
     said = request.last_user_text()
     if said.startswith("side job"):
         return text("side job done")  # the subagent
@@ -106,7 +106,7 @@ def _main_line(messages: list[Any]) -> list[tuple[Any, ...]]:
             and s[1] != "background_tasks_changed" and s[0] != "ResultMessage"]  # fmt: skip
 
 
-@pytest.mark.parametrize("version", ["2.1.330", "2.1.332"])
+@pytest.mark.parametrize("version", ["2.1.330", NEWEST_CLI_VERSION])
 def test_a_fast_background_subagent_reports_before_the_first_result_as_with_the_official_sdk(
     version: str, api: MockMessagesAPI, tmp_path: Path
 ) -> None:

@@ -30,7 +30,7 @@ pytestmark = pytest.mark.realcli
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    with_the_newest_cli(metafunc)  # the stdio tests run on CLI 2.1.332 as well
+    with_the_newest_cli(metafunc)  # the stdio tests run on the newest CLI (2.1.333) as well
 
 TOUCH = "touch probe_touched.txt && echo hi"  # not read-only: needs permission
 

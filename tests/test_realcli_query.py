@@ -36,7 +36,7 @@ pytestmark = pytest.mark.realcli
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    with_the_newest_cli(metafunc)  # the stdio tests run on CLI 2.1.332 as well
+    with_the_newest_cli(metafunc)  # the stdio tests run on the newest CLI (2.1.333) as well
 
 
 def test_text_turn(make_options: OptionsFactory, api: MockMessagesAPI, transport: str) -> None:
@@ -214,13 +214,23 @@ def test_malformed_line_mid_turn(
 
 
 @pytest.mark.realcli
-def test_a_cli_that_exits_at_once_is_a_process_error_on_both_transports(make_options: OptionsFactory, transport: str) -> None:
-    """An unknown ``resume`` id: the CLI exits before the session starts. Over stdio that was
-    always a ``ProcessError`` (as in the official SDK); over the WebSocket it was a
-    ``CLIConnectionError``, which programs catching ``ProcessError`` did not expect."""
-    with pytest.raises(ProcessError) as failed:
-        list(query("hi", make_options(resume="0f0e0d0c-0000-4000-8000-00000000dead")))
-    assert failed.value.exit_code not in (0, None)
+def test_an_unknown_resume_id_is_a_result_error_on_both_transports(make_options: OptionsFactory, transport: str) -> None:
+    """An unknown ``resume`` id: the CLI exits before the session starts. Over stdio it says so
+    in an error result, a ``ResultError`` (as in the official SDK); 2.1.120 says it on stderr
+    before it would connect to the WebSocket, which was an ``ExitedBeforeConnectingError`` that
+    ``except ResultError`` missed (issue 72): now a ``ResultError`` with the same fields, and
+    still what it was (a ``ProcessError`` and a ``CLIConnectionError``)."""
+    from claude_sdkurl import CLIConnectionError, ResultError
+    from claude_sdkurl._errors import ExitedBeforeConnectingError
+
+    unknown = "0f0e0d0c-0000-4000-8000-00000000dead"
+    with pytest.raises(ResultError) as failed:
+        list(query("hi", make_options(resume=unknown)))
+    error = failed.value
+    assert error.exit_code not in (0, None) and isinstance(error, ProcessError)
+    assert (error.subtype, error.errors, error.session_id) == ("error_during_execution", [f"No conversation found with session ID: {unknown}"], unknown)
+    assert str(error).startswith(f"Claude Code returned an error result: No conversation found with session ID: {unknown}")
+    assert isinstance(error, (ExitedBeforeConnectingError, CLIConnectionError)) is (transport == "websocket")
 
 
 @pytest.mark.realcli

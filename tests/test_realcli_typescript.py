@@ -1,6 +1,6 @@
 """The TypeScript SDK's methods and options (those the official Python SDK lacks), each on the
-real CLI 2.1.330 and 2.1.332 against the mock model, asserting what they do, not only what
-they send. A method the CLI does not know fails with a typed error naming its version (2.1.120).
+real CLI 2.1.330 and the newest (2.1.333, which the TypeScript SDK 0.3.333 bundles) against the
+mock model, asserting what they do, not only what they send. A method the CLI does not know fails with a typed error naming its version (2.1.120).
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from claude_sdkurl import (
     query,
 )
 from claude_sdkurl.testing import (
+    NEWEST_CLI_VERSION,
     WEBSOCKET_CLI_VERSION,
     MockMessagesAPI,
     install_cli,
@@ -37,7 +38,7 @@ from claude_sdkurl.testing import (
 
 pytestmark = pytest.mark.realcli
 
-VERSIONS = ["2.1.330", "2.1.332"]
+VERSIONS = ["2.1.330", NEWEST_CLI_VERSION]
 
 
 @pytest.fixture(scope="module", params=VERSIONS)
@@ -224,15 +225,17 @@ def test_read_mcp_resource_reads_a_servers_resource(make: Any, home: Path) -> No
     assert answer["contents"][0]["text"] == "<b>CARD-7</b>"
 
 
-def test_mcp_servers_delivered_in_initialize(make: Any, home: Path) -> None:
-    options = make(mcp_servers=_mcp_server(home), mcp_servers_delivery="initialize")
+def test_mcp_servers_delivery_argv_still_puts_them_on_the_command_line(make: Any, home: Path) -> None:
+    """The default (``initialize``, the servers off the command line) is shown on these CLIs by
+    ``tests/test_realcli_mcp.py``; ``"argv"`` still gives TypeScript's old default."""
+    options = make(mcp_servers=_mcp_server(home), mcp_servers_delivery="argv")
     with ClaudeClient(options) as client:
         plan = client.session.plan
-        assert plan is not None and "--mcp-config" not in plan.args and "--await-initialize" in plan.args
-        assert client.initialization_result()["mcp_servers_applied"] is True
+        assert plan is not None and "--mcp-config" in plan.args and "--await-initialize" not in plan.args
+        assert "mcpServers" not in plan.initialize and client.initialization_result().get("mcp_servers_applied") is not True
         _wait_connected(client, "res")
         with open(f"/proc/{client.initialization_result()['pid']}/cmdline", "rb") as f:
-            assert b"res_server.py" not in f.read()  # the server's command line is not on the CLI's
+            assert b"res_server.py" in f.read()  # the server's command line is on the CLI's
 
 
 def test_mcp_permission_mode_override(make: Any) -> None:

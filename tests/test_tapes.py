@@ -153,7 +153,7 @@ def test_the_tape_is_private_scrubbed_and_says_where_it_came_from(tmp_path: Path
     assert "Bearer <scrubbed>" in content and "~/work" in content and content.count("<scrubbed>") >= 3
     header = json.loads(content.splitlines()[0])
     assert header["tape"] == "claude_sdkurl.wire/1" and header["cli"] == "2.1.330" and header["model"]
-    assert header["official_sdk"] == "0.2.187" and header["sdk"].startswith("claude_sdkurl ")
+    assert header["official_sdk"] == "0.2.189" and header["sdk"].startswith("claude_sdkurl ")
     assert "--input-format" in header["argv"] and header["env"]["CLAUDE_CODE_ENTRYPOINT"] == "sdk-py"
 
 

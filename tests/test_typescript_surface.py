@@ -123,6 +123,57 @@ def test_the_typed_kinds_parse_to_their_classes() -> None:
 
 
 @pytest.mark.parametrize(
+    "ts, ours, nested",
+    [("SDKToolProgressMessage", "ToolProgressMessage", {"subagent_retry": "SubagentRetry"}),
+     ("SDKAPIRetryMessage", "ApiRetryMessage", {"no_response": "ApiRetryNoResponse"})],
+)  # fmt: skip
+def test_every_field_of_these_typescript_messages_is_typed_here(dts: str, ts: str, ours: str, nested: dict[str, str]) -> None:
+    from .typescript_sdk import _block
+
+    body = _block(dts, f"export declare type {ts} = ")
+    top = re.findall(r"^    (\w+)\??:", body, re.M)
+    fields = {f.name for f in dataclasses.fields(getattr(claude_sdkurl, ours))}
+    assert sorted(set(top) - {"type", "subtype"} - fields) == [], f"{ts} fields {ours} lacks"
+    for name, typed in nested.items():
+        inner = re.findall(r"^        (\w+)\??:", _block(body, f"{name}?: {{"), re.M)
+        assert sorted(inner) == sorted(getattr(claude_sdkurl, typed).__annotations__), name
+
+
+def test_the_fields_typescript_0_3_333_added_are_typed_and_optional() -> None:
+    """``SDKToolProgressMessage.description`` (new in 0.3.333), ``heartbeat``, ``subagent_type``,
+    ``subagent_retry`` and ``SDKAPIRetryMessage.no_response``: on their classes when the CLI sends
+    them, ``None`` when it does not (every CLI before them) or sends a shape TypeScript does not
+    have; the frame keeps whatever came."""
+    from claude_sdkurl._engine.parse import parse_message
+
+    base = {"uuid": "u", "session_id": "s"}
+    progress = {"type": "tool_progress", "tool_use_id": "t", "tool_name": "Agent", "elapsed_time_seconds": 12.0,
+                "parent_tool_use_id": None, **base}  # fmt: skip
+    retry = {"agent_id": "a1", "attempt": 2, "max_retries": 10, "retry_delay_ms": 800, "error_status": None,
+             "error_category": "connection"}  # fmt: skip
+    full = parse_message({**progress, "heartbeat": True, "subagent_type": "code-reviewer", "subagent_retry": retry,
+                          "description": "Reviewing the diff"})  # fmt: skip
+    assert isinstance(full, claude_sdkurl.ToolProgressMessage)
+    assert (full.heartbeat, full.subagent_type, full.subagent_retry, full.description) == (True, "code-reviewer", retry, "Reviewing the diff")
+    old = parse_message(progress)
+    assert (old.heartbeat, old.subagent_type, old.subagent_retry, old.description) == (None, None, None, None)  # type: ignore[union-attr]
+    odd = parse_message({**progress, "heartbeat": "yes", "subagent_type": 7, "subagent_retry": [1], "description": {"t": 1}})
+    assert (odd.heartbeat, odd.subagent_type, odd.subagent_retry, odd.description) == (None, None, None, None)  # type: ignore[union-attr]
+    assert claude_sdkurl.ToolProgressMessage("t", "Bash", 1.0, "u", "s").description is None  # made by hand: as before
+
+    api = {"type": "system", "subtype": "api_retry", "attempt": 1, "max_retries": 1, "retry_delay_ms": 0,
+           "error_status": None, "error": "unknown", **base}  # fmt: skip
+    stalled = parse_message({**api, "no_response": {"waited_ms": 30000, "retry_wait_ms": 60000}})
+    assert isinstance(stalled, claude_sdkurl.ApiRetryMessage) and stalled.no_response == {"waited_ms": 30000, "retry_wait_ms": 60000}
+    assert parse_message(api).no_response is None  # type: ignore[union-attr]
+    assert stalled.data["no_response"]["waited_ms"] == 30000  # (as before, in the whole dict too)
+    assert {"heartbeat", "subagent_type", "subagent_retry", "description"} <= {
+        f.name for f in dataclasses.fields(claude_sdkurl.ToolProgressMessage)}
+    assert set(claude_sdkurl.SubagentRetry.__annotations__) == set(retry)
+    assert set(claude_sdkurl.ApiRetryNoResponse.__annotations__) == {"waited_ms", "retry_wait_ms"}
+
+
+@pytest.mark.parametrize(
     "name",
     ["HOOK_EVENTS", "EXIT_REASONS", "BUILTIN_TOOL_NAMES", "USAGE_LIMIT_ERROR_PREFIXES", "USAGE_TRANSITION_PREFIXES",
      "USAGE_WARNING_PREFIXES", "ORG_POLICY_LIMIT_PREFIXES"],

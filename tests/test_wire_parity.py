@@ -12,6 +12,7 @@ migration table (docs/guide/porting.md) names.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import os
 import sys
@@ -44,6 +45,8 @@ for line in sys.stdin:
         answer = {{}}
         if msg["request"]["subtype"] == "initialize":
             answer = {{"commands": [], "models": [], "hook_on_failure_supported": True, "hooks_applied": True}}
+            if "mcpServers" in msg["request"]:
+                answer["mcp_servers_applied"] = True
         out({{"type": "control_response", "response": {{"subtype": "success", "request_id": msg["request_id"], "response": answer}}}})
     elif msg["type"] == "user":
         out({{"type": "system", "subtype": "init", "session_id": "s", "uuid": "u0", "claude_code_version": "2.1.330"}})
@@ -149,6 +152,14 @@ def sdk_env(env: dict[str, str]) -> dict[str, str]:
     return {k: v for k, v in env.items() if os.environ.get(k) != v and k != "RECORD_TO"}
 
 
+#: Fields of ours a case sets beside the official ones, by case (the migration table names why).
+OURS_TOO = {
+    # The official SDK puts external MCP servers on --mcp-config; ours sends them in initialize
+    # where the CLI reads them there (TypeScript's default: their env and headers off the command
+    # line; see test_by_default_external_mcp_servers_go_in_initialize). "argv" is the official's.
+    "mcp-external": {"mcp_servers_delivery": "argv"},
+}
+
 #: The differences the migration table (docs/guide/porting.md) names, as (where, what) -> reason.
 ALLOWED = {
     # The recorder's path to this file differs only by the run's temporary directory.
@@ -219,10 +230,28 @@ def test_both_sdks_put_the_same_on_the_wire(case: str, recorder: Path, tmp_path:
     values = cases(tmp_path)[case]
     (tmp_path / "prompt.md").write_text("from a file")
     (tmp_path / "extra").mkdir()
-    mine = normalise(record(ours, build(ours, values, recorder, tmp_path / "rec"), tmp_path, one_turn))
+    options = dataclasses.replace(build(ours, values, recorder, tmp_path / "rec"), **OURS_TOO.get(case, {}))
+    mine = normalise(record(ours, options, tmp_path, one_turn))
     theirs = normalise(record(official, build(official, values, recorder, tmp_path / "rec"), tmp_path, one_turn))
     assert mine["argv"] == theirs["argv"]
     assert mine["env"] == theirs["env"]
+    assert mine["frames"] == theirs["frames"]
+
+
+def test_by_default_external_mcp_servers_go_in_initialize(recorder: Path, tmp_path: Path) -> None:
+    """The one difference of the default (issue 72): no ``--mcp-config`` for external servers but
+    ``--await-initialize`` at the end of the flags, the servers in ``initialize`` instead; all else
+    as the official SDK sends it."""
+    values = cases(tmp_path)["mcp-external"]
+    mine = normalise(record(ours, build(ours, values, recorder, tmp_path / "rec"), tmp_path, one_turn))
+    theirs = normalise(record(official, build(official, values, recorder, tmp_path / "rec"), tmp_path, one_turn))
+    at = theirs["argv"].index("--mcp-config")
+    assert json.loads(theirs["argv"][at + 1]) == {"mcpServers": values["mcp_servers"]}
+    without = theirs["argv"][:at] + theirs["argv"][at + 2 :]
+    assert mine["argv"] == without[: without.index("--input-format")] + ["--await-initialize"] + without[without.index("--input-format") :]
+    assert mine["env"] == theirs["env"]
+    (init,) = [f for f in mine["frames"] if f.get("request", {}).get("subtype") == "initialize"]
+    assert init["request"].pop("mcpServers") == values["mcp_servers"]
     assert mine["frames"] == theirs["frames"]
 
 

@@ -1,5 +1,5 @@
 """The TypeScript column of the wire parity: for each option and method we took from the
-TypeScript SDK 0.3.332, what it adds to the CLI's command line, environment and
+TypeScript SDK 0.3.333, what it adds to the CLI's command line, environment and
 ``initialize`` request, and the control request each method writes, compared with what the
 TypeScript SDK itself writes for the same call, by machine.
 
@@ -67,6 +67,7 @@ OPTION_CASES: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     "per-task-stop": ({"per_task_stop_affordance": True}, {"perTaskStopAffordance": True}),
     "dialogs": ({"supported_dialog_kinds": ["refusal_fallback_prompt"], "on_user_dialog": "DIALOG"},
                 {"supportedDialogKinds": ["refusal_fallback_prompt"], "dialog": True}),
+    "mcp-default": ({"mcp_servers": "MCP"}, {"mcpServers": "MCP"}),  # (0.3.333: in initialize)
     "mcp-initialize": ({"mcp_servers": "MCP", "mcp_servers_delivery": "initialize"},
                        {"mcpServers": "MCP", "mcpServersDelivery": "initialize"}),
     "mcp-argv": ({"mcp_servers": "MCP", "mcp_servers_delivery": "argv"},

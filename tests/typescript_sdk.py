@@ -7,16 +7,19 @@ import os
 import re
 import shutil
 import subprocess
+import tempfile
 import threading
 from pathlib import Path
 
-TYPESCRIPT_SDK_VERSION = "0.3.332"
+TYPESCRIPT_SDK_VERSION = "0.3.333"
 _lock = threading.Lock()
 
 
 def typescript_sdk() -> Path:
-    """The folder of ``@anthropic-ai/claude-agent-sdk@0.3.332`` (``sdk.d.ts``, ``sdk.mjs``),
-    under an npm prefix whose ``node_modules`` a Node script can import it from."""
+    """The folder of ``@anthropic-ai/claude-agent-sdk@0.3.333`` (``sdk.d.ts``, ``sdk.mjs``),
+    under an npm prefix whose ``node_modules`` a Node script can import it from. npm installs
+    into a staging folder beside it, renamed into place once whole, so a run cut short (or
+    another session installing at the same time) never leaves a half-installed prefix behind."""
     root = Path(os.environ.get("CLAUDE_SDKURL_CLI_CACHE") or Path.home() / ".cache" / "claude_sdkurl" / "cli")
     prefix = root.parent / f"ts-sdk-{TYPESCRIPT_SDK_VERSION}"
     package = prefix / "node_modules" / "@anthropic-ai" / "claude-agent-sdk"
@@ -24,12 +27,20 @@ def typescript_sdk() -> Path:
         if not (package / "sdk.d.ts").is_file():
             npm = shutil.which("npm")
             assert npm, "npm is needed to fetch the TypeScript SDK for the parity tests"
-            prefix.mkdir(parents=True, exist_ok=True)
-            subprocess.run(
-                [npm, "install", "--no-audit", "--no-fund", "--omit=optional", "--prefix", str(prefix),
-                 f"@anthropic-ai/claude-agent-sdk@{TYPESCRIPT_SDK_VERSION}", "zod@4"],
-                check=True, capture_output=True, timeout=600,
-            )  # fmt: skip
+            prefix.parent.mkdir(parents=True, exist_ok=True)
+            staging = Path(tempfile.mkdtemp(prefix=f".{prefix.name}-", dir=prefix.parent))
+            try:
+                subprocess.run(
+                    [npm, "install", "--no-audit", "--no-fund", "--omit=optional", "--prefix", str(staging),
+                     f"@anthropic-ai/claude-agent-sdk@{TYPESCRIPT_SDK_VERSION}", "zod@4"],
+                    check=True, capture_output=True, timeout=600,
+                )  # fmt: skip
+                if not (package / "sdk.d.ts").is_file():  # (not made by another session meanwhile)
+                    if prefix.exists():
+                        shutil.rmtree(prefix)
+                    staging.rename(prefix)
+            finally:
+                shutil.rmtree(staging, ignore_errors=True)
     return package
 
 

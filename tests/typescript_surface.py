@@ -1,5 +1,5 @@
 """Every method of TypeScript's ``Query``, field of its ``Options`` and kind of its
-``SDKMessage`` (0.3.332), and where each is here: our name, and the real-CLI test that shows
+``SDKMessage`` (0.3.333), and where each is here: our name, and the real-CLI test that shows
 its effect (``None``: checked on the wire or offline only), or :class:`LeftOut` with the reason.
 
 ``tests/test_typescript_surface.py`` fails on a TypeScript name missing from these tables or an
@@ -97,7 +97,7 @@ OPTIONS: dict[str, tuple[str, str | None] | LeftOut] = {
     "maxBudgetUsd": ("max_budget_usd", "tests/test_realcli_parity.py::test_result_error_after_budget"),
     "taskBudget": ("task_budget", None),
     "mcpServers": ("mcp_servers", "tests/test_realcli_mcp.py::test_model_calls_sdk_tool"),
-    "mcpServersDelivery": ("mcp_servers_delivery", "test_mcp_servers_delivered_in_initialize"),
+    "mcpServersDelivery": ("mcp_servers_delivery", "tests/test_realcli_mcp.py::test_external_servers_work_and_their_secrets_stay_off_the_command_line"),
     "model": ("model", None),
     "outputFormat": ("output_format", None),
     "pathToClaudeCodeExecutable": ("cli_path", "test_read_file_returns_the_files_bytes"),

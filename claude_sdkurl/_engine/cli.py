@@ -32,6 +32,10 @@ CLI_PATH_ENV = "CLAUDE_SDKURL_CLI"
 LAST_WEBSOCKET_VERSION = (2, 1, 120)
 """The newest CLI whose ``--sdk-url ws://127.0.0.1`` works (2.1.121 refuses non-Anthropic hosts)."""
 
+MCP_INITIALIZE_VERSION = (2, 1, 326)
+"""The oldest CLI that reads external MCP servers from ``initialize`` (``--await-initialize``),
+as the TypeScript SDK 0.3.333 says; 2.1.120 knows no such flag (measured), 2.1.330 and later do."""
+
 VERSION_CACHE_ENV = "CLAUDE_SDKURL_VERSION_CACHE"
 """Environment variable naming the file where CLI versions are kept across programs (default:
 ``$XDG_CACHE_HOME/claude_sdkurl/cli-versions.json``, else under ``~/.cache``); empty: no file."""
@@ -109,12 +113,13 @@ def cli_cache_dir() -> Path:
 
 
 def binaries_in(prefix: Path) -> list[Path]:
-    """The native Claude Code binaries an npm prefix holds (the platform package's, then the
-    wrapper package's copy), placeholders left out; nothing is run."""
+    """The native Claude Code binaries an npm prefix holds (the CLI's platform package's, the
+    TypeScript SDK's platform package's, then the wrapper package's copy), placeholders left out;
+    nothing is run."""
     import glob
 
     modules = prefix / "node_modules" / "@anthropic-ai"
-    candidates = [Path(p) for p in sorted(glob.glob(str(modules / "claude-code-*" / "claude")))]
+    candidates = [Path(p) for pattern in ("claude-code-*", "claude-agent-sdk-*") for p in sorted(glob.glob(str(modules / pattern / "claude")))]
     candidates.append(modules / "claude-code" / "bin" / "claude.exe")
     found = []
     for path in candidates:
@@ -398,7 +403,7 @@ def build_args(options: ClaudeAgentOptions) -> list[str]:
 
 def _typescript_args(o: ClaudeAgentOptions) -> list[str]:
     """The flags of the options TypeScript has and the official Python SDK has not (the
-    TypeScript SDK 0.3.332's flags, in our ``--flag value`` form)."""
+    TypeScript SDK 0.3.333's flags, in our ``--flag value`` form)."""
     args: list[str] = []
     if o.agent:
         args += ["--agent", o.agent]
@@ -504,7 +509,11 @@ FLAG_OPTIONS = {
     "--permission-prompts": "permission_prompts",
     "--no-session-persistence": "persist_session",
     "--project-config-root": "project_config_root",
-    "--await-initialize": "mcp_servers_delivery or plugin_delivery",
+    "--await-initialize": (
+        "mcp_servers_delivery (its default sends MCP servers over stdin to a CLI started elsewhere, whose version "
+        "is not known here: set mcp_servers_delivery='argv' for an older one, which puts the servers' env and "
+        "headers on its command line) or plugin_delivery"
+    ),
     "--managed-settings": "managed_settings",
     "--debug-file": "debug_file",
 }

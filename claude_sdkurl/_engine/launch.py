@@ -226,9 +226,10 @@ def _check_typescript_options(options: ClaudeAgentOptions) -> None:
     """The rules TypeScript applies to its options at intake, with its words where it has them."""
     if options.permission_prompts not in (None, "host", "none"):
         raise ValueError(f"permission_prompts must be 'host' or 'none', not {options.permission_prompts!r}")
-    for name in ("mcp_servers_delivery", "plugin_delivery"):
-        if getattr(options, name) not in ("argv", "initialize"):
-            raise ValueError(f"Invalid {name}. Expected 'argv' or 'initialize'.")
+    if options.mcp_servers_delivery not in (None, "argv", "initialize"):
+        raise ValueError("Invalid mcp_servers_delivery. Expected 'argv' or 'initialize'.")
+    if options.plugin_delivery not in ("argv", "initialize"):
+        raise ValueError("Invalid plugin_delivery. Expected 'argv' or 'initialize'.")
     if options.supported_dialog_kinds and options.on_user_dialog is None:
         raise ValueError(
             "supported_dialog_kinds requires an on_user_dialog callback -- declaring dialog kinds without a "
@@ -408,10 +409,12 @@ def _plan(
     spawner = as_spawner(options.spawn_claude_code_process)
     if custom_transport:
         transport, cli, version, args, env = "custom", None, None, [], {}
+        options = mcp_delivery(options, transport, None)
     elif spawner is not None and not getattr(spawner, "runs_here", False):
         # The CLI is not here to look at: its path is as the far side sees it, its version unknown.
         cli = str(options.cli_path) if options.cli_path is not None else "claude"
         transport, version = "stdio", None
+        options = mcp_delivery(options, transport, None)
         args = _cli.build_args(options)
         env = _cli.build_env(options)
     else:
@@ -424,6 +427,7 @@ def _plan(
             raise CLIConnectionError(problem)
         cli = _cli.find_cli(options.cli_path)
         transport, version = ("stdio", None) if spawner is not None else select_transport(options, cli)
+        options = mcp_delivery(options, transport, version, cli if spawner is not None else None)
         args = _cli.build_args(options)
         env = _cli.build_env(options)
     if version is not None and version < HOOK_TIMEOUT_BLOCKS_VERSION:
@@ -450,6 +454,36 @@ def _plan(
         spawner=spawner,
         transcripts_before=sizes_before(projects_dir, options.resume) if options.resume or options.continue_conversation else None,
     )
+
+
+def mcp_delivery(
+    options: ClaudeAgentOptions, transport: str, version: tuple[int, int, int] | None, cli: str | None = None
+) -> ClaudeAgentOptions:
+    """``options`` with ``mcp_servers_delivery`` decided for this CLI when it has external MCP
+    servers (else as they are). Unset: ``"initialize"`` (TypeScript 0.3.333's default: the
+    servers' ``env`` and ``headers`` off the command line) over stdio to a CLI that reads them
+    there, or whose version is not known here (one started elsewhere: TypeScript sends them so
+    too, and a CLI too old for the flag exits saying so); ``"argv"`` to one that cannot
+    (2.1.120 over the WebSocket, or older than 2.1.326), and with a transport of the caller's
+    own, whose command line is not ours to build (as the official SDK). ``"initialize"`` asked
+    of a CLI that cannot read it is refused: it would run without its servers, or with their
+    secrets on the command line. ``cli``: a local binary whose version is to be asked only if
+    it matters (a session host's spawner runs the CLI here)."""
+    chosen = options.mcp_servers_delivery
+    if chosen == "argv" or not _cli.external_mcp_servers(options):
+        return options
+    if version is None and cli is not None:
+        version = _cli.cli_version(cli)
+    reads = transport == "stdio" and (version is None or version >= _cli.MCP_INITIALIZE_VERSION)
+    if chosen is None:
+        return dataclasses.replace(options, mcp_servers_delivery="initialize" if reads else "argv")
+    if not reads and transport != "custom":
+        raise UnsupportedOptionError(
+            f"mcp_servers_delivery='initialize' needs Claude Code {_cli.format_version(_cli.MCP_INITIALIZE_VERSION)} "
+            f"or newer over stdio; this is {_cli.format_version(version)} over {transport}. Use a newer CLI, or "
+            "mcp_servers_delivery='argv', which puts the servers' env and headers on its command line"
+        )
+    return options
 
 
 def select_transport(options: ClaudeAgentOptions, cli: str) -> tuple[str, tuple[int, int, int] | None]:

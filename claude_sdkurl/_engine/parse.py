@@ -270,7 +270,18 @@ def _tool_progress(data: dict[str, Any]) -> ToolProgressMessage:
         data["session_id"],
         parent_tool_use_id=data.get("parent_tool_use_id"),
         task_id=data.get("task_id"),
+        heartbeat=_of(data, "heartbeat", bool),
+        subagent_type=_of(data, "subagent_type", str),
+        subagent_retry=_of(data, "subagent_retry", dict),
+        description=_of(data, "description", str),
     )
+
+
+def _of(data: dict[str, Any], key: str, kind: type) -> Any:
+    """An optional field of a newer CLI: ``data[key]`` when it is a ``kind``, else ``None``
+    (left out, as older CLIs do, or of a shape this SDK cannot type; the frame keeps it)."""
+    value = data.get(key)
+    return value if isinstance(value, kind) else None
 
 
 def _tool_use_summary(data: dict[str, Any]) -> ToolUseSummaryMessage:

@@ -40,8 +40,10 @@ from .._errors import (
     CLINotFoundError,
     ControlRequestError,
     ControlRequestTimeoutError,
+    ExitedBeforeConnectingError,
     ProcessError,
     ResultError,
+    ResumeNotFoundError,
     UnsupportedOptionError,
     UnsupportedControlRequestError,
 )
@@ -150,6 +152,48 @@ def _check_blocking_hooks(plan: LaunchPlan, answer: dict[str, Any]) -> None:
             "This session was already running and did not register your hooks, so a hook set to "
             'on_failure="block" would never run. Start a new session, or remove on_failure="block" from your hooks.'
         )
+
+
+def _check_mcp_servers_applied(plan: LaunchPlan, answer: dict[str, Any]) -> None:
+    """MCP servers sent in ``initialize`` must be taken: a CLI whose answer does not say whether
+    it took them is too old to read them there, and would run without them (the TypeScript SDK's
+    rule and words: the session ends). One that says it did not is warned about, as there."""
+    if "mcpServers" not in plan.initialize:
+        return
+    applied = answer.get("mcp_servers_applied")
+    if not isinstance(applied, bool):
+        version = answer.get("claude_code_version")
+        shown = f" (version {version})" if isinstance(version, str) else ""
+        raise CLIConnectionError(
+            f"This Claude Code{shown} is too old to read MCP servers over stdin, which is how this SDK sends them by "
+            "default, so the session was ended and no prompt was sent. Update the Claude Code you start to "
+            "2.1.326 or newer, or set mcp_servers_delivery='argv', which puts the servers' env and headers on "
+            "Claude Code's command line, where other users of the machine can read them."
+        )
+    if not applied:
+        logger.warning(
+            "Claude Code reported that it did not load the MCP servers sent in the initialize request, so this "
+            "session may be running without them. Check that no wrapper removes --await-initialize from the launch."
+        )
+
+
+_NO_CONVERSATION = "No conversation found with session ID: "  # the CLI's words (2.1.120 and 2.1.330)
+
+
+def _resume_not_found(plan: LaunchPlan, exited: ExitedBeforeConnectingError) -> ResumeNotFoundError | None:
+    """An unknown ``resume`` id, as 2.1.120 says it on stderr before it would connect to the
+    WebSocket, as the error result a CLI over stdio writes (and the official SDK raises as a
+    :class:`ResultError`); ``None`` for any other early exit."""
+    resume = plan.options.resume
+    said = _NO_CONVERSATION + resume if resume else None
+    if said is None or said not in (line.strip() for line in (exited.stderr or "").splitlines()):
+        return None
+    frame = {"type": "result", "subtype": "error_during_execution", "is_error": True, "duration_ms": 0,
+             "duration_api_ms": 0, "num_turns": 0, "session_id": resume, "errors": [said]}  # fmt: skip
+    error = ResumeNotFoundError(f"Claude Code returned an error result: {said}", data=frame, exit_code=exited.exit_code)
+    error.stderr = exited.stderr
+    error.__cause__ = exited
+    return error
 
 
 _LEDGER_KEYS = itertools.count(1)
@@ -291,9 +335,13 @@ class Session:
                     on_outside=self._on_outside,
                 )
             )
-            self._transport.wait_ready(CONNECT_TIMEOUT)
+            try:
+                self._transport.wait_ready(CONNECT_TIMEOUT)
+            except ExitedBeforeConnectingError as exited:
+                raise _resume_not_found(plan, exited) or exited
             self.server_info = self.control(plan.initialize, timeout=plan.initialize_timeout)
             _check_blocking_hooks(plan, self.server_info)
+            _check_mcp_servers_applied(plan, self.server_info)
             return self.server_info
         except BaseException:
             self.close()

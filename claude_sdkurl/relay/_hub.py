@@ -35,7 +35,7 @@ from typing import Any
 
 from .._engine.transport._wsserver import frame_text
 from .._engine.transport.taps import whole_lines
-from ..tapes._scrub import _SECRETS
+from ..tapes._scrub import _SECRETS, text_without_mcp_secrets
 from ..ide import IDE_KEY
 from ..types import _SECRET_NAME
 from ._stream_scrub import StreamScrub
@@ -88,8 +88,9 @@ _SECRET_HINTS = ("sk-ant-", "bearer", "key", "token", "secret", "password", "aut
 
 
 def scrub(text: str, literals: Iterable[str]) -> str:
-    """``text`` without API keys, bearer tokens, ``"...token": "..."`` values and ``literals``
-    (written as ``<scrubbed>``, as tapes write them)."""
+    """``text`` without API keys, bearer tokens, ``"...token": "..."`` values, MCP servers'
+    ``env`` and ``headers`` values and ``literals`` (written as ``<scrubbed>``, as tapes write them)."""
+    text = text_without_mcp_secrets(text)
     for literal in literals:
         if literal in text:
             text = text.replace(literal, "<scrubbed>")

@@ -1,5 +1,5 @@
-"""What is taken out of a tape before anything is written: API keys, tokens, the home folder,
-and the user's own patterns."""
+"""What is taken out of a tape before anything is written: API keys, tokens, MCP servers'
+``env`` and ``headers`` values, the home folder, and the user's own patterns."""
 
 from __future__ import annotations
 
@@ -23,6 +23,40 @@ _SECRETS = [
 ]  # fmt: skip
 
 
+# What an MCP server's configuration holds that is its user's secret whatever its name: the
+# server's environment (stdio) and its request headers (http, sse). They travel in initialize
+# (where the servers go by default), in mcp_set_servers, in a --mcp-config value, and back in
+# a status answer's config.
+_MCP_SECRET_FIELDS = ("env", "headers")
+
+
+def without_mcp_secrets(value: Any) -> Any:
+    """``value`` with each value of an MCP server configuration's ``env`` and ``headers`` (a
+    mapping beside a ``command`` or a ``url``) written as ``<scrubbed>``, at any depth; the
+    names are kept. A new object where anything is a mapping or a list."""
+    if isinstance(value, list):
+        return [without_mcp_secrets(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    config = "command" in value or "url" in value
+    return {
+        k: {name: SCRUBBED for name in v} if config and k in _MCP_SECRET_FIELDS and isinstance(v, dict) else without_mcp_secrets(v)
+        for k, v in value.items()
+    }
+
+
+def text_without_mcp_secrets(text: str) -> str:
+    """A JSON ``text`` (a line, a ``--mcp-config`` value) through :func:`without_mcp_secrets`
+    when it may hold an MCP server's configuration; any other text as it is."""
+    if not ('"env"' in text or '"headers"' in text) or not ('"command"' in text or '"url"' in text):
+        return text
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        return text
+    return json.dumps(without_mcp_secrets(parsed))
+
+
 class Scrubber:
     """Replaces secrets and private paths in a frame's strings.
 
@@ -35,6 +69,7 @@ class Scrubber:
         self.home = home if home is not None else str(Path.home())
 
     def text(self, text: str) -> str:
+        text = text_without_mcp_secrets(text)
         for pattern, replacement in _SECRETS:
             text = pattern.sub(replacement, text)
         for pattern in self.patterns:
@@ -44,13 +79,17 @@ class Scrubber:
         return text
 
     def frame(self, frame: Any) -> Any:
-        """``frame`` with every string scrubbed (keys too), the same shape otherwise."""
+        """``frame`` with every string scrubbed (keys too) and no MCP server's ``env`` or
+        ``headers`` values, the same shape otherwise."""
+        return self._strings(without_mcp_secrets(frame))
+
+    def _strings(self, frame: Any) -> Any:
         if isinstance(frame, str):
             return self.text(frame)
         if isinstance(frame, list):
-            return [self.frame(v) for v in frame]
+            return [self._strings(v) for v in frame]
         if isinstance(frame, dict):
-            return {self.text(k) if isinstance(k, str) else k: self.frame(v) for k, v in frame.items()}
+            return {self.text(k) if isinstance(k, str) else k: self._strings(v) for k, v in frame.items()}
         return frame
 
     def line(self, line: str) -> str:

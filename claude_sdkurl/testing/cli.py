@@ -1,15 +1,21 @@
 """Install and locate real Claude Code CLI builds for offline tests.
 
 ``install_cli("2.1.120")`` runs ``npm install --prefix <cache>/<version>
-@anthropic-ai/claude-code@<version>`` once and returns the native binary.
+@anthropic-ai/claude-code@<version>`` once and returns the native binary. A CLI
+npm publishes only inside the TypeScript SDK (:data:`BUNDLED_CLIS`) comes from
+that SDK's platform package (``@anthropic-ai/claude-agent-sdk-linux-x64``), the
+binary the SDK itself runs. npm installs into a staging folder, renamed into
+place once the binary answers ``--version``.
 The cache is ``$CLAUDE_SDKURL_CLI_CACHE`` or ``~/.cache/claude_sdkurl/cli``.
 """
 
 from __future__ import annotations
 
 import os
+import platform
 import shutil
 import subprocess
+import sys
 import tempfile
 import threading
 from pathlib import Path
@@ -22,8 +28,13 @@ WEBSOCKET_CLI_VERSION = "2.1.120"
 STDIO_CLI_VERSION = "2.1.330"
 """A current CLI, pinned so runs are reproducible (stdio transport)."""
 
-NEWEST_CLI_VERSION = "2.1.332"
-"""The CLI the TypeScript SDK 0.3.332 bundles: the newest the suite runs beside the pinned one."""
+NEWEST_CLI_VERSION = "2.1.333"
+"""The CLI the TypeScript SDK 0.3.333 bundles: the newest the suite runs beside the pinned one
+(npm's newest ``@anthropic-ai/claude-code`` is 2.1.332; this one is in the SDK's platform package)."""
+
+BUNDLED_CLIS = {"2.1.333": "0.3.333"}
+"""CLI version -> the TypeScript SDK release whose platform package carries it, for the CLIs npm
+publishes no ``@anthropic-ai/claude-code`` of."""
 
 CACHE_ENV = CLI_CACHE_ENV
 _lock = threading.Lock()
@@ -50,8 +61,20 @@ def _binary_in(prefix: Path, version: str) -> Path | None:
     return None
 
 
+def bundle_package(sdk_version: str) -> str:
+    """The npm package that carries the TypeScript SDK ``sdk_version``'s CLI for this machine
+    (``@anthropic-ai/claude-agent-sdk-<os>-<arch>[-musl]@<version>``, as the SDK picks it)."""
+    system = {"linux": "linux", "darwin": "darwin", "win32": "win32"}.get(sys.platform)
+    arch = {"x86_64": "x64", "amd64": "x64", "aarch64": "arm64", "arm64": "arm64"}.get(platform.machine().lower())
+    if system is None or arch is None:
+        raise CLIInstallError(f"the TypeScript SDK bundles no CLI for {sys.platform} {platform.machine()}")
+    musl = "-musl" if system == "linux" and platform.libc_ver()[0] != "glibc" else ""
+    return f"@anthropic-ai/claude-agent-sdk-{system}-{arch}{musl}@{sdk_version}"
+
+
 def install_cli(version: str, prefix: str | os.PathLike[str] | None = None) -> Path:
-    """Install ``@anthropic-ai/claude-code@version`` (if not yet there) and return its binary.
+    """Install ``@anthropic-ai/claude-code@version`` (if not yet there) and return its binary;
+    for a version of :data:`BUNDLED_CLIS`, the TypeScript SDK's platform package that carries it.
 
     Raises :class:`CLIInstallError` when npm is missing or the install fails.
     """
@@ -63,20 +86,21 @@ def install_cli(version: str, prefix: str | os.PathLike[str] | None = None) -> P
         npm = shutil.which("npm")
         if npm is None:
             raise CLIInstallError("npm is not on PATH; install Node.js and npm to fetch the Claude Code CLI")
+        package = bundle_package(BUNDLED_CLIS[version]) if version in BUNDLED_CLIS else f"@anthropic-ai/claude-code@{version}"
         target.parent.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(prefix=f".{version}-", dir=target.parent))
         try:
             proc = subprocess.run(
-                [npm, "install", "--no-audit", "--no-fund", "--prefix", str(staging), f"@anthropic-ai/claude-code@{version}"],
+                [npm, "install", "--no-audit", "--no-fund", "--prefix", str(staging), package],
                 capture_output=True,
                 text=True,
                 timeout=900,
                 check=False,
             )
             if proc.returncode != 0:
-                raise CLIInstallError(f"npm install of claude-code {version} failed:\n{proc.stderr[-4000:]}")
+                raise CLIInstallError(f"npm install of {package} (Claude Code {version}) failed:\n{proc.stderr[-4000:]}")
             if _binary_in(staging, version) is None:
-                raise CLIInstallError(f"npm installed claude-code {version} but no working binary was found")
+                raise CLIInstallError(f"npm installed {package} but no binary of Claude Code {version} was found")
             if target.exists():
                 shutil.rmtree(target)
             staging.rename(target)

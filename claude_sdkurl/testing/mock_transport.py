@@ -138,8 +138,12 @@ class MockTransport(Transport):
                 and (msg.get("request") or {}).get("subtype") == "initialize"
                 and msg["request_id"] not in self._answered
             ):
-                # as the pinned current CLI answers (it honours onFailure on hook matchers)
-                self.cli.respond(msg, {"commands": [], "models": [], "pid": 0, "hook_on_failure_supported": True, "hooks_applied": True})
+                # as the pinned current CLI answers (it honours onFailure on hook matchers, and
+                # takes the MCP servers sent in initialize)
+                answer = {"commands": [], "models": [], "pid": 0, "hook_on_failure_supported": True, "hooks_applied": True}
+                if "mcpServers" in msg["request"]:
+                    answer["mcp_servers_applied"] = True
+                self.cli.respond(msg, answer)
 
     def _deliver(self, data: str | bytes) -> None:
         with self._lock:
