@@ -1530,8 +1530,11 @@ class ApiRetryNoResponse(TypedDict):
     """Ours (TypeScript's ``SDKAPIRetryMessage.no_response``): the API sent no response headers
     within the first-byte window (``CLAUDE_STREAM_FIRST_BYTE_TIMEOUT_MS``): how long the failed
     attempt waited for them, and how long the retry will."""
+
     waited_ms: int
+    """How long the failed attempt waited for the response's headers, in milliseconds."""
     retry_wait_ms: int
+    """How long the next attempt will wait for them, in milliseconds."""
 
 
 @dataclass

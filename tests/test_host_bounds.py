@@ -305,7 +305,11 @@ def samples() -> list[BaseException]:
         _errors.ControlRequestTimeoutError("interrupt", 30.0), _errors.ReceiveTimeoutError(20.0),
         _errors.UnsupportedOptionError("no such thing"), _errors.SessionStoreError("store down"),
         _errors.NotAsyncError("query() is not awaitable: write for message in query(...)"),
+        _errors.ResumeNotFoundError("Claude Code returned an error result: No conversation found with session ID: s",
+                                    data={"type": "result", "subtype": "error_during_execution", "is_error": True, "session_id": "s",
+                                          "errors": ["No conversation found with session ID: s"]}, exit_code=1),
     ]  # fmt: skip
+    made[-1].stderr = "No conversation found with session ID: s\n"  # type: ignore[attr-defined]
     return made
 
 
