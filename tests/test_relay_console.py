@@ -438,6 +438,27 @@ def test_without_a_list_the_models_are_those_the_cli_offers(served: relay.Relay)
     assert [json.loads(line)["request"] for line in inner.sent] == [{"subtype": "initialize"}, {"subtype": "set_model", "model": "haiku"}]
 
 
+
+@pytest.mark.relay(steer=True, models=("claude-sonnet-4-5",))
+def test_the_deployers_list_wins_over_the_models_the_cli_offers(served: relay.Relay) -> None:
+    """A session whose CLI offers more models than ``serve(models=)`` lists: the page may switch
+    to the listed ones only (the CLI's own offer is no permission); nothing is sent otherwise."""
+    inner, outer = watched()
+    outer.send(json.dumps({"type": "control_request", "request_id": "init2", "request": {"subtype": "initialize"}}) + "\n")
+    inner.emit({"type": "control_response", "response": {"subtype": "success", "request_id": "init2", "response": {
+        "models": [{"value": "claude-sonnet-4-5"}, {"value": "claude-opus-4-5"}, {"value": "haiku"}]}}},
+        {"type": "system", "subtype": "init", "session_id": "dl", "model": "claude-sonnet-4-5"})  # fmt: skip
+    assert served.hub.drain()
+    (key,) = served.hub.sessions
+    assert served.hub.session(key).models  # type: ignore[union-attr]  # the CLI did offer its list
+    with frontend(served, "/events") as page:
+        read_until(page, lambda f: f.get("k") == "hello")
+        for offered_by_the_cli_only in ("claude-opus-4-5", "haiku"):
+            answer = page_op(page, {"op": "model", "session": key, "model": offered_by_the_cli_only})
+            assert "not a model this relay offers" in str(answer["error"]), answer
+    assert [json.loads(line)["request"] for line in inner.sent] == [{"subtype": "initialize"}]  # no set_model
+
+
 # ---------------------------------------------------------------- new sessions from the page
 
 
@@ -622,3 +643,22 @@ def test_a_secret_with_a_quote_in_it_is_scrubbed_from_what_a_page_is_shown() -> 
     secret = 'pa"ss\\word-0123'
     shown = shown_value({"command": f"login {secret}", "nested": [{"token": "abcdefgh12345678"}]}, {secret})
     assert shown == {"command": "login <scrubbed>", "nested": [{"token": "<scrubbed>"}]}
+
+
+def test_with_no_models_listed_a_new_session_runs_the_options_own_model_only(roots: Path, tmp_path: Path) -> None:
+    """``NewSessions`` without ``models``: the page may name the options' own model or none,
+    never another (a pricier model, a bogus name for the CLI)."""
+    base = ClaudeAgentOptions(model="claude-sonnet-4-5", env={"HOME": str(tmp_path)})
+    with relay.serve(port=0, announce=False, steer=True, token=TOKEN, new_sessions=relay.NewSessions(base, (str(roots),))) as here:
+        with frontend(here, "/events") as page:
+            assert read_until(page, lambda f: f.get("k") == "hello")[-1]["new_sessions"]["models"] == ["claude-sonnet-4-5"]
+            for other in ("claude-opus-4-5", "default", "x" * 300):
+                answer = page_op(page, {"op": "new_session", "cwd": "alpha", "model": other})
+                assert "not one this relay allows" in str(answer["error"]), (other, answer)
+            assert StubClient.made == []  # nothing started
+            assert page_op(page, {"op": "new_session", "cwd": "alpha", "model": "claude-sonnet-4-5"})["error"] is None
+            assert page_op(page, {"op": "new_session", "cwd": "alpha"})["error"] is None
+            deadline = time.monotonic() + 10
+            while len(StubClient.made) < 2 and time.monotonic() < deadline:
+                time.sleep(0.01)
+            assert [c.options.model for c in StubClient.made] == ["claude-sonnet-4-5", "claude-sonnet-4-5"]
