@@ -402,3 +402,68 @@ def test_a_turn_without_a_callback_its_cli_was_started_with_gets_the_cautious_an
     assert asked.on_user_dialog({}) == {"behavior": "cancelled"}  # type: ignore[misc]
     asked.stderr("a line")  # type: ignore[misc]
     assert seen == ["a line"]
+
+
+
+def test_a_sends_own_turn_interrupted_from_the_page_ends_that_send_marked(stand_in: StandIn, chats: Conversations) -> None:
+    """Someone on a relay's page interrupts the turn a send has under way: the send ends with its
+    own result, marked ``"interrupted"`` (not passed over as someone else's turn, which would leave
+    the send waiting for a result that never comes), and nothing counts as an outside turn."""
+    said(chats, "k", "one")
+    transport = stand_in.last
+    callbacks = transport._callbacks
+    assert callbacks is not None and callbacks.on_outside is not None
+    original = stand_in.handle
+
+    def interrupted_from_the_page(message: dict[str, Any], cli: FakeCLI) -> None:
+        if message["type"] == "user" and message["message"]["content"] == "two":
+            callbacks.on_outside("interrupt")  # type: ignore[misc]  # the page's Interrupt, during this send's turn
+            cli.turn("[Request interrupted by user]")
+            return
+        original(message, cli)
+
+    transport.handler = interrupted_from_the_page
+    results = [m for m in chats.send("k", "two", timeout=10) if isinstance(m, ResultMessage)]
+    assert [(m.result, outside_of(m)) for m in results] == [("[Request interrupted by user]", "interrupted")]
+    assert chats.stats["outside"] == 0
+    transport.handler = original
+    assert said(chats, "k", "three", timeout=10) == "answer: three"
+
+
+def test_a_newer_workers_first_turn_is_not_undone_by_an_older_worker(stand_in: StandIn, chats: Conversations) -> None:
+    """The conversation's first turn came from the newer deploy: an older worker's turn after it
+    runs on that CLI (its own live fields only), never restarting it back to the old options."""
+    old, new = (1000.0, "worker-old"), (2000.0, "worker-new")
+    v1 = ClaudeAgentOptions(model="model-v1", env={"KEY": "v1"})
+    v2 = ClaudeAgentOptions(model="model-v2", env={"KEY": "v2"})
+    assert sent_as(chats, new, "k", "new first", v2) == "answer: new first"
+    assert sent_as(chats, old, "k", "old after", v1) == "answer: old after"
+    assert sent_as(chats, new, "k", "new again", v2) == "answer: new again"
+    assert [o.env for o in stand_in.started] == [{"KEY": "v2"}] and chats.stats["restarted"] == 0
+
+
+def test_a_hook_timeout_or_a_servers_own_name_is_a_launch_time_change() -> None:
+    """A deploy that changes only a matcher's ``timeout``, or the name an in-process MCP server
+    gives itself under the same key, restarts the CLI (it read both at its start)."""
+    hooks = {"PreToolUse": [HookMatcher(matcher="Bash", hooks=[lambda *x: {}], timeout=5)]}
+    a = ClaudeAgentOptions(hooks=hooks, mcp_servers={"calc": create_sdk_mcp_server("calc", tools=[])})
+    b = dataclasses.replace(a, hooks={"PreToolUse": [HookMatcher(matcher="Bash", hooks=[lambda *x: {}], timeout=30)]})
+    assert relaunch.changed(a, b) == ["hooks"]
+    c = dataclasses.replace(a, mcp_servers={"calc": create_sdk_mcp_server("calc2", tools=[])})
+    assert relaunch.changed(a, c) == ["mcp_servers"]
+    assert relaunch.changed(a, dataclasses.replace(a, mcp_servers={"calc": create_sdk_mcp_server("calc", tools=[])})) == []
+
+
+def test_what_is_remembered_of_older_workers_never_passes_its_bound(stand_in: StandIn, chats: Conversations) -> None:
+    new, old = ClaudeAgentOptions(env={"KEY": "v2"}), ClaudeAgentOptions(env={"KEY": "v1"})
+    sent_as(chats, (2000.0, "worker-new"), "k", "new", new)
+    for n in range(130):
+        sent_as(chats, (1.0, f"old worker {n}"), "k", "old", old)
+        assert 0 < len(chats._conversations["k"].older) <= 64, n
+
+
+def test_a_sender_is_dated_by_the_wall_clock_the_workers_of_every_machine_share() -> None:
+    import time as clock
+
+    with Conversations(ClaudeAgentOptions(), store=":memory:") as made:
+        assert abs(made._sender[0] - clock.time()) < 60
