@@ -16,7 +16,7 @@ that every worker process of a web app (and every restart of them) reaches the s
 A turn sent from any worker runs on the conversation's live CLI in the host; the messages stream
 back to the worker, and ``can_use_tool`` is asked of the worker that sent the turn (its callback
 stays in its process). Restarting the workers leaves the CLIs live. See
-``docs/guide/deployment.md`` for what survives what, and :mod:`claude_sdkurl.host._server` for
+``docs/guide/deployment.md`` for what happens when things fail, and :mod:`claude_sdkurl.host._server` for
 who may attach and what happens when a caller or the host goes away.
 """
 
