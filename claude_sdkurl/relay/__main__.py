@@ -20,7 +20,7 @@ def main(argv: list[str] | None = None) -> int:
         description="A relay a Claude Code CLI (2.1.120 or older) dials with --sdk-url, and frontends "
         "watch: a page at /, the raw NDJSON lines and status lines at /ws. Read-only and "
         "token-protected unless told otherwise.",
-        epilog="This relay is for a CLI you start yourself (claude --sdk-url ws://HOST:PORT/ws/ID ...); "
+        epilog="This relay is for a CLI you start yourself (claude --sdk-url ws://HOST:PORT/ with the token it prints); "
         "its sessions are no program's. To watch or steer your program's own sessions, call relay.serve() "
         "in the program (or set CLAUDE_SDKURL_RELAY=HOST:PORT): the same page and /ws, inside that process, "
         "with its can_use_tool and hooks still deciding.",
