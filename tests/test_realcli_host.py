@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from claude_sdkurl import ClaudeAgentOptions, Conversations, HookMatcher, ResultMessage
+from claude_sdkurl import ClaudeAgentOptions, Conversations, HookMatcher, PermissionResultDeny, ResultMessage
 from claude_sdkurl.host import HostError, HostGoneError, HostOptionError, HostUnreachableError, serve
 from claude_sdkurl.testing import MockMessagesAPI, Reply, offline_env, text, tool_use
 from claude_sdkurl.testing.mock_api import RecordedRequest
@@ -843,7 +843,11 @@ def test_a_worker_frozen_with_a_question_pending_bounds_neither_the_next_send_no
         os.kill(asking.proc.pid, signal.SIGSTOP)
         frozen = time.monotonic()
         clis = live_clis(home)
-        chats = Conversations(options_of(settings, allowed_tools=[]), host=sock)
+        # B runs the same deploy's options as A (a can_use_tool of its own, never asked here): a
+        # worker made later whose launch-time options differed would restart the CLI on its turn
+        # (tests/test_realcli_deploy.py), and this test is about the same live CLI going on
+        chats = Conversations(options_of(settings, allowed_tools=[], can_use_tool=lambda *a: PermissionResultDeny(message="B was not asked")),
+                              host=sock)  # fmt: skip
         began = time.monotonic()
         with pytest.raises(ConversationBusyError, match="nothing was sent"):
             list(chats.send("k", "chat #2: from B", timeout=5))
