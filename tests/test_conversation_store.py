@@ -171,5 +171,11 @@ def test_a_live_lease_is_taken_over_only_from_an_owner_named_gone(spec: str) -> 
         assert store.acquire("ns", "mine", "host:m:/s:2:cc/p", 600, []) == (False, "s-old")  # nothing named: respected
         assert store.acquire("ns", "mine", "host:m:/s:2:cc/p", 600, ["x", "host:m:/s:1:aa/p"]) == (True, "s-old")
         assert store.renew("ns", "host:m:/s:2:cc/p", ["mine"], 600) == ({"mine"}, set())  # the mark went with the old holder
+        # the gone owner alone in the list (a host's one predecessor), and first of several
+        for named in (["host:m:/s:2:cc/p"], ["host:m:/s:2:cc/p", "y"]):
+            successor = f"host:m:/s:3:{len(named)}/p"
+            assert store.acquire("ns", "mine", successor, 600, named) == (True, "s-old"), named
+            store.release("ns", "mine", successor)
+            assert store.acquire("ns", "mine", "host:m:/s:2:cc/p", 600) == (True, "s-old")  # back to the one listed next
         assert store.renew("ns", "host:m:/s:1:aa/p", ["mine"], 600) == (set(), set())  # and the old holder lost it
         assert store.record("ns", "mine", "host:m:/s:1:aa/p", "forged") is False

@@ -291,6 +291,7 @@ def samples() -> list[BaseException]:
     """One error of each type a turn can raise in-process, with attributes set."""
     made: list[BaseException] = [
         ValueError("bad", 3), TypeError("worse"), RuntimeError("these conversations are closed"), TimeoutError("late"),
+        RuntimeError("wrapped", ValueError("inner")),  # an exception among the arguments
         ConversationBusyError("held"), ConversationLeaseLost("taken"), ConversationStoreError("down"),
         HostError("refused"),
         _errors.ClaudeSDKError("base"), _errors.CLIConnectionError("no"), _errors.CLINotFoundError("Claude Code not found", "/x/claude"),
@@ -314,7 +315,12 @@ def samples() -> list[BaseException]:
 
 
 def same(a: BaseException, b: BaseException) -> None:
-    assert type(a) is type(b) and str(a) == str(b) and a.args == b.args or isinstance(a, _errors.CLIJSONDecodeError), (a, b)
+    assert type(a) is type(b) and str(a) == str(b) and len(a.args) == len(b.args), (a, b)
+    for mine, theirs in zip(a.args, b.args):  # an exception among the arguments arrives as that exception
+        if isinstance(mine, BaseException):
+            same(mine, theirs)
+        else:
+            assert theirs == mine, (type(a).__name__, a.args, b.args)
     for name, value in vars(a).items():
         other = getattr(b, name)
         if isinstance(value, BaseException):

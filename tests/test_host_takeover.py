@@ -223,3 +223,28 @@ def test_a_host_killed_mid_turn_and_started_again_takes_over_its_own_leases_and_
     finally:
         for host in started:
             host.stop()
+
+
+def test_a_process_start_time_is_read_from_its_own_field_of_proc_stat() -> None:
+    """The record's ``start`` is the 22nd field of ``/proc/<pid>/stat`` (the start time in clock
+    ticks since boot): a value that never changes while the process lives, unlike its neighbours
+    (the virtual memory size, field 23, grows as it allocates), so a live host keeps being seen
+    as alive: checked against the machine's uptime for a child started a moment ago."""
+    child = subprocess.Popen([sys.executable, "-c", "import sys; x = []; sys.stdin.readline(); x.append(bytearray(64 << 20)); sys.stdin.readline()"],
+                             stdin=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        assert child.stdin is not None
+
+        before = _holder.start_time(child.pid)
+        assert before is not None
+        # the child started a moment ago: its start time is the machine's uptime now, in clock ticks
+        uptime = float(Path("/proc/uptime").read_text().split()[0])
+        assert abs(int(before) / os.sysconf("SC_CLK_TCK") - uptime) < 30, (before, uptime)
+        child.stdin.write("\n")
+        child.stdin.flush()
+        time.sleep(0.5)  # it allocates
+        assert _holder.start_time(child.pid) == before
+    finally:
+        child.kill()
+        child.wait()
+    assert _holder.start_time(child.pid) is None  # gone
