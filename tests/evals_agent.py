@@ -45,7 +45,7 @@ FAULTS: dict[str, list[str]] = {
     "audit log in the wrong folder": ["list"],
     "rule left out": ["fix", "keep", "list"],
     "renamed tool server": ["add", "negative"],
-    "a hook that raises": ["clean"],
+    "a hook that raises": ["fix", "keep", "list"],  # a guard that cannot decide denies: no Bash call runs
     "malformed tool result": ["add", "negative"],
 }
 

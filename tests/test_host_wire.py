@@ -49,6 +49,68 @@ def test_a_caller_gone_while_asked_answers_nothing_at_once() -> None:
         ours.close()
 
 
+class _Raw:
+    def __init__(self, raw: dict) -> None:
+        self.raw = raw
+
+
+def _tool_result(tool_use_id: str) -> _Raw:
+    return _Raw({"type": "user", "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": tool_use_id}]}})
+
+
+@pytest.mark.parametrize("frame, owed", [
+    ({"op": "ask", "tool_name": "Bash", "context": {"tool_use_id": "toolu_1"}}, "toolu_1"),
+    ({"op": "hook", "event": "PreToolUse", "tool_use_id": "toolu_1"}, "toolu_1"),
+])  # fmt: skip
+def test_a_turn_whose_caller_went_away_asked_is_interrupted_only_once_the_cli_shows_the_deny(frame: dict, owed: str) -> None:
+    """The deny a gone caller's question gets goes to the CLI from the control thread after the
+    question returns: an interrupt written before it would tell the model only that the user
+    rejected the call (seen on a loaded CI machine). The turn may be interrupted once the CLI
+    has shown that call's tool result, not at any message before."""
+    ours, theirs = socket.socketpair()
+    caller = _server._Caller(ours)
+    reader = threading.Thread(target=caller.read_answers)
+    reader.start()
+    try:
+        assert caller.may_interrupt(_Raw({"type": "assistant"}))  # nothing asked, nothing owed
+        got: list[tuple[bool, object]] = []
+        asking = threading.Thread(target=lambda: got.append(caller.question(frame)))
+        asking.start()
+        assert theirs.recv(1000).startswith(b'{"op":')  # the question went out
+        assert not caller.may_interrupt(_Raw({"type": "assistant"}))  # pending: no interrupt
+        theirs.close()  # the caller went away without answering
+        asking.join(10)
+        assert got == [(False, _server.GONE)]
+        assert not caller.may_interrupt(_Raw({"type": "stream_event"}))  # the deny may not be written yet
+        assert not caller.may_interrupt(_tool_result("toolu_other"))  # another call's result
+        assert not caller.may_interrupt(_Raw({"type": "user", "message": {"content": "toolu_1"}}))
+        assert caller.may_interrupt(_tool_result(owed))  # the CLI has it: interrupt now
+        assert caller.may_interrupt(_Raw({"type": "assistant"}))
+        # asked once gone (the question cannot go out): owed as well
+        assert caller.question(frame) == (False, _server.GONE)
+        assert not caller.may_interrupt(_Raw({"type": "assistant"}))
+        assert caller.may_interrupt(_tool_result(owed))
+    finally:
+        reader.join(10)
+        caller.reader.close()
+        ours.close()
+
+
+def test_questions_whose_deny_is_not_a_tool_result_owe_nothing() -> None:
+    ours, theirs = socket.socketpair()
+    caller = _server._Caller(ours)
+    theirs.close()
+    try:
+        caller.lost()
+        for frame in ({"op": "hook", "event": "PostToolUse", "tool_use_id": "toolu_1"}, {"op": "mcp", "server": "calc"},
+                      {"op": "ask", "tool_name": "Bash", "context": {"tool_use_id": None}}):  # fmt: skip
+            assert caller.question(frame) == (False, _server.GONE)
+            assert caller.may_interrupt(_Raw({"type": "assistant"})), frame
+    finally:
+        caller.reader.close()
+        ours.close()
+
+
 def test_a_torn_overlong_or_foreign_line_is_not_a_frame() -> None:
     assert _wire.read_frame(io.BytesIO(b'{"op": "answer"')) is None  # cut short: the other side went away
     assert _wire.read_frame(io.BytesIO(b"")) is None
@@ -146,6 +208,64 @@ def test_a_caller_gone_as_its_turn_ends_does_not_interrupt_the_next_callers_turn
             event.set()
         for conn in callers:
             conn.close()
+        host.close()
+        import shutil
+
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def test_the_turn_loop_interrupts_a_gone_callers_turn_after_the_deny_it_was_owed_not_before() -> None:
+    """The whole path: the caller is asked, goes away, its question is denied; the messages the
+    CLI writes before showing that deny's tool result go nowhere and interrupt nothing; the one
+    that shows it is followed by the interrupt."""
+    import json
+    import tempfile
+    from pathlib import Path
+    from types import SimpleNamespace
+
+    from claude_sdkurl.types import ToolPermissionContext
+
+    base = Path(tempfile.mkdtemp(prefix="claude-sdkurl-hostwire-"))
+    host = _server.SessionHost(base / "h" / "host.sock")
+    denied: list[object] = []
+    seen: list[str] = []  # the messages the turn yielded, and where the interrupt came among them
+    asked_out = threading.Event()
+
+    class Pool:
+        def _send(self, key: str, prompt: str, options: ClaudeAgentOptions, timeout: float | None, sender: object, outside: bool) -> object:
+            seen.append("assistant")
+            yield SimpleNamespace(raw={"type": "assistant", "message": {"content": [{"type": "tool_use", "id": "toolu_9"}]}})
+            context = ToolPermissionContext(tool_use_id="toolu_9")
+            assert options.can_use_tool is not None
+            denied.append(options.can_use_tool("Bash", {"command": "touch x"}, context))  # (the control thread's call)
+            for kind in ("stream_event", "system"):
+                seen.append(kind)
+                yield SimpleNamespace(raw={"type": kind})
+            seen.append("tool_result")
+            yield SimpleNamespace(raw={"type": "user", "message": {"content": [{"type": "tool_result", "tool_use_id": "toolu_9"}]}})
+            seen.append("result")
+            yield SimpleNamespace(raw={"type": "result"})
+
+        def interrupt(self, key: str) -> None:
+            seen.append("interrupt")
+
+    host._pool = lambda fields, forward: ("", Pool(), ClaudeAgentOptions(), None)  # type: ignore[method-assign]
+    conn = socket.socket(socket.AF_UNIX)
+    try:
+        conn.connect(str(host.path))
+        conn.sendall(json.dumps({"op": "send", "key": "k", "prompt": "p", "forward": ["can_use_tool"]}).encode() + b"\n")
+        got = b""
+        while b'"op":"ask"' not in got:
+            got += conn.recv(1000)
+        asked_out.set()
+        conn.close()  # gone with the question pending
+        deadline = time.monotonic() + 30
+        while "result" not in seen and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert len(denied) == 1 and getattr(denied[0], "message", None) == _server.GONE, denied
+        assert seen == ["assistant", "stream_event", "system", "tool_result", "interrupt", "result"], seen
+    finally:
+        conn.close()
         host.close()
         import shutil
 

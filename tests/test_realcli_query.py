@@ -251,10 +251,23 @@ def test_connecting_again_starts_a_new_cli_and_stops_the_old(make_options: Optio
     client.disconnect()
 
 
-def test_query_timeout_is_honoured_with_a_tool_running(make_options: OptionsFactory, api: MockMessagesAPI, transport: str) -> None:
+def test_query_timeout_is_honoured_with_a_tool_running(make_options: OptionsFactory, api: MockMessagesAPI, transport: str,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
     # Issue 19: the timeout, not the CLI's own exit, bounds the call. With a Bash tool running,
     # 2.1.330 takes about 1.4 s to exit after stdin's EOF (4.4 s for timeout=3 before);
-    # answered the interrupt, it is now stopped at once, its transcript already written.
+    # answered the interrupt, it is now stopped at once, its transcript already written. The
+    # cause is asserted (the session closed with abort, after the interrupt), the time only
+    # bounded: under load the quiet machine's 3.2 s was 3.9-4.2 s.
+    from claude_sdkurl._engine.session import Session
+
+    closes: list[bool] = []
+    close = Session.close
+
+    def recorded(self: Session, abort: bool = False) -> None:
+        closes.append(abort)
+        close(self, abort)
+
+    monkeypatch.setattr(Session, "close", recorded)
     api.enqueue(tool_use("Bash", {"command": "python3 -c 'import time; time.sleep(30)'"}), text("never"))
     options = make_options(allowed_tools=["Bash"])
     began = time.monotonic()
@@ -262,7 +275,10 @@ def test_query_timeout_is_honoured_with_a_tool_running(make_options: OptionsFact
     with pytest.raises(ReceiveTimeoutError):
         for m in query("run it", options, timeout=3):
             seen.append(m)
-    assert 3.0 <= time.monotonic() - began < 3.8  # 4.4-4.6 s before
+    took = time.monotonic() - began
+    print(f"the call ended {took:.2f} s after it began (timeout=3)")
+    assert 3.0 <= took < 20  # not before the timeout; never the tool's 30 s
+    assert closes[:1] == [True], closes  # stopped at once, not given the exit grace
     if transport == "stdio":  # over --sdk-url 2.1.120 writes the interruption to no transcript
         entries = local_entries(options, seen[0].data["session_id"])
         said = [json.dumps(e["message"]["content"]) for e in entries if e.get("type") == "user"]

@@ -18,8 +18,10 @@ it, the host streams its messages back and asks the caller for each ``can_use_to
 hook callback and message to an in-process MCP server. Turns on one conversation run one at a
 time, each caller asked only about its own. A caller that goes away mid-turn (killed,
 disconnected, or not reading for ``WRITE_TIMEOUT``): what it was asked is denied with a reason
-the model sees, the turn is interrupted and read to its end, the CLI stays live, and the
-conversation's next message, from any caller, goes on with its whole history.
+the model sees, the turn is interrupted (once the CLI has shown those denies: an interrupt
+written first would tell the model only that the user rejected the call) and read to its end,
+the CLI stays live, and the conversation's next message, from any caller, goes on with its
+whole history.
 
 Bounds, as in-process: a send waits for another caller's turn on its conversation at most its
 ``timeout`` (or ``lease_wait``), then :class:`~claude_sdkurl.conversations.ConversationBusyError`;
@@ -63,6 +65,18 @@ WRITE_TIMEOUT = 30.0  # a caller that takes nothing for this long is gone (its t
 HEARTBEAT = 1.0  # seconds between the beats a caller is sent while its request runs (see _client.SILENCE)
 ANSWER_TIMEOUT = 300.0  # the default of serve(answer_timeout=) and --answer-timeout
 GONE = "the program that sent this turn went away before deciding; nothing it did not decide may run"
+
+
+def _denied_call(frame: dict[str, Any]) -> str | None:
+    """The tool call a question's deny answers, when a deny goes to the CLI for it: a
+    ``can_use_tool`` question, or a ``PreToolUse`` hook."""
+    if frame.get("op") == "ask":
+        owed = (frame.get("context") or {}).get("tool_use_id")
+    elif frame.get("op") == "hook" and frame.get("event") == "PreToolUse":
+        owed = frame.get("tool_use_id")
+    else:
+        return None
+    return str(owed) if owed else None
 
 
 def late(seconds: float) -> str:
@@ -178,6 +192,11 @@ class _Caller:
         self._n = 0
         self.gone = threading.Event()
         self._on_gone: Any = None  # during a turn: what to do the moment the caller goes (interrupt it)
+        # The tool calls denied because this caller went away whose tool result the CLI has not
+        # shown yet: until it has, an interrupt could reach the CLI before the deny does (the
+        # deny is written by the control thread after the question returns), and the model
+        # would be told only that the user rejected the call
+        self._owed: set[str] = set()
         self._running_on_gone = threading.Lock()  # held while that runs (see while_here)
 
     def send(self, frame: dict[str, Any]) -> bool:
@@ -258,15 +277,33 @@ class _Caller:
             answer: list[Any] = []
             self._asked[n] = (event, answer)
         try:
-            if not self.send({**frame, "n": n}):
-                return False, GONE
-            if not event.wait(timeout):
-                logger.warning("a caller did not answer a %s question within %g s: the host answers for it", frame.get("op"), timeout)
-                return False, late(timeout or 0.0)
-            return (True, answer[0]) if answer else (False, GONE)
+            if self.send({**frame, "n": n}):
+                if not event.wait(timeout):
+                    logger.warning("a caller did not answer a %s question within %g s: the host answers for it", frame.get("op"), timeout)
+                    return False, late(timeout or 0.0)
+                if answer:
+                    return True, answer[0]
+            owed = _denied_call(frame)  # gone before answering
+            if owed is not None:
+                with self._lock:
+                    self._owed.add(owed)
+            return False, GONE
         finally:
             with self._lock:
                 self._asked.pop(n, None)
+
+    def may_interrupt(self, message: Any) -> bool:
+        """Whether the turn of this caller, gone, may be interrupted at ``message``: not while
+        a question is pending on it, nor before the CLI has shown the tool result of each call
+        denied because it went away (``message`` may be that result)."""
+        raw = getattr(message, "raw", None)
+        content = ((raw.get("message") or {}).get("content") if isinstance(raw, dict) and raw.get("type") == "user" else None)
+        with self._lock:
+            if isinstance(content, list):
+                for block in content:
+                    if isinstance(block, dict) and block.get("type") == "tool_result":
+                        self._owed.discard(str(block.get("tool_use_id")))
+            return not self._asked and not self._owed
 
 
 class SessionHost:
@@ -456,7 +493,7 @@ class SessionHost:
                 labelled = _label(message, caller_label)
             mark = outside_of(message)
             frame = {"op": "message", "raw": message.raw, **({"outside": mark} if mark else {})}
-            if not caller.send(frame) and not interrupted:
+            if not caller.send(frame) and not interrupted and caller.may_interrupt(message):
                 interrupted = True  # the caller is gone: the turn stops and is read to its end, its CLI stays
                 pool.interrupt(key)
         if caller_label and not labelled and last is not None:  # (the relay's hub reads lines on its own thread)
