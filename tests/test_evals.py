@@ -668,7 +668,7 @@ def test_the_last_look_of_a_sequential_run_is_capped_at_max_runs(tmp_path: Path)
     def four_in_five(attempt: Attempt) -> str | None:
         return "fails one run in five" if attempt.run % 5 == 4 else None
 
-    def program(prompt: str, options: object) -> list[object]:
+    def program(prompt: str, options: Any) -> list[Any]:
         return []
 
     base = baseline_file(tmp_path, 1, 27, 30)
@@ -687,10 +687,10 @@ def test_a_cell_passing_exactly_at_the_baselines_rate_is_clear_and_gets_no_more_
     assert _unclear(9, 10, 9, 10, 0.0) is False and _unclear(18, 20, 9, 10, 0.0) is False
     assert _unclear(8, 10, 9, 10, 0.0) is True and _unclear(8, 10, 9, 10, 0.2) is False
 
-    def program(prompt: str, options: object) -> list[object]:
+    def program(prompt: str, options: Any) -> list[Any]:
         return []
 
-    def failing_from(k: int) -> object:
+    def failing_from(k: int) -> Any:
         def check(attempt: Attempt) -> str | None:
             return "fails" if attempt.run % 10 >= k else None
         return check

@@ -83,7 +83,7 @@ def test_the_cell_after_a_page_message_counts_only_its_own_turns_cost() -> None:
     try:
         first, _ = cell(agent, "one", [said("first"), result(0.10, "first")])
         assert first.cost_usd == 0.10
-        page = [said("from the page", theirs=True), result(0.25, "from the page", theirs=True)]
+        page: list[Message] = [said("from the page", theirs=True), result(0.25, "from the page", theirs=True)]
         second, view = cell(agent, "two", [*page, said("second"), result(0.40, "second")])
         assert second.cost_usd == 0.15 and view.finished == [0.15]  # 0.40 - 0.25, not 0.40 - 0.10
         assert [[type(m).__name__ for m in shown] for shown in view.theirs] == [["AssistantMessage", "ResultMessage"]]
