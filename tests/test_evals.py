@@ -36,7 +36,9 @@ def test_wilson_matches_the_formula_and_stays_inside_zero_and_one() -> None:
 def test_the_gate_flags_only_changes_beyond_the_noise() -> None:
     base = card({("add", "agent"): (5, 5), ("flaky", "agent"): (3, 5)})
     assert gate(card({("add", "agent"): (5, 5), ("flaky", "agent"): (3, 5)}), base) == []
-    assert gate(card({("add", "agent"): (4, 5), ("flaky", "agent"): (1, 5)}), base) == []  # within the intervals: noise
+    assert gate(card({("add", "agent"): (4, 5), ("flaky", "agent"): (5, 5)}), base) == []  # within the intervals: noise
+    # flaky at 5 runs against 3/5: no drop can be flagged, not even to 0/5; below its rate, it is undecided
+    assert [(r.task, r.undecided) for r in gate(card({("add", "agent"): (4, 5), ("flaky", "agent"): (1, 5)}), base)] == [("flaky", True)]
     found = gate(card({("add", "agent"): (0, 5), ("flaky", "agent"): (3, 5)}), base)
     assert [(r.task, r.target) for r in found] == [("add", "agent")] and "0/5" in str(found[0])
     missing = gate(card({("add", "agent"): (5, 5)}), base)
@@ -417,8 +419,9 @@ def test_the_gate_says_what_it_can_see_and_refuses_to_run_blind(tmp_path: Path, 
                      [Attempt(f"t{i}", "p", r, passed=True) for i in range(1, 5) for r in range(3)])  # fmt: skip
     with warnings.catch_warnings(record=True) as said:
         warnings.simplefilter("always")
-        assert gate(card, base) == []  # 0/3 against 6/6: nothing it can flag ...
+        found = gate(card, base)  # 0/3 against 6/6: nothing it can flag ...
     assert any("cannot flag a drop in 5 cell(s)" in str(w.message) for w in said)  # ... and it says so
+    assert [(r.task, r.undecided) for r in found] == [("t0", True)]  # ... and says it could not decide t0 (issue 70, item 18)
     assert main([str(suite), "--baseline", str(base), "--runs", "4"]) == 1  # at 4 runs the fall to 0 is flagged
     assert "gate at 4 runs: 5 cell(s) flagged when they fall to 0/4 passes or fewer" in capsys.readouterr().err
 
@@ -651,3 +654,93 @@ def test_a_killed_calls_usage_is_read_from_its_own_transcript_and_never_through_
     for forged in ("../../outside", "*", "../-work/" + sid, None):
         assert _served_usage({"msg_1": {**said, "session_id": forged}}, env) == [
             {"model": "m", "usage": {"input_tokens": 10, "output_tokens": 10}, "final": False}]  # 40 characters said: 10 tokens
+
+
+def test_the_last_look_of_a_sequential_run_is_capped_at_max_runs(tmp_path: Path) -> None:
+    """Issue 70, item 14: looks double from ``runs`` but the last is ``max_runs`` itself, never
+    the next doubling past it: an always-unclear cell at runs=5, max_runs=12 gets exactly 12
+    attempts, runs 0..11, over three looks (5, 10, 12), not 20."""
+    from claude_sdkurl.evals import looks_from
+
+    assert looks_from(5, 12) == [5, 10, 12]
+    assert looks_from(3, 3) == [3] and looks_from(5, 6) == [5, 6] and looks_from(2, 8) == [2, 4, 8]
+    # 4 passes in 5 against 27/30: never flagged at these counts, always below the baseline's rate
+    def four_in_five(attempt: Attempt) -> str | None:
+        return "fails one run in five" if attempt.run % 5 == 4 else None
+
+    def program(prompt: str, options: Any) -> list[Any]:
+        return []
+
+    base = baseline_file(tmp_path, 1, 27, 30)
+    card = run_eval([Task("t0", "hi", checks=[four_in_five])], [Target("p", program=program)], runs=5, baseline=base, max_runs=12)
+    cell = card.cell("t0", "p")
+    assert cell is not None and (cell.n, cell.passes) == (12, 10)
+    assert sorted(a.run for a in card.attempts) == list(range(12)) and card.looks == 3
+
+
+def test_a_cell_passing_exactly_at_the_baselines_rate_is_clear_and_gets_no_more_runs(tmp_path: Path) -> None:
+    """Issue 70, item 15: a cell at the baseline's rate (9/10 against 9/10) is done at its first
+    look; only a rate below the baseline's (less its noise) is unclear. One pass fewer (8/10)
+    gets the next look's attempts."""
+    from claude_sdkurl.evals._scorecard import _unclear
+
+    assert _unclear(9, 10, 9, 10, 0.0) is False and _unclear(18, 20, 9, 10, 0.0) is False
+    assert _unclear(8, 10, 9, 10, 0.0) is True and _unclear(8, 10, 9, 10, 0.2) is False
+
+    def program(prompt: str, options: Any) -> list[Any]:
+        return []
+
+    def failing_from(k: int) -> Any:
+        def check(attempt: Attempt) -> str | None:
+            return "fails" if attempt.run % 10 >= k else None
+        return check
+
+    base = baseline_file(tmp_path, 2, 9, 10)  # t0 and t1, each 9/10
+    tasks = [Task("t0", "hi", checks=[failing_from(9)]), Task("t1", "hi", checks=[failing_from(8)])]
+    card = run_eval(tasks, [Target("p", program=program)], runs=10, baseline=base, max_runs=20)
+    at_rate, below = card.cell("t0", "p"), card.cell("t1", "p")
+    assert at_rate is not None and (at_rate.n, at_rate.passes) == (10, 9)  # clear: no extra attempts
+    assert below is not None and (below.n, below.passes) == (20, 16)  # unclear at 8/10: the look at 20 ran
+
+
+def test_a_gate_that_could_not_decide_a_fallen_cell_says_so_in_its_result(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 70, item 18: at too few runs a cell fallen to 0 passes went through with a warning a
+    CI log hides, and the gate said "passed". Now the result holds the cell, ``undecided=True``:
+    ``gate() == []`` is false, ``assert_gate`` raises, the command line exits 1 ("gate:
+    undecided"), the page says so. A blind cell at the baseline's rate is let through; at runs
+    enough the same fall is a regression as before."""
+    import warnings
+
+    from claude_sdkurl.evals.__main__ import main
+
+    base = tmp_path / "base.json"  # a 6/6 cell the gate sees at 3 runs, a 2/2 one it cannot (p = 0.1 at 0/3)
+    base.write_text(json.dumps({"baseline": 1, "cells": {"seen\tp": {"passes": 6, "n": 6}, "blind\tp": {"passes": 2, "n": 2}}}))
+    fallen = card({("seen", "p"): (3, 3), ("blind", "p"): (0, 3)})
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        found = gate(fallen, base)
+    assert any("cannot flag a drop in 1 cell(s)" in str(w.message) for w in said)
+    assert [(r.task, r.target, r.undecided) for r in found] == [("blind", "p", True)] and found != []
+    assert str(found[0]).startswith("blind on p: undecided: passed 0/3, was 2/2")
+    with pytest.raises(AssertionError, match="blind on p: undecided"):
+        assert_gate(fallen, base)
+    assert "Gate: undecided." in fallen.html(baseline=base)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert gate(card({("seen", "p"): (3, 3), ("blind", "p"): (3, 3)}), base) == []  # blind, but not below: through
+        assert gate(card({("seen", "p"): (3, 3), ("blind", "p"): (1, 3)}), base, task="seen") == []  # another task's cell
+    # at runs enough (no blind cell) the same fall is a measured regression
+    enough = gate(card({("seen", "p"): (20, 20), ("blind", "p"): (0, 20)}), base)
+    assert [(r.task, r.undecided) for r in enough] == [("blind", False)]
+    # the command line: exit 1, each cell named, the verdict "undecided" (not "passed")
+    suite = tmp_path / "suite.py"
+    suite.write_text("from claude_sdkurl.evals import Task, Target\n"
+                     "def program(prompt, options):\n    return []\n"
+                     "def fails(attempt):\n    return 'broken' if attempt.task == 'blind' else None\n"
+                     "TASKS = [Task('seen', 'hi', checks=[fails]), Task('blind', 'hi', checks=[fails])]\n"
+                     "TARGETS = [Target('p', program=program)]\n")  # fmt: skip
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert main([str(suite), "--baseline", str(base), "--runs", "3"]) == 1
+    out = capsys.readouterr().out
+    assert "UNDECIDED blind on p: undecided" in out and out.rstrip().endswith("gate: undecided")

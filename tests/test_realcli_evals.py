@@ -367,3 +367,43 @@ def test_attempts_on_dask_or_ray_read_the_wire_on_their_workers(kind: str, make_
     assert failed == [("permissive", "keep")], card.summary()
     assert all(a.decisions for a in card.attempts if a.task == "keep")  # read off the wire on the worker
     assert all(a.hooks for a in card.attempts if a.task == "clean")
+
+
+@pytest.mark.parametrize("transport", ["stdio"], indirect=True)
+def test_a_model_tape_replays_a_write_by_absolute_path_into_the_replays_default_workspace(make_options: OptionsFactory,
+                                                                                           api: MockMessagesAPI, tmp_path: Path) -> None:  # fmt: skip
+    """Issue 70, item 17, as its repro ran: the model writes ``outbox/reply.txt`` by absolute
+    path, into the folder the CLI's system prompt names (the eval's default workspace, a
+    ``claude-sdkurl-eval-*`` folder in the temporary folder, at the end of a line). Recorded,
+    it passes; replayed, the Write lands in the replay's own workspace and passes too (the
+    replay wrote into the recording's folder, and failed "outbox/reply.txt cannot be read")."""
+    import re
+    import tempfile
+
+    seen: list[str] = []
+
+    def model(request: Any) -> Any:
+        if request.tool_results():
+            return text("written")
+        folder = re.findall(r"/[\w./-]*claude-sdkurl-eval-[a-z0-9_]+", json.dumps(request.body))[0]
+        seen.append(folder)
+        return tool_use("Write", {"file_path": f"{folder}/outbox/reply.txt", "content": "the reply"})
+
+    api.responder = model
+    suite = [Task("reply", "Write the reply to outbox/reply.txt", checks=[checks.file_contains("outbox/reply.txt", "the reply")])]
+    targets = [Target("plain", make_options(allowed_tools=["Write"]))]
+    try:
+        recorded = run_eval(suite, targets, runs=1, tape=tmp_path / "reply.tape", record_from=api.url)
+        assert [a.passed for a in recorded.attempts] == [True], recorded.summary()
+        assert Path(seen[0]).parent == Path(tempfile.gettempdir()) and Path(seen[0]) == recorded.attempts[0].workspace
+        api.responder = lambda request: error(500, message="the replay asked the mock")
+        replayed = run_eval(suite, targets, runs=1, tape=tmp_path / "reply.tape")
+        assert [a.passed for a in replayed.attempts] == [True], replayed.summary()
+        assert replayed.attempts[0].tool_calls == [("Write", {"file_path": f"{replayed.attempts[0].workspace}/outbox/reply.txt",
+                                                              "content": "the reply"})]  # fmt: skip
+        assert not Path(seen[0]).exists()  # the recording's folder, removed after its checks, is not made again
+    finally:
+        import shutil
+
+        for folder in seen:  # (made again by a replay that wrote there)
+            shutil.rmtree(folder, ignore_errors=True)

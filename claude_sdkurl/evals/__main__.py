@@ -1,5 +1,5 @@
 """``python -m claude_sdkurl.evals SUITE.py``: run a suite, print its scorecard, and gate it
-against a baseline (exit 1 on a regression beyond the noise); ``--update-baseline`` writes the
+against a baseline (exit 1 on a regression beyond the noise, or a cell it could not decide); ``--update-baseline`` writes the
 baseline instead, from two runs of the suite (the second, unchanged, measures the noise the gate
 allows for). ``SUITE.py`` defines ``TASKS`` and ``TARGETS`` (and may define ``RUNS``)."""
 
@@ -101,8 +101,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.html:
         card.save_html(args.html, baseline=baseline, cost_ratio=args.cost_ratio)
     for regression in found:
-        print(f"REGRESSION {regression}")
-    print("gate: " + ("failed" if found else "passed"))
+        print(f"{'UNDECIDED' if regression.undecided else 'REGRESSION'} {regression}")
+    # a cell the gate could not judge fails the step as a regression does (it cannot say "passed")
+    print("gate: " + ("failed" if any(not r.undecided for r in found) else "undecided" if found else "passed"))
     return 1 if found else 0
 
 

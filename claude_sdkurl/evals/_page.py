@@ -72,7 +72,7 @@ def page(card: Scorecard, title: str = "Evals", regressions: list[Regression] | 
     gate = ""
     if regressions is not None:
         gate = ("<p class=ok>Gate: passed.</p>" if not regressions else
-                "<p class=bad>Gate: failed.</p><ul>" + "".join(f"<li>{escape(str(r))}</li>" for r in regressions) + "</ul>")  # fmt: skip
+                f"<p class=bad>Gate: {'failed' if any(not r.undecided for r in regressions) else 'undecided'}.</p><ul>" + "".join(f"<li>{escape(str(r))}</li>" for r in regressions) + "</ul>")  # fmt: skip
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>{escape(title)}</title>
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'">

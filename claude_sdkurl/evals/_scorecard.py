@@ -69,6 +69,9 @@ class Regression:
     """The target's name."""
     what: str
     """What got worse, in words (pass rate, cost, turns), with both figures."""
+    undecided: bool = False
+    """``True``: not a drop the gate measured but one it could not judge: the cell passed below
+    the baseline's rate at too few runs for any drop to be flagged, not even to 0 passes."""
 
     def __str__(self) -> str:
         return f"{self.task} on {self.target}: {self.what}"
@@ -384,7 +387,8 @@ def runs_needed(baseline: str | Path | Scorecard, *, alpha: float = 0.05, most: 
 
 def gate(current: Scorecard, baseline: str | Path | Scorecard, *, cost_ratio: float | None = None,
          alpha: float = 0.05, task: str | None = None) -> list[Regression]:  # fmt: skip
-    """What got worse than ``baseline`` beyond the noise. An empty list: the change may go in.
+    """What got worse than ``baseline`` beyond the noise, and what it could not decide. An empty
+    list: the change may go in.
 
     * Pass rate: a cell with fewer passes than chance allows (Fisher's exact test, one-sided,
       below ``alpha`` shared among the cells compared: Bonferroni, so ten tasks do not make ten
@@ -394,6 +398,10 @@ def gate(current: Scorecard, baseline: str | Path | Scorecard, *, cost_ratio: fl
     * Cost: with ``cost_ratio``, a cell whose cost per run rose more than that ratio; without it,
       on a baseline that measured its noise, one whose cost per run rose more than twice that
       noise and at least 10 %.
+    * Undecided (``undecided=True``, failing as a regression does): a cell that passed below the
+      baseline's rate (less its noise) at so few runs that no drop could be flagged, not even to
+      0 passes (:func:`runs_needed` says how many it takes). Such a cell at the baseline's rate
+      or better is let through; every blind cell is also named in a ``RuntimeWarning``.
 
     ``task``: that task's cells only (a test per task); ``alpha`` is still shared among every cell
     compared, so asking task by task flags what asking for all at once does.
@@ -408,9 +416,10 @@ def gate(current: Scorecard, baseline: str | Path | Scorecard, *, cost_ratio: fl
                       f"({', '.join(f'{c.task} on {c.target}' for c in held[:5])}{', ...' if len(held) > 5 else ''}): "
                       "a larger max_total_cost_usd measures them", RuntimeWarning, stacklevel=2)  # fmt: skip
     each = alpha / max(1, sum(key in now for key in before))
-    blind = [key.replace("\t", " on ") for key in before if key in now and (task is None or key.split("\t", 1)[0] == task)
-             and int(before[key]["passes"]) > 0 and now[key].n
-             and fewer_passes(0, now[key].n, int(before[key]["passes"]), int(before[key]["n"])) >= each]  # fmt: skip
+    blind_keys = [key for key in before if key in now and (task is None or key.split("\t", 1)[0] == task)
+                  and int(before[key]["passes"]) > 0 and now[key].n
+                  and fewer_passes(0, now[key].n, int(before[key]["passes"]), int(before[key]["n"])) >= each]  # fmt: skip
+    blind = [key.replace("\t", " on ") for key in blind_keys]
     if blind:
         warnings.warn(f"the gate cannot flag a drop in {len(blind)} cell(s) at the runs they had, not even to 0 passes "
                       f"({', '.join(blind[:5])}{', ...' if len(blind) > 5 else ''}): run more (evals.runs_needed)",
@@ -426,7 +435,11 @@ def gate(current: Scorecard, baseline: str | Path | Scorecard, *, cost_ratio: fl
         noise = old.get("noise") or {}
         then_passes, then_n = int(old["passes"]), int(old["n"])
         chance = fewer_passes(cell.passes, cell.n, then_passes, then_n)
-        if cell.n and _worse(cell.passes, cell.n, then_passes, then_n, float(noise.get("rate", 0.0)), each):
+        if key in blind_keys and _unclear(cell.passes, cell.n, then_passes, then_n, float(noise.get("rate", 0.0))):
+            found.append(Regression(name, target, f"undecided: passed {cell.passes}/{cell.n}, was {then_passes}/{then_n}, and at "
+                                                  f"{cell.n} runs no drop can be flagged, not even to 0 (evals.runs_needed)",
+                                    undecided=True))  # fmt: skip
+        elif cell.n and _worse(cell.passes, cell.n, then_passes, then_n, float(noise.get("rate", 0.0)), each):
             found.append(Regression(name, target, f"passed {cell.passes}/{cell.n}, was {then_passes}/{then_n} "
                                                   f"(by chance: p = {chance:.2g}, below {each:.2g})"))  # fmt: skip
         ratio = cost_ratio if cost_ratio is not None else (1 + max(2 * float(noise["cost"]), COST_FLOOR) if "cost" in noise else None)
@@ -439,7 +452,8 @@ def gate(current: Scorecard, baseline: str | Path | Scorecard, *, cost_ratio: fl
 
 def assert_gate(current: Scorecard, baseline: str | Path | Scorecard, *, cost_ratio: float | None = None, alpha: float = 0.05,
                 task: str | None = None) -> None:  # fmt: skip
-    """:func:`gate` for a test: ``AssertionError`` listing every regression. One test gates the
+    """:func:`gate` for a test: ``AssertionError`` listing every regression (an undecided cell
+    among them). One test gates the
     suite; with ``task``, a test per task (parametrize over the task names, the scorecard made
     once)."""
     found = gate(current, baseline, cost_ratio=cost_ratio, alpha=alpha, task=task)

@@ -13,8 +13,9 @@ A request that matches none exactly is matched loosely (:func:`loose_request`): 
 task's notice lands a turn earlier or later from run to run, with the turn it wakes, so the
 history is compared without them.
 The answer served has the recording's temporary folders (an eval's workspace, say) written as
-this run's (:func:`path_map`), so a path the model names, as a Write's ``file_path``, points into
-this run's folder, not the recording's.
+this run's (:func:`path_map`, :func:`as_ours`), so a path the model names, as a Write's
+``file_path``, points into this run's folder, not the recording's; a temporary path is one under
+``/tmp``, ``/var/folders``, ``/private/var`` or this machine's temporary folder (``TMPDIR``).
 A request that matches neither way is answered at once with an API error (HTTP 400, which the CLI
 does not retry) naming the first field that differs from the nearest recorded request, and
 the context raises :class:`ModelTapeMiss` on leaving.
@@ -27,6 +28,7 @@ import http.client
 import json
 import os
 import re
+import tempfile
 import threading
 import urllib.parse
 from collections.abc import Iterator
@@ -40,6 +42,9 @@ from ._scrub import Scrubber
 from ._wire import first_difference
 
 FORMAT = "claude_sdkurl.model/1"
+# this machine's temporary folder too, where it is elsewhere (TMPDIR): an eval's workspaces are made there
+_here = "" if re.match(r"/(?:tmp|var/folders|private/var)(?:/|$)", tempfile.gettempdir()) or len(tempfile.gettempdir()) < 2 else \
+    "|" + re.escape(tempfile.gettempdir().rstrip("/")) + r"/[^\s\"'`]*"
 _KEPT_HEADERS = ("content-type", "request-id", "retry-after", "anthropic-ratelimit-unified-")
 _VOLATILE = [
     (re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"), "<uuid>"),
@@ -47,11 +52,12 @@ _VOLATILE = [
     (re.compile(r"\b[0-9a-f]{12,}\b"), "<hex>"),  # a subagent's id, hashes
     (re.compile(r"(?<=<duration_ms>)\d+"), "<ms>"),  # how long a background task took
     (re.compile(r"\d{4}-\d{2}-\d{2}(?:[T ][\d:.]+Z?)?"), "<date>"),
-    (re.compile(r"/(?:tmp|var/folders|private/var)/[^\s\"'`]*"), "<tmp>"),
+    (re.compile(r"/(?:tmp|var/folders|private/var)/[^\s\"'`]*" + _here), "<tmp>"),
 ]
 
 
 _TEMPORARY = _VOLATILE[-1][0]
+_SEGMENT = re.compile(r"[\w.-]*")  # the rest of a path segment (a folder's name)
 
 ATTEMPT_HEADER = "x-claude-sdkurl-attempt"
 """A header naming which run of a program a request belongs to (an eval's attempt): recorded with
@@ -74,9 +80,11 @@ def path_map(recorded: Any, asked: Any) -> list[tuple[str, str]]:
     request it was matched with: their temporary paths stand in the same places (the match
     replaced them by one placeholder), so each pair, less the end they share, maps a folder of
     the recording to this run's (``/tmp/claude-sdkurl-eval-abc`` to ``-xyz``, its files with it).
-    Longest first; empty where the two do not pair up."""
-    theirs = _TEMPORARY.findall(json.dumps(recorded, sort_keys=True))
-    ours = _TEMPORARY.findall(json.dumps(asked, sort_keys=True))
+    Paths are read in each string of the two bodies, as the CLI wrote them (a path that ends a
+    line of the system prompt ends there); the folder mapped runs to the end of its name, less
+    a sentence's full stop. Longest first; empty where the two do not pair up."""
+    theirs = [m for text in _texts(recorded) for m in _TEMPORARY.findall(text)]
+    ours = [m for text in _texts(asked) for m in _TEMPORARY.findall(text)]
     if len(theirs) != len(ours):
         return []
     found: dict[str, str] = {}
@@ -86,13 +94,76 @@ def path_map(recorded: Any, asked: Any) -> list[tuple[str, str]]:
             shared += 1
         if shared == len(a) == len(b):
             continue  # the same path
-        # the differing beginning, to the end of its path segment: /tmp/eval-abc, not /tmp/eval-ab
-        end = a.find("/", len(a) - shared)
-        end = len(a) if end < 0 else end
+        # the differing beginning, to the end of its folder's name: /tmp/eval-abc, not /tmp/eval-ab
+        cut = len(a) - shared
+        end = _SEGMENT.match(a, cut).end()  # type: ignore[union-attr]  # (matches, if only nothing)
+        while end > cut and a[end - 1] == ".":
+            end -= 1
         head_a, head_b = a[:end], b[: end + len(b) - len(a)]
         if head_a and head_a != head_b:
             found.setdefault(head_a, head_b)
     return sorted(found.items(), key=lambda item: -len(item[0]))
+
+
+def _texts(body: Any) -> Iterator[str]:
+    """Every string of a request body, keys in sorted order."""
+    if isinstance(body, str):
+        yield body
+    elif isinstance(body, dict):
+        for key in sorted(body, key=str):
+            yield from _texts(body[key])
+    elif isinstance(body, list):
+        for value in body:
+            yield from _texts(value)
+
+
+_DELTAS = {"text_delta": "text", "input_json_delta": "partial_json", "thinking_delta": "thinking"}
+
+
+def as_ours(served: str, pairs: list[tuple[str, str]]) -> str:
+    """A recorded answer with each of the recording's folders in ``pairs`` written as this
+    run's (one pass: a folder written as ours is not mapped again). A streamed answer's block
+    (its text, a tool call's input, thinking) is mapped whole, its deltas put together: the API
+    streams a tool call's input in pieces, and a path cut between two pieces is still mapped;
+    the pieces keep their lengths, the last taking the difference."""
+    if not pairs:
+        return served
+    table = dict(pairs)
+    pattern = re.compile("|".join(re.escape(theirs) for theirs, _ in pairs))  # (longest first: pairs are)
+
+    def mapped(text: str) -> str:
+        return pattern.sub(lambda m: table[m.group(0)], text)
+
+    if "content_block_delta" not in served:
+        return mapped(served)
+    events = served.split("\n\n")
+    out = [mapped(event) for event in events]  # a path whole in one event
+    blocks: dict[tuple[Any, str], list[tuple[int, list[str], int, dict[str, Any]]]] = {}
+    for at, event in enumerate(events):
+        lines = event.split("\n")
+        row = next((n for n, line in enumerate(lines) if line.startswith("data:")), None)
+        if row is None or "content_block_delta" not in lines[row]:
+            continue
+        try:
+            data = json.loads(lines[row][5:])
+        except ValueError:
+            continue
+        delta = data.get("delta") if isinstance(data, dict) else None
+        field = _DELTAS.get(str(delta.get("type"))) if isinstance(delta, dict) else None
+        if field is not None and isinstance(delta, dict) and isinstance(delta.get(field), str):
+            blocks.setdefault((data.get("index"), field), []).append((at, lines, row, data))
+    for (_, field), parts in blocks.items():
+        whole = "".join(data["delta"][field] for _, _, _, data in parts)
+        ours = mapped(whole)
+        if ours == whole:
+            continue
+        start = 0
+        for n, (at, lines, row, data) in enumerate(parts):
+            size = len(data["delta"][field]) if n < len(parts) - 1 else len(ours)
+            data["delta"][field] = ours[start : start + size]
+            start += size
+            out[at] = "\n".join([*lines[:row], "data: " + json.dumps(data), *lines[row + 1 :]])
+    return "\n\n".join(out)
 
 
 class ModelTapeMiss(AssertionError):
@@ -305,11 +376,9 @@ class ModelTape:
             if i is not None:
                 self.used.add(i)
                 response = self.exchanges[i]["response"]
-                served = response["body"]
                 # the recording's temporary folders (its workspace) as this run's: a path the
                 # model names in its answer (a Write's file_path) lands in this run's folder
-                for theirs, ours in path_map(self.exchanges[i]["request"]["body"], framed):
-                    served = served.replace(theirs, ours)
+                served = as_ours(response["body"], path_map(self.exchanges[i]["request"]["body"], framed))
                 return int(response["status"]), dict(response["headers"]), served.encode()
             candidates = [(i, e) for i, e in enumerate(self.exchanges) if i not in self.used
                           and e["request"]["method"] == method and e["request"]["path"] == path]  # fmt: skip
