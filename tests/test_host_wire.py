@@ -8,6 +8,7 @@ import io
 import socket
 import threading
 import time
+from typing import Any
 
 import pytest
 
@@ -269,4 +270,80 @@ def test_the_turn_loop_interrupts_a_gone_callers_turn_after_the_deny_it_was_owed
         host.close()
         import shutil
 
+        shutil.rmtree(base, ignore_errors=True)
+
+
+class _Endless(io.RawIOBase):
+    """A peer's endless line: ``x`` for ever, never a newline; counts what was read of it, and
+    fails the test past ``cap`` (a reader that buffers the whole line never stops)."""
+
+    def __init__(self, cap: int) -> None:
+        self.given, self.cap = 0, cap
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        if self.given >= self.cap:
+            raise AssertionError(f"read {self.given} bytes of an endless line and still reading")
+        n = len(buffer)
+        buffer[:n] = b"x" * n
+        self.given += n
+        return n
+
+
+def test_an_endless_line_is_refused_at_the_bound_not_read_to_its_end(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 70, 1: the frame reader stops at ``MAX_LINE`` + 1 bytes of a line without a newline
+    (one past the bound tells an over-long line from a torn one); a line of exactly ``MAX_LINE``
+    bytes, its newline included, is a frame, one byte more is refused."""
+    monkeypatch.setattr(_wire, "MAX_LINE", 4096)
+    endless = _Endless(cap=1 << 20)
+    with pytest.raises(HostError, match="longer"):
+        _wire.read_frame(io.BufferedReader(endless, buffer_size=1024))
+    assert endless.given <= 4096 + 1 + 1024  # the bound, and at most one buffer beyond it
+    exact = b'{"p":"' + b"x" * (4096 - 9) + b'"}\n'
+    assert len(exact) == 4096
+    assert _wire.read_frame(io.BytesIO(exact)) == {"p": "x" * (4096 - 9)}
+    with pytest.raises(HostError, match="longer"):
+        _wire.read_frame(io.BytesIO(b'{"p":"' + b"x" * (4096 - 8) + b'"}\n'))
+
+
+def _host(base: Any) -> _server.SessionHost:
+    return _server.SessionHost(base / "h" / "host.sock")
+
+
+def _ended_within(conn: socket.socket, seconds: float) -> bytes:
+    """What the host sent until it closed the connection; ``TimeoutError`` if it did not within ``seconds``."""
+    conn.settimeout(seconds)
+    got = b""
+    while True:
+        chunk = conn.recv(65536)  # (socket.timeout is TimeoutError)
+        if not chunk:
+            return got
+        got += chunk
+
+
+def test_the_hosts_request_reader_refuses_an_endless_line_without_waiting_for_its_end(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 70, 1, the host's side: a connection that sends a line past the bound and keeps
+    sending nothing else (no newline, the connection kept) is told so and closed at once."""
+    import json
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    monkeypatch.setattr(_wire, "MAX_LINE", 4096)
+    base = Path(tempfile.mkdtemp(prefix="claude-sdkurl-hostwire-"))
+    host = _host(base)
+    conn = socket.socket(socket.AF_UNIX)
+    try:
+        conn.connect(str(host.path))
+        conn.sendall(b'{"op": "ping", "pad": "' + b"x" * 60000)  # past the bound, no newline, and kept open
+        try:
+            got = _ended_within(conn, 10)  # (the host's read timeout is 30 s: not what ended it)
+        except ConnectionResetError:  # the host closed with the rest of the line unread: its error may be dropped
+            return
+        assert json.loads(got) == {"op": "error", "type": "HostError", "message": "a line longer than the host reads"}
+    finally:
+        conn.close()
+        host.close()
         shutil.rmtree(base, ignore_errors=True)
