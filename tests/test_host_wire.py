@@ -347,3 +347,77 @@ def test_the_hosts_request_reader_refuses_an_endless_line_without_waiting_for_it
         conn.close()
         host.close()
         shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.mark.parametrize("said", [b"", b'{"op": "ping"'])
+def test_a_connection_that_never_sends_its_request_is_dropped_after_the_read_timeout(said: bytes, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 70, 3: a connection that says nothing, or half a request and then nothing, is
+    closed after ``WRITE_TIMEOUT`` (0.5 s here), its thread ended, not held for ever."""
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    monkeypatch.setattr(_server, "WRITE_TIMEOUT", 0.5)
+    base = Path(tempfile.mkdtemp(prefix="claude-sdkurl-hostwire-"))
+    host = _host(base)
+    conn = socket.socket(socket.AF_UNIX)
+    try:
+        conn.connect(str(host.path))
+        conn.sendall(said)
+        began = time.monotonic()
+        assert _ended_within(conn, 20) == b""  # closed, nothing said (20 s: a busy machine; 0.5 s asked)
+        print(f"dropped after {time.monotonic() - began:.2f} s")
+        deadline = time.monotonic() + 10
+        while host._threads and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert not host._threads  # its thread is gone too
+    finally:
+        conn.close()
+        host.close()
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def test_once_its_request_is_read_a_caller_may_take_longer_than_the_read_timeout_to_answer(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The request's read timeout (issue 70, 3) ends with the request: a person deciding for
+    longer than ``WRITE_TIMEOUT`` (0.5 s here) is still heard, not taken for gone."""
+    import json
+    import shutil
+    import tempfile
+    from pathlib import Path
+    from types import SimpleNamespace
+
+    from claude_sdkurl.types import ToolPermissionContext
+
+    monkeypatch.setattr(_server, "WRITE_TIMEOUT", 0.5)
+    base = Path(tempfile.mkdtemp(prefix="claude-sdkurl-hostwire-"))
+    host = _host(base)
+    decided: list[object] = []
+
+    class Pool:
+        def _send(self, key: str, prompt: str, options: ClaudeAgentOptions, timeout: float | None, sender: object, outside: bool) -> object:
+            assert options.can_use_tool is not None
+            decided.append(options.can_use_tool("Bash", {"command": "true"}, ToolPermissionContext(tool_use_id="toolu_1")))
+            yield SimpleNamespace(raw={"type": "result"})
+
+        def interrupt(self, key: str) -> None:
+            decided.append("interrupted")
+
+    host._pool = lambda fields, forward: ("", Pool(), ClaudeAgentOptions(), None)  # type: ignore[method-assign]
+    conn = socket.socket(socket.AF_UNIX)
+    try:
+        conn.connect(str(host.path))
+        conn.sendall(json.dumps({"op": "send", "key": "k", "prompt": "p", "forward": ["can_use_tool"]}).encode() + b"\n")
+        got = b""
+        while b'"op":"ask"' not in got:
+            got += conn.recv(1000)
+        n = json.loads(next(x for x in got.split(b"\n") if b'"op":"ask"' in x))["n"]
+        time.sleep(1.5)  # three read timeouts
+        conn.sendall(json.dumps({"op": "answer", "n": n, "result": {"behavior": "allow"}}).encode() + b"\n")
+        deadline = time.monotonic() + 30
+        while b'"op":"end"' not in got and time.monotonic() < deadline:
+            got += conn.recv(1000)
+        assert [type(d).__name__ for d in decided] == ["PermissionResultAllow"], decided
+    finally:
+        conn.close()
+        host.close()
+        shutil.rmtree(base, ignore_errors=True)
