@@ -421,3 +421,58 @@ def test_once_its_request_is_read_a_caller_may_take_longer_than_the_read_timeout
         conn.close()
         host.close()
         shutil.rmtree(base, ignore_errors=True)
+
+
+def test_a_pretooluse_hook_whose_worker_is_gone_is_answered_with_a_deny() -> None:
+    """Issue 70, 2: a hook's callback asked of a worker that is not there (none registered, gone
+    before answering, not answering in time, or answering no hook output) answers a
+    ``PreToolUse`` with a deny that says why, so the call never goes on to the permission
+    rules; another event: no opinion."""
+    import json
+    from types import SimpleNamespace
+
+    host = SimpleNamespace(_state=threading.Lock(), _callers={}, answer_timeout=0.3)
+    host._ask = lambda where, frame: _server.SessionHost._ask(host, where, frame)  # type: ignore[arg-type]
+    shape = {"PreToolUse": [{"matcher": "Bash", "hooks": 1, "timeout": 7}], "PostToolUse": [{"matcher": None, "hooks": 1}]}
+    hooks = _server.SessionHost._hooks(host, ("", "k"), shape)  # type: ignore[arg-type]
+    (pre,), (post,) = hooks["PreToolUse"][0].hooks, hooks["PostToolUse"][0].hooks
+    assert (hooks["PreToolUse"][0].matcher, hooks["PreToolUse"][0].timeout) == ("Bash", 7)
+
+    def deny(reason: str) -> dict:
+        return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": reason}}
+
+    call = {"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "touch x"}}
+    assert pre(call, "toolu_1", None) == deny(_server.GONE)  # no worker's turn under way
+    assert post(call, "toolu_1", None) == {}
+    ours, theirs = socket.socketpair()
+    caller = _server._Caller(ours)
+    host._callers[("", "k")] = caller
+    try:
+        got: list[object] = []
+        asking = threading.Thread(target=lambda: got.append(pre(call, "toolu_1", None)), name="hooktest-asking", daemon=True)
+        asking.start()
+        assert theirs.recv(1000).startswith(b'{"op":"hook"')  # asked
+        asking.join(10)
+        assert got == [deny(_server.late(0.3))]  # not answered within the answer timeout
+        reader = threading.Thread(target=caller.read_answers, name="hooktest-reader", daemon=True)
+        reader.start()
+        got.clear()
+        asking = threading.Thread(target=lambda: got.append(pre(call, "toolu_1", None)), name="hooktest-asking", daemon=True)
+        asking.start()
+        n = json.loads(theirs.recv(1000))["n"]
+        theirs.sendall(json.dumps({"op": "answer", "n": n, "result": None}).encode() + b"\n")  # an answer that is no hook output
+        asking.join(10)
+        assert got == [deny(_server.GONE)]
+        theirs.close()
+        reader.join(10)
+        caller.lost()  # the worker is gone
+        assert pre(call, "toolu_2", None) == deny(_server.GONE)
+        assert post(call, "toolu_2", None) == {}
+    finally:
+        theirs.close()  # (first: a reader still waiting sees the end)
+        caller.lost()
+        for thread in threading.enumerate():
+            if thread.name.startswith("hooktest-"):
+                thread.join(10)
+        caller.reader.close()
+        ours.close()
