@@ -171,3 +171,63 @@ def test_the_keepers_renewal_is_counted_from_when_it_was_sent(pool: Conversation
     assert len(fence.allowed) >= 2 and pool.store.renewals >= 2  # type: ignore[attr-defined]
     assert fence.allowed[:2] == [pytest.approx(2.0), pytest.approx(2.0)]
     assert not conversation.lost  # (confirmed each time: nothing stopped)
+
+
+class FailingStore(SlowStore):
+    """Answers every renewal with an error (a store down)."""
+
+    def renew(self, namespace: str, owner: str, keys: list[str], ttl: float) -> tuple[set[str], set[str]]:
+        self.renewals += 1
+        raise OSError("the store is down")
+
+
+def test_a_holder_that_cannot_renew_stops_its_cli_half_a_lease_after_the_last_confirmed_renewal(clock: Clock) -> None:
+    """The holder's own rule, before the fence's: renewals failing, the CLI is stopped once
+    more than half a lease (5 s) has gone by since the last confirmed renewal was sent, not
+    before, and not only when the whole lease has run out."""
+    store = FailingStore(clock)
+    chats = Conversations(ClaudeAgentOptions(), store=store, lease_ttl=TTL, lease_wait=0)
+    try:
+        conversation, fence = held(confirmed=100.0)
+        clock.now = 104.9
+        with chats._cond:
+            chats._conversations["k"] = conversation
+        deadline = time.monotonic() + 30
+        while store.renewals < 3 and not conversation.lost and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert store.renewals >= 3 and not conversation.lost and conversation.leased  # 4.9 s: kept
+        clock.now = 105.1
+        deadline = time.monotonic() + 15
+        while not conversation.lost and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert conversation.lost and not conversation.leased and chats.stats["lost"] == 1  # 5.1 s: stopped
+        assert fence.allowed == []  # (nothing confirmed: the fence was never told more)
+    finally:
+        chats.close()
+
+
+def test_the_fence_process_fires_when_the_time_it_was_last_given_runs_out() -> None:
+    """The fence itself (another process): given 60 s at the start, then told 0.5 s, it kills
+    the CLI about 0.5 s later, not 60 s later; told nothing more, it does not wait for more."""
+    import subprocess
+
+    from claude_sdkurl._engine.transport.process import fence_cli
+
+    cli = subprocess.Popen(["sleep", "300"], start_new_session=True)
+    fence = None
+    try:
+        fence = fence_cli(cli.pid, 60)
+        assert fence is not None
+        time.sleep(0.3)
+        assert cli.poll() is None  # within its 60 s
+        began = time.monotonic()
+        fence.allow(0.5)
+        assert cli.wait(30) == -9  # SIGKILL, from the fence
+        print(f"fenced off {time.monotonic() - began:.2f} s after being told 0.5 s")
+        assert time.monotonic() - began >= 0.4  # not before the time it was given
+    finally:
+        if fence is not None:
+            fence.release()
+        if cli.poll() is None:
+            cli.kill()
+        cli.wait()
