@@ -21,7 +21,8 @@ disconnected, or not reading for ``WRITE_TIMEOUT``): what it was asked is denied
 the model sees, the turn is interrupted (once the CLI has shown those denies: an interrupt
 written first would tell the model only that the user rejected the call) and read to its end,
 the CLI stays live, and the conversation's next message, from any caller, goes on with its
-whole history.
+whole history. A connection that sends no request, or part of one, for ``WRITE_TIMEOUT`` is
+closed.
 
 Bounds, as in-process: a send waits for another caller's turn on its conversation at most its
 ``timeout`` (or ``lease_wait``), then :class:`~claude_sdkurl.conversations.ConversationBusyError`;
