@@ -509,3 +509,33 @@ def test_with_the_host_gone_a_signal_reaches_the_cli_only_while_its_pid_is_the_o
         if child.poll() is None:
             child.kill()
         child.wait()
+
+
+def test_with_the_host_gone_the_clis_end_is_its_pid_no_longer_being_the_process_started() -> None:
+    """Issue 70, 4, the other half: the host gone, wait() counts the CLI ended once its pid is
+    no longer the process the host started (gone, or another's with another start time), and
+    not while it is."""
+    from claude_sdkurl.host import _spawn
+
+    child = subprocess.Popen(["sleep", "300"], start_new_session=True)
+    try:
+        started = _spawn._start_time(child.pid)
+        assert started is not None
+
+        def gone_host(started_as: str | None) -> _spawn.HostedProcess:
+            process = _spawn.HostedProcess(None, [])  # type: ignore[arg-type]
+            process.pid, process._started, process._host_gone = child.pid, started_as, True
+            return process
+
+        assert gone_host(str(int(started) + 1)).wait(5) == 0  # the pid is another process's: ours ended
+        running = gone_host(started)
+        with pytest.raises(subprocess.TimeoutExpired):
+            running.wait(0.3)
+        assert running.poll() is None
+        child.kill()
+        child.wait()
+        assert running.wait(10) == 0  # (its status unknown: counted clean, see _spawn)
+    finally:
+        if child.poll() is None:
+            child.kill()
+        child.wait()
