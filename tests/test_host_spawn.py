@@ -459,3 +459,83 @@ def test_a_line_longer_than_the_bound_ends_the_start_at_once(sock: Path, monkeyp
         release.set()
         serving.join(30)
         listener.close()
+
+
+def test_with_the_host_gone_a_signal_reaches_the_cli_only_while_its_pid_is_the_one_started(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 70, 4: the host gone (no connection, or one that refuses the signal), terminate()
+    and kill() signal the CLI's group straight, only while its pid is still the process the
+    host started (its start time the one read then); a pid reused, gone, or whose start was
+    never read is never signalled, nor one whose exit is known."""
+    from claude_sdkurl.host import _spawn
+
+    def hosted(pid: int, started: str | None, conn: socket.socket | None = None) -> _spawn.HostedProcess:
+        process = _spawn.HostedProcess(conn, [])  # type: ignore[arg-type]
+        process.pid, process._started = pid, started
+        return process
+
+    sent: list[tuple[int, int]] = []
+    real_killpg = os.killpg
+    child = subprocess.Popen(["sleep", "300"], start_new_session=True)
+    reaped = subprocess.Popen(["true"])
+    reaped.wait()
+    try:
+        started = _spawn._start_time(child.pid)
+        assert started is not None
+        monkeypatch.setattr(os, "killpg", lambda pid, sig: sent.append((pid, sig)))
+        hosted(child.pid, str(int(started) + 1)).terminate()  # the pid is another process's now
+        hosted(child.pid, None).kill()  # its start was never read
+        hosted(reaped.pid, None).kill()  # gone, and never read (None is no match)
+        hosted(reaped.pid, started).terminate()  # gone
+        known = hosted(child.pid, started)
+        known.returncode = 0
+        known.kill()  # its exit is known: nothing to signal
+        ours, theirs = socket.socketpair()
+        theirs.close()
+        hosted(child.pid, str(int(started) + 1), ours).kill()  # the host's connection refuses it: the same check
+        ours.close()
+        assert sent == []
+        hosted(child.pid, started).terminate()
+        assert sent == [(child.pid, signal.SIGTERM)]
+        ours, theirs = socket.socketpair()
+        theirs.close()
+        hosted(child.pid, started, ours).kill()
+        ours.close()
+        assert sent == [(child.pid, signal.SIGTERM), (child.pid, signal.SIGKILL)]
+        monkeypatch.setattr(os, "killpg", real_killpg)
+        hosted(child.pid, started).terminate()  # and it does reach it
+        assert child.wait(30) == -signal.SIGTERM
+    finally:
+        monkeypatch.setattr(os, "killpg", real_killpg)
+        if child.poll() is None:
+            child.kill()
+        child.wait()
+
+
+def test_with_the_host_gone_the_clis_end_is_its_pid_no_longer_being_the_process_started() -> None:
+    """Issue 70, 4, the other half: the host gone, wait() counts the CLI ended once its pid is
+    no longer the process the host started (gone, or another's with another start time), and
+    not while it is."""
+    from claude_sdkurl.host import _spawn
+
+    child = subprocess.Popen(["sleep", "300"], start_new_session=True)
+    try:
+        started = _spawn._start_time(child.pid)
+        assert started is not None
+
+        def gone_host(started_as: str | None) -> _spawn.HostedProcess:
+            process = _spawn.HostedProcess(None, [])  # type: ignore[arg-type]
+            process.pid, process._started, process._host_gone = child.pid, started_as, True
+            return process
+
+        assert gone_host(str(int(started) + 1)).wait(5) == 0  # the pid is another process's: ours ended
+        running = gone_host(started)
+        with pytest.raises(subprocess.TimeoutExpired):
+            running.wait(0.3)
+        assert running.poll() is None
+        child.kill()
+        child.wait()
+        assert running.wait(10) == 0  # (its status unknown: counted clean, see _spawn)
+    finally:
+        if child.poll() is None:
+            child.kill()
+        child.wait()

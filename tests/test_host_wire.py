@@ -8,6 +8,7 @@ import io
 import socket
 import threading
 import time
+from typing import Any
 
 import pytest
 
@@ -270,3 +271,208 @@ def test_the_turn_loop_interrupts_a_gone_callers_turn_after_the_deny_it_was_owed
         import shutil
 
         shutil.rmtree(base, ignore_errors=True)
+
+
+class _Endless(io.RawIOBase):
+    """A peer's endless line: ``x`` for ever, never a newline; counts what was read of it, and
+    fails the test past ``cap`` (a reader that buffers the whole line never stops)."""
+
+    def __init__(self, cap: int) -> None:
+        self.given, self.cap = 0, cap
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        if self.given >= self.cap:
+            raise AssertionError(f"read {self.given} bytes of an endless line and still reading")
+        n = len(buffer)
+        buffer[:n] = b"x" * n
+        self.given += n
+        return n
+
+
+def test_an_endless_line_is_refused_at_the_bound_not_read_to_its_end(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 70, 1: the frame reader stops at ``MAX_LINE`` + 1 bytes of a line without a newline
+    (one past the bound tells an over-long line from a torn one); a line of exactly ``MAX_LINE``
+    bytes, its newline included, is a frame, one byte more is refused."""
+    monkeypatch.setattr(_wire, "MAX_LINE", 4096)
+    endless = _Endless(cap=1 << 20)
+    with pytest.raises(HostError, match="longer"):
+        _wire.read_frame(io.BufferedReader(endless, buffer_size=1024))
+    assert endless.given <= 4096 + 1 + 1024  # the bound, and at most one buffer beyond it
+    exact = b'{"p":"' + b"x" * (4096 - 9) + b'"}\n'
+    assert len(exact) == 4096
+    assert _wire.read_frame(io.BytesIO(exact)) == {"p": "x" * (4096 - 9)}
+    with pytest.raises(HostError, match="longer"):
+        _wire.read_frame(io.BytesIO(b'{"p":"' + b"x" * (4096 - 8) + b'"}\n'))
+
+
+def _host(base: Any) -> _server.SessionHost:
+    return _server.SessionHost(base / "h" / "host.sock")
+
+
+def _ended_within(conn: socket.socket, seconds: float) -> bytes:
+    """What the host sent until it closed the connection; ``TimeoutError`` if it did not within ``seconds``."""
+    conn.settimeout(seconds)
+    got = b""
+    while True:
+        chunk = conn.recv(65536)  # (socket.timeout is TimeoutError)
+        if not chunk:
+            return got
+        got += chunk
+
+
+def test_the_hosts_request_reader_refuses_an_endless_line_without_waiting_for_its_end(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 70, 1, the host's side: a connection that sends a line past the bound and keeps
+    sending nothing else (no newline, the connection kept) is told so and closed at once."""
+    import json
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    monkeypatch.setattr(_wire, "MAX_LINE", 4096)
+    base = Path(tempfile.mkdtemp(prefix="claude-sdkurl-hostwire-"))
+    host = _host(base)
+    conn = socket.socket(socket.AF_UNIX)
+    try:
+        conn.connect(str(host.path))
+        conn.sendall(b'{"op": "ping", "pad": "' + b"x" * 60000)  # past the bound, no newline, and kept open
+        try:
+            got = _ended_within(conn, 10)  # (the host's read timeout is 30 s: not what ended it)
+        except ConnectionResetError:  # the host closed with the rest of the line unread: its error may be dropped
+            return
+        assert json.loads(got) == {"op": "error", "type": "HostError", "message": "a line longer than the host reads"}
+    finally:
+        conn.close()
+        host.close()
+        shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.mark.parametrize("said", [b"", b'{"op": "ping"'])
+def test_a_connection_that_never_sends_its_request_is_dropped_after_the_read_timeout(said: bytes, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 70, 3: a connection that says nothing, or half a request and then nothing, is
+    closed after ``WRITE_TIMEOUT`` (0.5 s here), its thread ended, not held for ever."""
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    monkeypatch.setattr(_server, "WRITE_TIMEOUT", 0.5)
+    base = Path(tempfile.mkdtemp(prefix="claude-sdkurl-hostwire-"))
+    host = _host(base)
+    conn = socket.socket(socket.AF_UNIX)
+    try:
+        conn.connect(str(host.path))
+        conn.sendall(said)
+        began = time.monotonic()
+        assert _ended_within(conn, 20) == b""  # closed, nothing said (20 s: a busy machine; 0.5 s asked)
+        print(f"dropped after {time.monotonic() - began:.2f} s")
+        deadline = time.monotonic() + 10
+        while host._threads and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert not host._threads  # its thread is gone too
+    finally:
+        conn.close()
+        host.close()
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def test_once_its_request_is_read_a_caller_may_take_longer_than_the_read_timeout_to_answer(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The request's read timeout (issue 70, 3) ends with the request: a person deciding for
+    longer than ``WRITE_TIMEOUT`` (0.5 s here) is still heard, not taken for gone."""
+    import json
+    import shutil
+    import tempfile
+    from pathlib import Path
+    from types import SimpleNamespace
+
+    from claude_sdkurl.types import ToolPermissionContext
+
+    monkeypatch.setattr(_server, "WRITE_TIMEOUT", 0.5)
+    base = Path(tempfile.mkdtemp(prefix="claude-sdkurl-hostwire-"))
+    host = _host(base)
+    decided: list[object] = []
+
+    class Pool:
+        def _send(self, key: str, prompt: str, options: ClaudeAgentOptions, timeout: float | None, sender: object, outside: bool) -> object:
+            assert options.can_use_tool is not None
+            decided.append(options.can_use_tool("Bash", {"command": "true"}, ToolPermissionContext(tool_use_id="toolu_1")))
+            yield SimpleNamespace(raw={"type": "result"})
+
+        def interrupt(self, key: str) -> None:
+            decided.append("interrupted")
+
+    host._pool = lambda fields, forward: ("", Pool(), ClaudeAgentOptions(), None)  # type: ignore[method-assign]
+    conn = socket.socket(socket.AF_UNIX)
+    try:
+        conn.connect(str(host.path))
+        conn.sendall(json.dumps({"op": "send", "key": "k", "prompt": "p", "forward": ["can_use_tool"]}).encode() + b"\n")
+        got = b""
+        while b'"op":"ask"' not in got:
+            got += conn.recv(1000)
+        n = json.loads(next(x for x in got.split(b"\n") if b'"op":"ask"' in x))["n"]
+        time.sleep(1.5)  # three read timeouts
+        conn.sendall(json.dumps({"op": "answer", "n": n, "result": {"behavior": "allow"}}).encode() + b"\n")
+        deadline = time.monotonic() + 30
+        while b'"op":"end"' not in got and time.monotonic() < deadline:
+            got += conn.recv(1000)
+        assert [type(d).__name__ for d in decided] == ["PermissionResultAllow"], decided
+    finally:
+        conn.close()
+        host.close()
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def test_a_pretooluse_hook_whose_worker_is_gone_is_answered_with_a_deny() -> None:
+    """Issue 70, 2: a hook's callback asked of a worker that is not there (none registered, gone
+    before answering, not answering in time, or answering no hook output) answers a
+    ``PreToolUse`` with a deny that says why, so the call never goes on to the permission
+    rules; another event: no opinion."""
+    import json
+    from types import SimpleNamespace
+
+    host = SimpleNamespace(_state=threading.Lock(), _callers={}, answer_timeout=0.3)
+    host._ask = lambda where, frame: _server.SessionHost._ask(host, where, frame)  # type: ignore[arg-type]
+    shape = {"PreToolUse": [{"matcher": "Bash", "hooks": 1, "timeout": 7}], "PostToolUse": [{"matcher": None, "hooks": 1}]}
+    hooks = _server.SessionHost._hooks(host, ("", "k"), shape)  # type: ignore[arg-type]
+    (pre,), (post,) = hooks["PreToolUse"][0].hooks, hooks["PostToolUse"][0].hooks
+    assert (hooks["PreToolUse"][0].matcher, hooks["PreToolUse"][0].timeout) == ("Bash", 7)
+
+    def deny(reason: str) -> dict:
+        return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": reason}}
+
+    call = {"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "touch x"}}
+    assert pre(call, "toolu_1", None) == deny(_server.GONE)  # no worker's turn under way
+    assert post(call, "toolu_1", None) == {}
+    ours, theirs = socket.socketpair()
+    caller = _server._Caller(ours)
+    host._callers[("", "k")] = caller
+    try:
+        got: list[object] = []
+        asking = threading.Thread(target=lambda: got.append(pre(call, "toolu_1", None)), name="hooktest-asking", daemon=True)
+        asking.start()
+        assert theirs.recv(1000).startswith(b'{"op":"hook"')  # asked
+        asking.join(10)
+        assert got == [deny(_server.late(0.3))]  # not answered within the answer timeout
+        reader = threading.Thread(target=caller.read_answers, name="hooktest-reader", daemon=True)
+        reader.start()
+        got.clear()
+        asking = threading.Thread(target=lambda: got.append(pre(call, "toolu_1", None)), name="hooktest-asking", daemon=True)
+        asking.start()
+        n = json.loads(theirs.recv(1000))["n"]
+        theirs.sendall(json.dumps({"op": "answer", "n": n, "result": None}).encode() + b"\n")  # an answer that is no hook output
+        asking.join(10)
+        assert got == [deny(_server.GONE)]
+        theirs.close()
+        reader.join(10)
+        caller.lost()  # the worker is gone
+        assert pre(call, "toolu_2", None) == deny(_server.GONE)
+        assert post(call, "toolu_2", None) == {}
+    finally:
+        theirs.close()  # (first: a reader still waiting sees the end)
+        caller.lost()
+        for thread in threading.enumerate():
+            if thread.name.startswith("hooktest-"):
+                thread.join(10)
+        caller.reader.close()
+        ours.close()

@@ -21,7 +21,8 @@ disconnected, or not reading for ``WRITE_TIMEOUT``): what it was asked is denied
 the model sees, the turn is interrupted (once the CLI has shown those denies: an interrupt
 written first would tell the model only that the user rejected the call) and read to its end,
 the CLI stays live, and the conversation's next message, from any caller, goes on with its
-whole history.
+whole history. A connection that sends no request, or part of one, for ``WRITE_TIMEOUT`` is
+closed.
 
 Bounds, as in-process: a send waits for another caller's turn on its conversation at most its
 ``timeout`` (or ``lease_wait``), then :class:`~claude_sdkurl.conversations.ConversationBusyError`;
@@ -61,7 +62,7 @@ from ._wire import CALLBACK_ERROR, HostError, decode_options, decode_result, enc
 
 logger = get_logger("claude_sdkurl.host")
 
-WRITE_TIMEOUT = 30.0  # a caller that takes nothing for this long is gone (its turn goes on without it)
+WRITE_TIMEOUT = 30.0  # a caller that takes nothing (or sends no request) for this long is gone (its turn goes on without it)
 HEARTBEAT = 1.0  # seconds between the beats a caller is sent while its request runs (see _client.SILENCE)
 ANSWER_TIMEOUT = 300.0  # the default of serve(answer_timeout=) and --answer-timeout
 GONE = "the program that sent this turn went away before deciding; nothing it did not decide may run"
@@ -380,15 +381,19 @@ class SessionHost:
     def _serve(self, conn: socket.socket) -> None:
         caller = _Caller(conn)
         try:
-            if not select.select([conn], [], [], WRITE_TIMEOUT)[0]:
-                return  # connected and said nothing
+            # A connection that says nothing, or part of its request and then nothing, for
+            # WRITE_TIMEOUT is dropped (each read of the request waits that long at most)
+            conn.settimeout(WRITE_TIMEOUT)
             try:
                 request = read_frame(caller.reader)
+            except TimeoutError:
+                return
             except (OSError, HostError) as e:
                 caller.send({"op": "error", "type": "HostError", "message": str(e)})
                 return
             if request is None:
                 return
+            conn.settimeout(None)  # from here its reads wait for a person (its answers), its writes in send_within
             try:
                 self._request(request, caller)
             except Exception as e:  # noqa: BLE001 - the caller is told (as the same type, see _wire.encode_error); the host goes on
