@@ -1,0 +1,116 @@
+"""The relay's guards beside its named attacks (issue 70, items 8-13), without a CLI: each test
+pins one line a plausible one-line bug would break, and was seen failing with that bug.
+
+Stored sessions are transcripts written by the test where the CLI would write them (a HOME of
+the test's own); live sessions are the stand-in transports of tests/test_relay.py wrapped by the
+relay's tap; the stream scrubber and the history caps are driven through the hub.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from claude_sdkurl import ClaudeAgentOptions, relay
+from tests.test_relay import TOKEN, frontend, read_until
+
+SESSION = "11111111-2222-4333-8444-555555555555"
+KEY = "sk-ant-api03-Zq7xW2vB9nM4kL8pR1tY6uI3oE5aS0dF"
+DEPLOY_TOKEN = "hunter2-deploy-value"  # the value of a secret-named variable of the options' env
+QUOTED_PASSWORD = 'pa"ss\\word-0123'  # one JSON escapes: its JSON text is not the value
+
+
+# ---------------------------------------------------------------- stored sessions
+
+
+class Transcript:
+    """A stored session's transcript, written as the CLI writes one (a line an entry)."""
+
+    def __init__(self, tmp_path: Path, env: dict[str, str] | None = None, session_id: str = SESSION) -> None:
+        from claude_sdkurl._engine import paths
+
+        work = tmp_path / "work"
+        work.mkdir(exist_ok=True)
+        self.options = ClaudeAgentOptions(cwd=str(work), env={"HOME": str(tmp_path), **(env or {})})
+        folder = Path(paths.cli_projects_dir(self.options.env)) / paths.project_dir_name(paths.real_path(str(work)))
+        folder.mkdir(parents=True, exist_ok=True)
+        self.path = folder / f"{session_id}.jsonl"
+        self.session_id = session_id
+        self._parent: str | None = None
+        self._n = 0
+        self.add("user", "please run the deploy")
+
+    def _entry(self, kind: str, **fields: Any) -> None:
+        self._n += 1
+        uuid = f"{self._n:08d}-0000-4000-8000-000000000000"
+        entry = {"type": kind, "uuid": uuid, "parentUuid": self._parent, "timestamp": f"2026-01-01T10:00:{self._n:02d}.000Z",
+                 "sessionId": self.session_id, **fields}  # fmt: skip
+        self._parent = uuid
+        with self.path.open("a") as f:
+            f.write(json.dumps(entry) + "\n")
+
+    def add(self, kind: str, content: Any) -> None:
+        self._entry(kind, message={"role": kind, "content": content})
+
+    def park(self, tool_use_id: str, tool_input: dict[str, Any], tool_name: str = "Bash") -> None:
+        """A tool call the CLI recorded as deferred by a PreToolUse hook (no result yet)."""
+        self.add("assistant", [{"type": "tool_use", "id": tool_use_id, "name": tool_name, "input": tool_input}])
+        self._entry("attachment", attachment={"type": "hook_deferred_tool", "toolUseID": tool_use_id})
+
+    def answer(self, tool_use_id: str) -> None:
+        """The call's result in the session (it was decided and ran)."""
+        self.add("user", [{"type": "tool_result", "tool_use_id": tool_use_id, "content": "done"}])
+
+
+def stored_listing(here: relay.Relay) -> dict[str, Any]:
+    """The stored sessions and parked calls a page is sent when it connects."""
+    with frontend(here, "/events") as page:
+        return read_until(page, lambda f: f.get("k") == "stored")[-1]
+
+
+def test_a_parked_calls_input_is_scrubbed_on_the_stored_listing(tmp_path: Path) -> None:
+    """Item 8: the input of a call parked in a stored session, as the page's listing shows it,
+    holds no API key, no value of the options' secret variables (one with a character JSON
+    escapes too) and no ``"..._token": "..."`` value; the rest of it is as the CLI recorded it."""
+    stored = Transcript(tmp_path, {"DEPLOY_TOKEN": DEPLOY_TOKEN, "DB_PASSWORD": QUOTED_PASSWORD})
+    stored.park("toolu_01Deploy", {"command": f"curl -H 'x-api-key: {KEY}' -u ci:{DEPLOY_TOKEN} https://deploy.example",
+                                   "description": f"log in as {QUOTED_PASSWORD} then deploy",
+                                   "env": {"auth_token": "abcdefgh12345678"}})  # fmt: skip
+    with relay.serve(port=0, announce=False, steer=True, token=TOKEN, options=stored.options) as here:
+        with frontend(here, "/events") as page:
+            listing = read_until(page, lambda f: f.get("k") == "stored")[-1]
+            # the session's conversation, where the call's tool_use block is
+            page.send(json.dumps({"op": "history", "session": f"stored:{SESSION}"}))
+            history = read_until(page, lambda f: f.get("k") == "history")[-1]
+    assert [s["session_id"] for s in listing["stored"]] == [SESSION]
+    (call,) = listing["parked"]
+    assert (call["session_id"], call["tool_use_id"], call["tool_name"]) == (SESSION, "toolu_01Deploy", "Bash")
+    assert call["input"] == {"command": "curl -H 'x-api-key: <scrubbed>' -u ci:<scrubbed> https://deploy.example",
+                             "description": "log in as <scrubbed> then deploy",
+                             "env": {"auth_token": "<scrubbed>"}}  # fmt: skip
+    (_, _, said) = history["lines"][-1]
+    assert json.loads(said)["message"]["content"][0]["input"] == call["input"]
+    shown = json.dumps([listing, history])
+    assert KEY[:16] not in shown and DEPLOY_TOKEN not in shown and "word-0123" not in shown
+
+
+def test_a_secret_json_escapes_is_scrubbed_from_a_live_sessions_lines(tmp_path: Path) -> None:
+    """A secret variable's value with a quote and a backslash is in a CLI's line as JSON escapes
+    it (``pa\\"ss\\\\word``): a frontend gets neither spelling of it, live or from the history."""
+    from tests.test_relay import watched
+
+    with relay.serve(port=0, announce=False, token=TOKEN) as here, frontend(here) as ws:
+        inner, _ = watched({"DB_PASSWORD": QUOTED_PASSWORD, "GREETING_SECRET": "grüße-geheim-0042"})
+        inner.emit({"type": "system", "subtype": "init", "session_id": "q"},
+                   {"type": "assistant", "session_id": "q", "message": {"role": "assistant", "content": [
+                       {"type": "text", "text": f"the password is {QUOTED_PASSWORD}, the greeting grüße-geheim-0042"}]}},
+                   {"type": "result", "subtype": "success", "is_error": False, "session_id": "q"})  # fmt: skip
+        said = [f for f in read_until(ws, lambda f: f.get("type") == "result") if f.get("type") == "assistant"]
+        assert here.hub.drain()
+        (key,) = [k for k, s in here.hub.sessions.items() if s.session_id == "q"]
+        kept = [json.loads(raw) for _, _, raw in here.hub.history(key) or [] if '"assistant"' in raw]
+    for frame in (*said, *kept):
+        assert frame["message"]["content"][0]["text"] == "the password is <scrubbed>, the greeting <scrubbed>"
