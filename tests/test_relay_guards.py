@@ -114,3 +114,36 @@ def test_a_secret_json_escapes_is_scrubbed_from_a_live_sessions_lines(tmp_path: 
         kept = [json.loads(raw) for _, _, raw in here.hub.history(key) or [] if '"assistant"' in raw]
     for frame in (*said, *kept):
         assert frame["message"]["content"][0]["text"] == "the password is <scrubbed>, the greeting <scrubbed>"
+
+
+def parked_ids(catalog: Any) -> list[str]:
+    """The tool use ids the page's listing shows parked, read now (not a listing reused)."""
+    return [call["tool_use_id"] for call in catalog.listing(fresh=True)[1]]
+
+
+def test_a_stored_sessions_parked_calls_are_read_again_when_its_transcript_changed(tmp_path: Path) -> None:
+    """Item 9: the listing keeps each session's parked calls while its row is unchanged; a call
+    parked since is listed, one answered since is not, and an unchanged row is not read again."""
+    from claude_sdkurl import approvals
+    from claude_sdkurl.relay._catalog import Catalog
+
+    stored = Transcript(tmp_path)
+    stored.park("toolu_01First", {"command": "make deploy"})
+    catalog = Catalog(stored.options, lambda text: text, True, lambda _id: False)
+    assert parked_ids(catalog) == ["toolu_01First"]
+    reads: list[str] = []
+    real = approvals.parked_in
+
+    def counted(session_id: str, entries: list[dict[str, Any]]) -> list[Any]:
+        reads.append(session_id)
+        return real(session_id, entries)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(approvals, "parked_in", counted)
+        assert parked_ids(catalog) == ["toolu_01First"] and reads == []  # unchanged: what was read
+        stored.park("toolu_02Second", {"command": "make release"})
+        assert parked_ids(catalog) == ["toolu_01First", "toolu_02Second"] and reads == [SESSION]
+        stored.answer("toolu_01First")
+        assert parked_ids(catalog) == ["toolu_02Second"] and reads == [SESSION, SESSION]
+        stored.answer("toolu_02Second")
+        assert parked_ids(catalog) == [] and reads == [SESSION] * 3
