@@ -147,3 +147,102 @@ def test_a_stored_sessions_parked_calls_are_read_again_when_its_transcript_chang
         assert parked_ids(catalog) == ["toolu_02Second"] and reads == [SESSION, SESSION]
         stored.answer("toolu_02Second")
         assert parked_ids(catalog) == [] and reads == [SESSION] * 3
+
+
+# ---------------------------------------------------------------- a session a live CLI runs
+
+
+@pytest.fixture
+def runs(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, Any]]:
+    """What the page's decisions and continued turns would run, recorded instead of a CLI."""
+    import importlib
+
+    from claude_sdkurl import approvals
+
+    started: list[tuple[str, Any]] = []
+
+    def decide(shown: Any, options: Any, allow: bool, **_: Any) -> Any:
+        started.append(("decide", (shown.session_id, shown.tool_use_id, allow)))
+        return iter(())
+
+    def query(text: str, options: Any) -> Any:
+        started.append(("continue", (options.resume, text)))
+        return iter(())
+
+    monkeypatch.setattr(approvals, "decide", decide)
+    monkeypatch.setattr(importlib.import_module("claude_sdkurl.query"), "query", query)
+    return started
+
+
+def live_session(here: relay.Relay, session_id: str | None, args: list[str] | None = None) -> Any:
+    """A stand-in CLI of this process, running ``session_id`` (said in its init line) now."""
+    from tests.test_relay import watched
+
+    inner, _ = watched(args=args)
+    if session_id is not None:
+        inner.emit({"type": "system", "subtype": "init", "session_id": session_id})
+    assert here.hub.drain()
+    return inner
+
+
+def test_the_page_neither_decides_nor_continues_a_session_a_live_cli_runs(tmp_path: Path, runs: list[tuple[str, Any]]) -> None:
+    """Item 10: while a live CLI of this process runs the stored session (an ended one of the same
+    session id beside it), the page's decision on its parked call and its message are refused,
+    nothing claimed, nothing run; once that CLI ended, each goes on."""
+    from claude_sdkurl import approvals
+    from tests.test_relay_console import page_op
+
+    stored = Transcript(tmp_path)
+    stored.park("toolu_01Deploy", {"command": "make deploy"})
+    decision = {"op": "decide_parked", "session_id": SESSION, "tool_use_id": "toolu_01Deploy", "tool_name": "Bash",
+                "input": {"command": "make deploy"}, "allow": True}  # fmt: skip
+    refused = f"session {SESSION} is running now: write to it, or wait for its turn to end"
+    with relay.serve(port=0, announce=False, steer=True, token=TOKEN, options=stored.options) as here:
+        live = live_session(here, SESSION)
+        live_session(here, SESSION).exit(0)  # an earlier run of it, ended (listed after the live one)
+        assert here.hub.drain()
+        with frontend(here, "/events") as page:
+            assert page_op(page, dict(decision))["error"] == refused
+            assert page_op(page, {"op": "continue", "session_id": SESSION, "text": "go on"})["error"] == refused
+            assert runs == [] and approvals.decision_of(stored_call(stored), stored.options) is None
+            live.exit(0)
+            assert here.hub.drain()
+            assert page_op(page, dict(decision))["error"] is None
+            assert here.catalog is not None
+            here.catalog.join(10.0)  # (its run is over: the session is free again)
+            assert page_op(page, {"op": "continue", "session_id": SESSION, "text": "go on"})["error"] is None
+    assert runs == [("decide", (SESSION, "toolu_01Deploy", True)), ("continue", (SESSION, "go on"))]
+
+
+def stored_call(stored: Transcript) -> Any:
+    from claude_sdkurl import approvals
+
+    (call,) = approvals.parked_in(SESSION, [json.loads(line) for line in stored.path.read_text().splitlines()])
+    return call
+
+
+@pytest.mark.parametrize("args", [[f"--resume={SESSION}"], ["--resume", SESSION]], ids=["--resume=id", "--resume id"])
+def test_a_cli_started_to_resume_the_session_counts_before_it_says_its_session_id(
+        tmp_path: Path, runs: list[tuple[str, Any]], args: list[str]) -> None:  # fmt: skip
+    """A client connected with ``resume=`` and no prompt yet: its CLI says no init line (so no
+    session id) until its first turn, but it holds the session: the page's decision and message
+    are refused until it ends. A CLI that resumes the session as a fork of it writes another."""
+    from tests.test_relay_console import page_op
+
+    stored = Transcript(tmp_path)
+    stored.park("toolu_01Deploy", {"command": "make deploy"})
+    decision = {"op": "decide_parked", "session_id": SESSION, "tool_use_id": "toolu_01Deploy", "tool_name": "Bash",
+                "input": {"command": "make deploy"}, "allow": False}  # fmt: skip
+    refused = f"session {SESSION} is running now: write to it, or wait for its turn to end"
+    with relay.serve(port=0, announce=False, steer=True, token=TOKEN, options=stored.options) as here:
+        resuming = live_session(here, None, args)
+        forked = live_session(here, None, [*args, "--fork-session"])
+        with frontend(here, "/events") as page:
+            assert page_op(page, dict(decision))["error"] == refused
+            assert page_op(page, {"op": "continue", "session_id": SESSION, "text": "go on"})["error"] == refused
+            assert runs == []
+            resuming.exit(0)
+            assert here.hub.drain()
+            assert page_op(page, {"op": "continue", "session_id": SESSION, "text": "go on"})["error"] is None
+        forked.exit(0)
+    assert runs == [("continue", (SESSION, "go on"))]

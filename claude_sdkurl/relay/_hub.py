@@ -218,6 +218,7 @@ class WatchedSession:
         self.cli_state: str | None = None  # what the CLI last said of itself (session_state_changed), until a result
         self.parked = False  # the last turn ended with a tool call parked (terminal_reason "tool_deferred")
         self.resumed = False  # the CLI was started to resume a session (--resume): its earlier turns are stored
+        self.resuming: str | None = None  # the session id it resumes (not a fork): its own until it says one
         self.tokens = 0  # the tokens its turns used (input, cache and output), summed over the results
         self.context_tokens: int | None = None  # what the main conversation's last call took in and gave out
         self.context_window: int | None = None  # the model's window, as the last result said
@@ -1079,7 +1080,7 @@ class Hub:
 
     def by_session_id(self, session_id: str) -> WatchedSession | None:
         with self._lock:
-            found = [s for s in self.sessions.values() if s.visible and s.session_id == session_id]
+            found = [s for s in self.sessions.values() if s.visible and (s.session_id or s.resuming) == session_id]
         running = [s for s in found if s.running]
         chosen = running or found
         return chosen[-1] if chosen else None
