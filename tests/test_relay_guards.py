@@ -246,3 +246,64 @@ def test_a_cli_started_to_resume_the_session_counts_before_it_says_its_session_i
             assert page_op(page, {"op": "continue", "session_id": SESSION, "text": "go on"})["error"] is None
         forked.exit(0)
     assert runs == [("continue", (SESSION, "go on"))]
+
+
+# ---------------------------------------------------------------- the stream scrubber
+
+
+def delta(kind: str, piece: str, index: int = 0) -> str:
+    field = {"text_delta": "text", "thinking_delta": "thinking", "input_json_delta": "partial_json"}[kind]
+    return json.dumps({"type": "stream_event", "session_id": "s", "parent_tool_use_id": None,
+                       "event": {"type": "content_block_delta", "index": index, "delta": {"type": kind, field: piece}}})  # fmt: skip
+
+
+def event(kind: str, index: int | None = 0) -> str:
+    body: dict[str, Any] = {"type": kind} if index is None else {"type": kind, "index": index}
+    return json.dumps({"type": "stream_event", "session_id": "s", "parent_tool_use_id": None, "event": body})
+
+
+def said(lines: list[str]) -> list[tuple[str, str]]:
+    """Each line as (its event's type, its delta's text or "")."""
+    out = []
+    for line in lines:
+        e = json.loads(line)["event"]
+        d = e.get("delta") or {}
+        out.append((e["type"], d.get("text") or d.get("thinking") or d.get("partial_json") or ""))
+    return out
+
+
+def pieces(text: str, size: int) -> list[str]:
+    return [text[i:i + size] for i in range(0, len(text), size)]
+
+
+def scrubber(*literals: str) -> Any:
+    from claude_sdkurl.relay._hub import scrub
+    from claude_sdkurl.relay._stream_scrub import StreamScrub
+
+    return StreamScrub(lambda text: scrub(text, literals), literals)
+
+
+def test_a_secret_streamed_in_pieces_inside_thinking_is_scrubbed_across_deltas(tmp_path: Path) -> None:
+    """Item 11: an API key, a secret variable's value and a bearer token streamed four characters
+    a ``thinking_delta``: what a frontend rebuilds of the thinking holds none of them, the rest
+    as it was; through the relay, live and from the history."""
+    from tests.test_relay import watched
+
+    thought = f"I will use {KEY}, the password correct-horse-battery and Bearer abcDEF123456789xyz here."
+    lines = [delta("thinking_delta", p) for p in pieces(thought, 4)] + [event("content_block_stop")]
+    expected = "I will use <scrubbed>, the password <scrubbed> and Bearer <scrubbed> here."
+    scrub = scrubber("correct-horse-battery")
+    out = [line for raw in lines for line in scrub.lines(raw)]
+    assert "".join(t for _, t in said(out)) == expected and said(out)[-1] == ("content_block_stop", "")
+    with relay.serve(port=0, announce=False, token=TOKEN) as here, frontend(here) as ws:
+        inner, _ = watched({"DB_PASSWORD": "correct-horse-battery"})
+        inner.emit({"type": "system", "subtype": "init", "session_id": "s"})
+        assert inner.callbacks is not None
+        inner.callbacks.on_data("".join(line + "\n" for line in lines).encode())
+        inner.emit({"type": "result", "subtype": "success", "is_error": False, "session_id": "s"})
+        got = [f for f in read_until(ws, lambda f: f.get("type") == "result") if f.get("type") == "stream_event"]
+        assert here.hub.drain()
+        (key,) = [k for k, s in here.hub.sessions.items() if s.session_id == "s"]
+        kept = [raw for _, _, raw in here.hub.history(key) or [] if '"stream_event"' in raw]
+    assert "".join(t for _, t in said([json.dumps(f) for f in got])) == expected
+    assert "".join(t for _, t in said(kept)) == expected
