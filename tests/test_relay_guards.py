@@ -307,3 +307,45 @@ def test_a_secret_streamed_in_pieces_inside_thinking_is_scrubbed_across_deltas(t
         kept = [raw for _, _, raw in here.hub.history(key) or [] if '"stream_event"' in raw]
     assert "".join(t for _, t in said([json.dumps(f) for f in got])) == expected
     assert "".join(t for _, t in said(kept)) == expected
+
+
+@pytest.mark.parametrize("kind", ["text_delta", "thinking_delta", "input_json_delta"])
+def test_what_the_stream_kept_back_is_scrubbed_when_its_block_ends(kind: str) -> None:
+    """Item 12: a key that ends a streamed block is kept back whole (it could still grow) until
+    the block's stop; then it goes on scrubbed, in a delta line of its own just before the stop.
+    A block cut off by the message's end goes the same way, before ``message_stop``."""
+    body = f"deploy with {KEY}" if kind != "input_json_delta" else json.dumps({"key": "x", "k": f"use {KEY}"})[:-2]
+    scrub = scrubber()
+    out = [line for p in pieces(body, 5) for line in scrub.lines(delta(kind, p))]
+    out += scrub.lines(event("content_block_stop"))
+    shown = said(out)
+    assert shown[-2:] == [("content_block_delta", shown[-2][1]), ("content_block_stop", "")]
+    assert "".join(t for _, t in shown) == body.replace(KEY, "<scrubbed>") and KEY[:8] not in json.dumps(out)
+    assert shown[-2][1].endswith("<scrubbed>")  # what was kept back: the key, scrubbed
+    # cut off by the message's end (no block stop): the same, before message_stop
+    scrub = scrubber()
+    out = [line for p in pieces(body, 5) for line in scrub.lines(delta(kind, p, index=3))]
+    out += scrub.lines(event("message_stop", None))
+    shown = said(out)
+    assert shown[-1] == ("message_stop", "") and shown[-2][1].endswith("<scrubbed>")
+    assert "".join(t for _, t in shown) == body.replace(KEY, "<scrubbed>")
+
+
+def test_what_a_stream_cut_off_by_the_cli_s_end_kept_back_reaches_a_frontend_scrubbed() -> None:
+    """A CLI that exits mid-block: what its block kept back (a key at its end) is sent, scrubbed,
+    when the session ends, live and in the history."""
+    from tests.test_relay import watched
+
+    with relay.serve(port=0, announce=False, token=TOKEN) as here, frontend(here) as ws:
+        inner, _ = watched()
+        inner.emit({"type": "system", "subtype": "init", "session_id": "cut"})
+        assert inner.callbacks is not None
+        inner.callbacks.on_data("".join(delta("text_delta", p) + "\n" for p in pieces(f"the key {KEY}", 6)).encode())
+        inner.exit(1)
+        got = [f for f in read_until(ws, lambda f: f.get("type") == "status" and "disconnected" in f.get("text", ""))
+               if f.get("type") == "stream_event"]  # fmt: skip
+        assert here.hub.drain()
+        (key,) = [k for k, s in here.hub.sessions.items() if s.session_id == "cut"]
+        kept = [raw for _, _, raw in here.hub.history(key) or [] if '"stream_event"' in raw]
+    for lines in ([json.dumps(f) for f in got], kept):
+        assert "".join(t for _, t in said(lines)) == "the key <scrubbed>", lines
