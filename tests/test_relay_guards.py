@@ -349,3 +349,34 @@ def test_what_a_stream_cut_off_by_the_cli_s_end_kept_back_reaches_a_frontend_scr
         kept = [raw for _, _, raw in here.hub.history(key) or [] if '"stream_event"' in raw]
     for lines in ([json.dumps(f) for f in got], kept):
         assert "".join(t for _, t in said(lines)) == "the key <scrubbed>", lines
+
+
+# ---------------------------------------------------------------- history caps
+
+
+@pytest.mark.parametrize("cap", ["HISTORY_BYTES", "TOTAL_HISTORY_BYTES"])
+def test_the_history_caps_count_bytes_not_characters(monkeypatch: pytest.MonkeyPatch, cap: str) -> None:
+    """Item 13: lines of CJK and emoji as the CLI writes them (UTF-8, not escaped): 900
+    characters, 3,000 bytes of text each. Under a cap of 10,000 bytes (a session's, or all
+    sessions' together) the history keeps the newest three (by characters eight would fit), and
+    what it counts is their UTF-8 bytes and LINE_OVERHEAD each."""
+    from claude_sdkurl.relay import _hub
+    from tests.test_relay import watched
+
+    monkeypatch.setattr(_hub, cap, 10_000)
+    text = "漢字かな" * 150 + "😀" * 300
+    assert (len(text), len(text.encode())) == (900, 3000)
+    lines = [json.dumps({"type": "assistant", "session_id": "cjk", "message": {"role": "assistant", "content": [
+        {"type": "text", "text": f"{n} {text}"}]}}, ensure_ascii=False) for n in range(6)]  # fmt: skip
+    with relay.serve(port=0, announce=False, token=TOKEN) as here:
+        inner, _ = watched()
+        inner.emit({"type": "system", "subtype": "init", "session_id": "cjk"})
+        assert inner.callbacks is not None
+        for line in lines:
+            inner.callbacks.on_data((line + "\n").encode())
+        assert here.hub.drain()
+        (session,) = [s for s in here.hub.sessions.values() if s.session_id == "cjk"]
+        kept = [raw for _, _, raw in here.hub.history(session.key) or []]
+        assert kept == lines[-3:]
+        cost = sum(len(line.encode()) + _hub.LINE_OVERHEAD for line in lines[-3:])
+        assert (session.history_bytes, here.hub.history_bytes, session.history_dropped) == (cost, cost, 4)
