@@ -380,3 +380,24 @@ def test_the_history_caps_count_bytes_not_characters(monkeypatch: pytest.MonkeyP
         assert kept == lines[-3:]
         cost = sum(len(line.encode()) + _hub.LINE_OVERHEAD for line in lines[-3:])
         assert (session.history_bytes, here.hub.history_bytes, session.history_dropped) == (cost, cost, 4)
+
+
+def test_the_parked_calls_kept_are_those_of_the_sessions_listed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the listing keeps of each session's parked calls is bounded by what it lists: a
+    session that fell out of the ``SCANNED`` newest takes its calls along, and is read again
+    when it is listed again."""
+    import os
+
+    from claude_sdkurl.relay import _catalog
+
+    older = Transcript(tmp_path, session_id="22222222-2222-4333-8444-555555555555")
+    older.park("toolu_01Older", {"command": "make older"})
+    os.utime(older.path, (1_700_000_000, 1_700_000_000))
+    newer = Transcript(tmp_path)
+    newer.park("toolu_01Newer", {"command": "make newer"})
+    catalog = _catalog.Catalog(newer.options, lambda text: text, True, lambda _id: False)
+    assert parked_ids(catalog) == ["toolu_01Newer", "toolu_01Older"]
+    monkeypatch.setattr(_catalog, "SCANNED", 1)
+    assert parked_ids(catalog) == ["toolu_01Newer"] and set(catalog._parked_by_row) == {SESSION}
+    older.park("toolu_02Older", {"command": "make older again"})  # now the newest
+    assert parked_ids(catalog) == ["toolu_01Older", "toolu_02Older"] and set(catalog._parked_by_row) == {older.session_id}
