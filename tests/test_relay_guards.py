@@ -65,12 +65,6 @@ class Transcript:
         self.add("user", [{"type": "tool_result", "tool_use_id": tool_use_id, "content": "done"}])
 
 
-def stored_listing(here: relay.Relay) -> dict[str, Any]:
-    """The stored sessions and parked calls a page is sent when it connects."""
-    with frontend(here, "/events") as page:
-        return read_until(page, lambda f: f.get("k") == "stored")[-1]
-
-
 def test_a_parked_calls_input_is_scrubbed_on_the_stored_listing(tmp_path: Path) -> None:
     """Item 8: the input of a call parked in a stored session, as the page's listing shows it,
     holds no API key, no value of the options' secret variables (one with a character JSON
