@@ -12,7 +12,8 @@ decision or a message starts are this process's own sessions: the relay's tap sh
 like any other.
 
 Reading is bounded: the ``SCANNED`` newest sessions are listed, a listing is reused for
-``FRESH_SECONDS``, and a session's parked calls are read again only when its row changed.
+``FRESH_SECONDS``, and a session's parked calls are read again only when its row changed (and
+kept only while it is listed).
 """
 
 from __future__ import annotations
@@ -103,6 +104,8 @@ class Catalog:
                     "tool_use_id": call.tool_use_id, "tool_name": call.tool_name,
                     "input": json.loads(self._scrub(json.dumps(call.tool_input))), "parked_at": call.parked_at,
                 })  # fmt: skip
+        listed = {row.session_id for row in rows}  # (a session no longer listed takes its calls along)
+        self._parked_by_row = {sid: known for sid, known in self._parked_by_row.items() if sid in listed}
         with self._lock:
             self._listed = (time.monotonic(), stored, parked)
         return stored, parked

@@ -21,6 +21,7 @@ and input that were shown.
 from __future__ import annotations
 
 import collections
+import functools
 import itertools
 import json
 import logging
@@ -87,13 +88,24 @@ def secret_values(*envs: dict[str, str] | os._Environ[str]) -> set[str]:
 _SECRET_HINTS = ("sk-ant-", "bearer", "key", "token", "secret", "password", "authorization")
 
 
+@functools.lru_cache(maxsize=1024)
+def _spellings(literal: str) -> tuple[str, ...]:
+    """How ``literal`` may be written in a line of JSON: as it is, and as a JSON string's body
+    escapes it (a quote, a backslash, a control character; a non-ASCII one as the CLI writes it
+    and as ``\\uXXXX``), longest first."""
+    escaped = {json.dumps(literal)[1:-1], json.dumps(literal, ensure_ascii=False)[1:-1]} - {literal}
+    return (*sorted(escaped, key=len, reverse=True), literal)
+
+
 def scrub(text: str, literals: Iterable[str]) -> str:
     """``text`` without API keys, bearer tokens, ``"...token": "..."`` values, MCP servers'
-    ``env`` and ``headers`` values and ``literals`` (written as ``<scrubbed>``, as tapes write them)."""
+    ``env`` and ``headers`` values and ``literals``, also as JSON escapes them (written as
+    ``<scrubbed>``, as tapes write them)."""
     text = text_without_mcp_secrets(text)
     for literal in literals:
-        if literal in text:
-            text = text.replace(literal, "<scrubbed>")
+        for spelling in _spellings(literal):
+            if spelling in text:
+                text = text.replace(spelling, "<scrubbed>")
     lowered = text.lower()
     if any(hint in lowered for hint in _SECRET_HINTS):
         for pattern, replacement in _SECRETS:
@@ -206,6 +218,7 @@ class WatchedSession:
         self.cli_state: str | None = None  # what the CLI last said of itself (session_state_changed), until a result
         self.parked = False  # the last turn ended with a tool call parked (terminal_reason "tool_deferred")
         self.resumed = False  # the CLI was started to resume a session (--resume): its earlier turns are stored
+        self.resuming: str | None = None  # the session id it resumes (not a fork): its own until it says one
         self.tokens = 0  # the tokens its turns used (input, cache and output), summed over the results
         self.context_tokens: int | None = None  # what the main conversation's last call took in and gave out
         self.context_window: int | None = None  # the model's window, as the last result said
@@ -1067,7 +1080,7 @@ class Hub:
 
     def by_session_id(self, session_id: str) -> WatchedSession | None:
         with self._lock:
-            found = [s for s in self.sessions.values() if s.visible and s.session_id == session_id]
+            found = [s for s in self.sessions.values() if s.visible and (s.session_id or s.resuming) == session_id]
         running = [s for s in found if s.running]
         chosen = running or found
         return chosen[-1] if chosen else None

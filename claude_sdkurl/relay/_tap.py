@@ -23,6 +23,19 @@ _INTERRUPT = re.compile(r'"subtype"\s*:\s*"interrupt"')
 _RESULT = b'"type":"result"'
 
 
+def _resumed_id(args: list[str]) -> str | None:
+    """The session id a CLI started with ``args`` resumes and writes on (``--resume``), or
+    ``None`` (none, or a fork: it writes a session of its own)."""
+    if "--fork-session" in args:
+        return None
+    for i, arg in enumerate(args):
+        if arg.startswith("--resume="):
+            return arg[len("--resume="):] or None
+        if arg == "--resume" and i + 1 < len(args):
+            return args[i + 1]
+    return None
+
+
 class RelayTransport(Transport):
     """``inner`` with every chunk read and every line written shown to ``hub``; lines the relay
     writes (a frontend's message, an interrupt) go to ``inner`` between the session's own.
@@ -50,6 +63,7 @@ class RelayTransport(Transport):
             cwd=getattr(plan, "cwd", None),
             resumed=any(a in ("--resume", "--continue") or a.startswith("--resume=") for a in args),
         )
+        self.watched.resuming = _resumed_id(args)  # (a client with no prompt yet says no session id: it holds this one)
         claim(self.watched)  # (one a page asked for: see _launch)
         # where this session's CLI looks for IDE lockfiles (the page's Bind IDE looks there too);
         # nothing else of its environment is kept
