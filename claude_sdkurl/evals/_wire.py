@@ -168,7 +168,7 @@ class _Watched(Transport):
 
         def on_exit(code: int | None, stderr: str) -> None:
             if whole and partial[0] and self.name != "websocket":
-                callbacks.on_data(partial[0].encode())  # a last line with no newline: as it came
+                callbacks.on_data(partial[0].encode("utf-8", errors="surrogateescape"))  # a last line with no newline: as it came
             callbacks.on_exit(code, stderr)
 
         self.inner.start(TransportCallbacks(on_data=on_data, on_exit=on_exit, on_reconnect=callbacks.on_reconnect,

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._engine.transport._wsserver import frame_text
-from .._engine.transport.taps import whole_lines
+from .._engine.transport.taps import line_text, whole_lines
 from ..tapes._scrub import _SECRETS, text_without_mcp_secrets
 from ..ide import IDE_KEY
 from ..types import _SECRET_NAME
@@ -904,7 +904,7 @@ class Hub:
         for direction in ("cli", "sdk"):
             rest, session.partial[direction] = session.partial[direction], ""
             if rest.strip():
-                self._line(session, direction, rest)
+                self._line(session, direction, line_text(rest))
         for kept in session.stream_scrub.flush_all():  # a stream cut off mid-block: what was kept back
             self._one_line(session, "cli", kept)
         if session.untagged and session.visible:

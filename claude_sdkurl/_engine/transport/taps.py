@@ -64,9 +64,20 @@ def wrapped(transport: Transport, plan: Any) -> Transport:
 def whole_lines(partial: str, chunk: bytes | str, transport: str) -> tuple[list[str], str]:
     """For a tap that reads what a session's CLI writes: the lines ``chunk`` completes after
     ``partial`` (what the last chunk left unfinished), and what it leaves unfinished. A chunk of
-    the ``"websocket"`` transport is one whole message, a line whether or not it ends with one."""
-    text = chunk.decode("utf-8", errors="replace") if isinstance(chunk, bytes) else chunk
+    the ``"websocket"`` transport is one whole message, a line whether or not it ends with one.
+    A character cut between two reads is whole in its line: the bytes are kept as they came
+    (``surrogateescape``) until the line is, then decoded."""
+    text = chunk.decode("utf-8", errors="surrogateescape") if isinstance(chunk, bytes) else chunk
     if transport == "websocket" and not text.endswith("\n"):
         text += "\n"
     *lines, rest = (partial + text).split("\n")
-    return lines, rest
+    return [line_text(line) for line in lines], rest
+
+
+def line_text(line: str) -> str:
+    """A line :func:`whole_lines` left unfinished (or completed), its kept bytes decoded (what is
+    not UTF-8 replaced)."""
+    try:
+        return line.encode("utf-8", errors="surrogateescape").decode("utf-8", errors="replace")
+    except UnicodeEncodeError:  # a str chunk with a lone surrogate of its own: as it came
+        return line
