@@ -147,6 +147,7 @@ class Page(BrowserSteps):
         return "[*]" in str(self.cells()[index].find_element(self.by.CSS_SELECTOR, ".jp-InputPrompt").text)
 
 
+@pytest.mark.timeout(900)  # JupyterLab's start and the walk: 300 s together under load (154 s + 145 s)
 def test_a_person_in_jupyterlab(lab: JupyterLabServer, browser: Any, api: MockMessagesAPI, home: Path) -> None:
     api.responder = answer
     page = Page(browser)

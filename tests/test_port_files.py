@@ -337,8 +337,10 @@ def test_the_lines_reported_are_libcsts_positions(monkeypatch: pytest.MonkeyPatc
 
     monkeypatch.setattr(_rewrite._Lines, "resolve", checked)
     sdist = official_tests().parent
-    files = [*sorted((sdist / "examples").glob("*.py")), *sorted(official_tests().glob("*.py")),
-             *sorted(Path(anyio.__file__).parent.rglob("*.py"))]  # fmt: skip
+    # every other official test file and every third of anyio's (largest first) hold the shapes
+    # at a third of the time (34 s all of them, on 2 cores)
+    theirs = sorted(Path(anyio.__file__).parent.rglob("*.py"), key=lambda p: (-p.stat().st_size, str(p)))[::3]
+    files = [*sorted((sdist / "examples").glob("*.py")), *sorted(official_tests().glob("*.py"))[::2], *theirs]
     for path in files:
         port_source(path.read_text(encoding="utf-8"), str(path))
     assert len(compared) > 500
