@@ -215,6 +215,21 @@ def test_a_caller_gone_as_its_turn_ends_does_not_interrupt_the_next_callers_turn
         shutil.rmtree(base, ignore_errors=True)
 
 
+def _asked_turn(host: _server.SessionHost, pool: object) -> tuple[socket.socket, bytes]:
+    """Send ``host`` a turn that ``pool`` runs (in place of its ``Conversations``), forwarding
+    ``can_use_tool``; return the connection and what came until the question."""
+    import json
+
+    host._pool = lambda fields, forward: ("", pool, ClaudeAgentOptions(), None)  # type: ignore[method-assign]
+    conn = socket.socket(socket.AF_UNIX)
+    conn.connect(str(host.path))
+    conn.sendall(json.dumps({"op": "send", "key": "k", "prompt": "p", "forward": ["can_use_tool"]}).encode() + b"\n")
+    got = b""
+    while b'"op":"ask"' not in got:
+        got += conn.recv(1000)
+    return conn, got
+
+
 def test_the_turn_loop_interrupts_a_gone_callers_turn_after_the_deny_it_was_owed_not_before() -> None:
     """The whole path: the caller is asked, goes away, its question is denied; the messages the
     CLI writes before showing that deny's tool result go nowhere and interrupt nothing; the one
@@ -230,7 +245,6 @@ def test_the_turn_loop_interrupts_a_gone_callers_turn_after_the_deny_it_was_owed
     host = _server.SessionHost(base / "h" / "host.sock")
     denied: list[object] = []
     seen: list[str] = []  # the messages the turn yielded, and where the interrupt came among them
-    asked_out = threading.Event()
 
     class Pool:
         def _send(self, key: str, prompt: str, options: ClaudeAgentOptions, timeout: float | None, sender: object, outside: bool) -> object:
@@ -250,15 +264,8 @@ def test_the_turn_loop_interrupts_a_gone_callers_turn_after_the_deny_it_was_owed
         def interrupt(self, key: str) -> None:
             seen.append("interrupt")
 
-    host._pool = lambda fields, forward: ("", Pool(), ClaudeAgentOptions(), None)  # type: ignore[method-assign]
-    conn = socket.socket(socket.AF_UNIX)
+    conn, _ = _asked_turn(host, Pool())
     try:
-        conn.connect(str(host.path))
-        conn.sendall(json.dumps({"op": "send", "key": "k", "prompt": "p", "forward": ["can_use_tool"]}).encode() + b"\n")
-        got = b""
-        while b'"op":"ask"' not in got:
-            got += conn.recv(1000)
-        asked_out.set()
         conn.close()  # gone with the question pending
         deadline = time.monotonic() + 30
         while "result" not in seen and time.monotonic() < deadline:
@@ -312,6 +319,31 @@ def _host(base: Any) -> _server.SessionHost:
     return _server.SessionHost(base / "h" / "host.sock")
 
 
+@pytest.fixture
+def connect() -> Any:
+    """``connect()``: a host in a folder of its own and a connection to it, made when called (after
+    the test has patched the host's bounds), both closed after the test."""
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    made: list[Any] = []
+
+    def make() -> tuple[_server.SessionHost, socket.socket]:
+        base = Path(tempfile.mkdtemp(prefix="claude-sdkurl-hostwire-"))
+        host = _host(base)
+        conn = socket.socket(socket.AF_UNIX)
+        made.append((base, host, conn))
+        conn.connect(str(host.path))
+        return host, conn
+
+    yield make
+    for base, host, conn in made:
+        conn.close()
+        host.close()
+        shutil.rmtree(base, ignore_errors=True)
+
+
 def _ended_within(conn: socket.socket, seconds: float) -> bytes:
     """What the host sent until it closed the connection; ``TimeoutError`` if it did not within ``seconds``."""
     conn.settimeout(seconds)
@@ -323,58 +355,37 @@ def _ended_within(conn: socket.socket, seconds: float) -> bytes:
         got += chunk
 
 
-def test_the_hosts_request_reader_refuses_an_endless_line_without_waiting_for_its_end(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_hosts_request_reader_refuses_an_endless_line_without_waiting_for_its_end(monkeypatch: pytest.MonkeyPatch,
+                                                                                      connect: Any) -> None:  # fmt: skip
     """Issue 70, 1, the host's side: a connection that sends a line past the bound and keeps
     sending nothing else (no newline, the connection kept) is told so and closed at once."""
     import json
-    import shutil
-    import tempfile
-    from pathlib import Path
 
     monkeypatch.setattr(_wire, "MAX_LINE", 4096)
-    base = Path(tempfile.mkdtemp(prefix="claude-sdkurl-hostwire-"))
-    host = _host(base)
-    conn = socket.socket(socket.AF_UNIX)
+    host, conn = connect()
+    conn.sendall(b'{"op": "ping", "pad": "' + b"x" * 60000)  # past the bound, no newline, and kept open
     try:
-        conn.connect(str(host.path))
-        conn.sendall(b'{"op": "ping", "pad": "' + b"x" * 60000)  # past the bound, no newline, and kept open
-        try:
-            got = _ended_within(conn, 10)  # (the host's read timeout is 30 s: not what ended it)
-        except ConnectionResetError:  # the host closed with the rest of the line unread: its error may be dropped
-            return
-        assert json.loads(got) == {"op": "error", "type": "HostError", "message": "a line longer than the host reads"}
-    finally:
-        conn.close()
-        host.close()
-        shutil.rmtree(base, ignore_errors=True)
+        got = _ended_within(conn, 10)  # (the host's read timeout is 30 s: not what ended it)
+    except ConnectionResetError:  # the host closed with the rest of the line unread: its error may be dropped
+        return
+    assert json.loads(got) == {"op": "error", "type": "HostError", "message": "a line longer than the host reads"}
 
 
 @pytest.mark.parametrize("said", [b"", b'{"op": "ping"'])
-def test_a_connection_that_never_sends_its_request_is_dropped_after_the_read_timeout(said: bytes, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_connection_that_never_sends_its_request_is_dropped_after_the_read_timeout(said: bytes, monkeypatch: pytest.MonkeyPatch,
+                                                                                    connect: Any) -> None:  # fmt: skip
     """Issue 70, 3: a connection that says nothing, or half a request and then nothing, is
     closed after ``WRITE_TIMEOUT`` (0.5 s here), its thread ended, not held for ever."""
-    import shutil
-    import tempfile
-    from pathlib import Path
-
     monkeypatch.setattr(_server, "WRITE_TIMEOUT", 0.5)
-    base = Path(tempfile.mkdtemp(prefix="claude-sdkurl-hostwire-"))
-    host = _host(base)
-    conn = socket.socket(socket.AF_UNIX)
-    try:
-        conn.connect(str(host.path))
-        conn.sendall(said)
-        began = time.monotonic()
-        assert _ended_within(conn, 20) == b""  # closed, nothing said (20 s: a busy machine; 0.5 s asked)
-        print(f"dropped after {time.monotonic() - began:.2f} s")
-        deadline = time.monotonic() + 10
-        while host._threads and time.monotonic() < deadline:
-            time.sleep(0.02)
-        assert not host._threads  # its thread is gone too
-    finally:
-        conn.close()
-        host.close()
-        shutil.rmtree(base, ignore_errors=True)
+    host, conn = connect()
+    conn.sendall(said)
+    began = time.monotonic()
+    assert _ended_within(conn, 20) == b""  # closed, nothing said (20 s: a busy machine; 0.5 s asked)
+    print(f"dropped after {time.monotonic() - began:.2f} s")
+    deadline = time.monotonic() + 10
+    while host._threads and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert not host._threads  # its thread is gone too
 
 
 def test_once_its_request_is_read_a_caller_may_take_longer_than_the_read_timeout_to_answer(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -402,14 +413,8 @@ def test_once_its_request_is_read_a_caller_may_take_longer_than_the_read_timeout
         def interrupt(self, key: str) -> None:
             decided.append("interrupted")
 
-    host._pool = lambda fields, forward: ("", Pool(), ClaudeAgentOptions(), None)  # type: ignore[method-assign]
-    conn = socket.socket(socket.AF_UNIX)
+    conn, got = _asked_turn(host, Pool())
     try:
-        conn.connect(str(host.path))
-        conn.sendall(json.dumps({"op": "send", "key": "k", "prompt": "p", "forward": ["can_use_tool"]}).encode() + b"\n")
-        got = b""
-        while b'"op":"ask"' not in got:
-            got += conn.recv(1000)
         n = json.loads(next(x for x in got.split(b"\n") if b'"op":"ask"' in x))["n"]
         time.sleep(1.5)  # three read timeouts
         conn.sendall(json.dumps({"op": "answer", "n": n, "result": {"behavior": "allow"}}).encode() + b"\n")

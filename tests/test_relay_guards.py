@@ -179,6 +179,16 @@ def live_session(here: relay.Relay, session_id: str | None, args: list[str] | No
     return inner
 
 
+def _parked_deploy(tmp_path: Path, allow: bool) -> tuple[Any, dict[str, Any], str]:
+    """A stored session with ``make deploy`` parked; the page's decision on it; the refusal a
+    session running now gets."""
+    stored = Transcript(tmp_path)
+    stored.park("toolu_01Deploy", {"command": "make deploy"})
+    decision = {"op": "decide_parked", "session_id": SESSION, "tool_use_id": "toolu_01Deploy", "tool_name": "Bash",
+                "input": {"command": "make deploy"}, "allow": allow}  # fmt: skip
+    return stored, decision, f"session {SESSION} is running now: write to it, or wait for its turn to end"
+
+
 def test_the_page_neither_decides_nor_continues_a_session_a_live_cli_runs(tmp_path: Path, runs: list[tuple[str, Any]]) -> None:
     """Item 10: while a live CLI of this process runs the stored session (an ended one of the same
     session id beside it), the page's decision on its parked call and its message are refused,
@@ -186,11 +196,7 @@ def test_the_page_neither_decides_nor_continues_a_session_a_live_cli_runs(tmp_pa
     from claude_sdkurl import approvals
     from tests.test_relay_console import page_op
 
-    stored = Transcript(tmp_path)
-    stored.park("toolu_01Deploy", {"command": "make deploy"})
-    decision = {"op": "decide_parked", "session_id": SESSION, "tool_use_id": "toolu_01Deploy", "tool_name": "Bash",
-                "input": {"command": "make deploy"}, "allow": True}  # fmt: skip
-    refused = f"session {SESSION} is running now: write to it, or wait for its turn to end"
+    stored, decision, refused = _parked_deploy(tmp_path, allow=True)
     with relay.serve(port=0, announce=False, steer=True, token=TOKEN, options=stored.options) as here:
         live = live_session(here, SESSION)
         live_session(here, SESSION).exit(0)  # an earlier run of it, ended (listed after the live one)
@@ -223,11 +229,7 @@ def test_a_cli_started_to_resume_the_session_counts_before_it_says_its_session_i
     are refused until it ends. A CLI that resumes the session as a fork of it writes another."""
     from tests.test_relay_console import page_op
 
-    stored = Transcript(tmp_path)
-    stored.park("toolu_01Deploy", {"command": "make deploy"})
-    decision = {"op": "decide_parked", "session_id": SESSION, "tool_use_id": "toolu_01Deploy", "tool_name": "Bash",
-                "input": {"command": "make deploy"}, "allow": False}  # fmt: skip
-    refused = f"session {SESSION} is running now: write to it, or wait for its turn to end"
+    stored, decision, refused = _parked_deploy(tmp_path, allow=False)
     with relay.serve(port=0, announce=False, steer=True, token=TOKEN, options=stored.options) as here:
         resuming = live_session(here, None, args)
         forked = live_session(here, None, [*args, "--fork-session"])
