@@ -153,6 +153,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-run", action="store_true", help="only print the score of the last run")
     parser.add_argument("--max-children", type=int, default=None, help="mutmut's parallel workers")
     parser.add_argument("--area", default=None, help="one area of [tool.mutmut_areas] instead of the core")
+    parser.add_argument("--fresh", action="store_true",
+                        help="forget the last run's results first (mutmut retests a kept survivor only when its function changed, not when a test did)")
     parser.add_argument("--list-areas", action="store_true", help="name the areas and their files")
     args = parser.parse_args(argv)
     goal, cwd = GOAL, ROOT
@@ -166,6 +168,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"no area {args.area!r}: the areas are {', '.join(known)}")
             return 2
         goal, cwd = AREA_GOAL, prepare(args.area, known[args.area])
+    if args.fresh and not args.no_run:
+        shutil.rmtree(cwd / "mutants", ignore_errors=True)
     if not args.no_run:
         command = [sys.executable, "-m", "mutmut", "run"]
         if args.max_children:
