@@ -201,10 +201,14 @@ def main(argv: list[str] | None = None) -> int:
     print(f"mutants {len(found)}, equivalent {len(equivalent)}, detected {detected}")
     print(f"mutation score {score:.1%} = {detected}/{counted} (goal {goal:.0%})")
     survivors = sorted(n for n, s in found.items() if s not in DETECTED and n not in equivalent)
+    untested = collections.Counter(n.rsplit("__mutmut_", 1)[0] for n in survivors if found[n] == "no tests")
     if survivors:
         print(f"{len(survivors)} not detected (python -m mutmut show NAME, run in {cwd}):")
         for name in survivors:
-            print(f"    {name}: {found[name]}")
+            if found[name] != "no tests":
+                print(f"    {name}: {found[name]}")
+        for function, n in sorted(untested.items()):  # a function no selected test reaches: its count, not each
+            print(f"    {function}: {n} mutants, no test reaches it")
     if stale:
         print(f"listed as equivalent but not a survivor of this run: {', '.join(stale)}")
     return 0 if score >= goal else 1
