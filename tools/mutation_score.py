@@ -155,6 +155,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--area", default=None, help="one area of [tool.mutmut_areas] instead of the core")
     parser.add_argument("--fresh", action="store_true",
                         help="forget the last run's results first (mutmut retests a kept survivor only when its function changed, not when a test did)")
+    parser.add_argument("--before", action="store_true",
+                        help="with --area: without the area's tests/test_mutants_*.py (the score before they were written), in mutants-areas/NAME-before/")
     parser.add_argument("--list-areas", action="store_true", help="name the areas and their files")
     args = parser.parse_args(argv)
     goal, cwd = GOAL, ROOT
@@ -167,7 +169,11 @@ def main(argv: list[str] | None = None) -> int:
         if args.area not in known:
             print(f"no area {args.area!r}: the areas are {', '.join(known)}")
             return 2
-        goal, cwd = AREA_GOAL, prepare(args.area, known[args.area])
+        area, scratch = known[args.area], args.area
+        if args.before:
+            area = dict(area, tests=[t for t in area["tests"] if not Path(t).name.startswith("test_mutants_")])
+            scratch += "-before"
+        goal, cwd = AREA_GOAL, prepare(scratch, area)
     if args.fresh and not args.no_run:
         shutil.rmtree(cwd / "mutants", ignore_errors=True)
     if not args.no_run:
