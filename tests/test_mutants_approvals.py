@@ -306,3 +306,127 @@ def test_listing_reads_the_newest_sessions_and_skips_the_decided(tmp_path: Path,
     assert [c.tool_use_id for c in approvals.list_parked(options)] == ["toolu_3", "toolu_2"]
     (folder / f"{SID2}.jsonl").write_bytes(b"\xff\xfe not text")  # unreadable: passed over
     assert [c.tool_use_id for c in approvals.list_parked(options)] == ["toolu_2"]
+
+
+class Racing(InMemorySessionStore):
+    """A store where another decider's claim lands just before this one's (two deciders at once)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.other: Any = None
+
+    def append(self, key: Any, entries: list[Any]) -> None:
+        other, self.other = self.other, None
+        if other is not None:
+            other()
+        super().append(key, entries)
+
+
+def stored(work: Path, store: InMemorySessionStore, entries: list[dict[str, Any]], sid: str = SID) -> ClaudeAgentOptions:
+    key = {"project_key": approvals.project_key_for_directory(str(work)), "session_id": sid}
+    store.append(key, [dict(e, uuid=f"{sid[-4:]}-{i}", timestamp="2026-11-28T21:52:03.900Z") for i, e in enumerate([PROMPT, *entries])])
+    return ClaudeAgentOptions(cwd=str(work), session_store=store)
+
+
+def test_of_two_deciders_at_once_only_the_first_claim_wins(tmp_path: Path, fake: FakeQuery) -> None:
+    store = Racing()
+    options = stored(tmp_path, store, [call("toolu_1"), deferred("toolu_1")])
+    waiting = Parked(SID, "toolu_1", "Bash", INPUT)
+    won = []
+    store.other = lambda: won.append(approvals.deny(waiting, options))
+    with pytest.raises(AlreadyDecidedError, match="was deny already"):
+        approvals.approve(waiting, options)
+    assert won == [[]] and len(fake.calls) == 1 and approvals.decision_of(waiting, options) == "deny"
+
+
+def test_a_store_that_lost_the_claim_is_no_decision(tmp_path: Path, fake: FakeQuery) -> None:
+    class Forgetful(InMemorySessionStore):
+        def append(self, key: Any, entries: list[Any]) -> None:
+            if key.get("subpath") is None:
+                super().append(key, entries)
+
+    options = stored(tmp_path, Forgetful(), [call("toolu_1"), deferred("toolu_1")])
+    with pytest.raises(AlreadyDecidedError, match=r"^the tool call toolu_1 was decided already$"):
+        approvals.approve(Parked(SID, "toolu_1", "Bash", INPUT), options)
+    assert fake.calls == []
+
+
+def test_releasing_one_calls_claim_leaves_anothers_generation(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    store = InMemorySessionStore()
+    options = stored(tmp_path, store, [call("toolu_1"), deferred("toolu_1"), call("toolu_2"), deferred("toolu_2")])
+    monkeypatch.setattr(approvals, "query", FakeQuery(fail=RuntimeError("no CLI")))
+    with pytest.raises(RuntimeError):
+        list(approvals.approve(Parked(SID, "toolu_1", "Bash", INPUT), options))
+    monkeypatch.setattr(approvals, "query", FakeQuery())
+    list(approvals.approve(Parked(SID, "toolu_2", "Bash", INPUT), options))
+    claims = {"project_key": approvals.project_key_for_directory(str(tmp_path)), "session_id": SID, "subpath": "claude_sdkurl-decisions"}
+    assert store.load(claims)[-1]["uuid"] == "decision-toolu_2-0"
+
+
+def test_what_the_decision_hands_on_and_the_defaults_it_sends(tmp_path: Path, fake: FakeQuery) -> None:
+    contexts = []
+
+    def own(hook_input: dict[str, Any], tool_use_id: str | None, context: Any) -> dict[str, Any]:
+        contexts.append(context)
+        return {}
+
+    options = local(tmp_path, [call("toolu_1"), deferred("toolu_1"), call("toolu_2"), deferred("toolu_2"), call("toolu_3"), deferred("toolu_3")])
+    options.continue_conversation = True
+    options.hooks = {"PreToolUse": [HookMatcher(hooks=[own])]}
+    list(approvals.approve(Parked(SID, "toolu_1", "Bash", INPUT), options))
+    prompt, resumed = fake.calls[-1]
+    assert prompt == "Approved: go on." and resumed.continue_conversation is False and resumed.resume == SID
+    marker = object()
+    resumed.hooks["PreToolUse"][1].hooks[0]({"tool_name": "Read", "tool_input": {}}, "toolu_9", marker)
+    assert contexts == [marker]
+    approvals.deny(Parked(SID, "toolu_2", "Bash", INPUT), options)
+    assert fake.calls[-1][0] == "The reviewer denied that tool call; go on without it."
+    assert fake.ask("toolu_2")[0]["hookSpecificOutput"] == {"hookEventName": "PreToolUse", "permissionDecision": "deny",
+                                                            "permissionDecisionReason": "Denied by a reviewer."}  # fmt: skip
+    list(approvals.decide(Parked(SID, "toolu_3", "Bash", INPUT), options, False))
+    assert fake.ask("toolu_3")[0]["hookSpecificOutput"]["permissionDecision"] == "deny"
+
+
+def test_the_session_is_read_past_odd_blocks_and_other_peoples_results(tmp_path: Path, fake: FakeQuery) -> None:
+    entries = [
+        {"type": "user", "message": "a plain string"},
+        {"type": "assistant", "message": {"content": ["odd", {"type": "tool_use", "id": "toolu_1", "name": "Bash",
+                                                               "input": {"b": 2, "a": 1}}]}},  # fmt: skip
+        {"type": "assistant", "message": {"content": [{"type": "tool_result", "tool_use_id": "toolu_1"}]}},  # not the user's
+        {"type": "user", "message": {"content": [{"type": "text", "text": "hi", "tool_use_id": "toolu_1"}]}},  # not a result
+        deferred("toolu_1"),
+    ]
+    options = local(tmp_path, entries)
+    waiting = Parked(SID, "toolu_1", "Bash", {"a": 1, "b": 2})  # the keys in another order: the same input
+    assert approvals._pending(waiting, options)["id"] == "toolu_1"
+    assert approvals.parked_in(SID, ["junk", *entries]) == [Parked(SID, "toolu_1", "Bash", {"b": 2, "a": 1}, "2026-11-28T21:52:03.900Z")]
+    with pytest.raises(NotParkedError, match=r"does not match the session.s call \(Bash \{\"b\": 2, \"a\": 1\}\): nothing was decided"):
+        approvals.approve(Parked(SID, "toolu_1", "Bash", {"a": 1}), options)
+    assert approvals._same({"p": Path("/a")}, {"p": "/a"})  # what is no JSON is compared as its text
+    list(approvals.approve(waiting, options))
+    assert fake.calls
+
+
+def test_a_deferral_without_a_timestamp_and_an_empty_claim_file(tmp_path: Path) -> None:
+    at = dict(deferred("toolu_1"), timestamp=5)
+    assert approvals.parked_in(SID, [call("toolu_1"), at])[0].parked_at is None
+    options = local(tmp_path, [call("toolu_1"), deferred("toolu_1")])
+    waiting = Parked(SID, "toolu_1", "Bash", INPUT)
+    claim = approvals._claim_path(waiting, options)
+    claim.parent.mkdir(parents=True)
+    claim.write_text("")
+    assert approvals.decision_of(waiting, options) == "decided"
+
+
+def test_a_session_that_cannot_be_read_is_passed_over_in_the_listing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    options = local(tmp_path, [call("toolu_1"), deferred("toolu_1")])
+    local(tmp_path, [call("toolu_3"), deferred("toolu_3")], SID2)
+    real = approvals._of_options.entries
+
+    def entries(session_id: str, options: Any) -> Any:
+        if session_id == SID2:
+            raise approvals._of_options.TranscriptNotFound("gone")
+        return real(session_id, options)
+
+    monkeypatch.setattr(approvals._of_options, "entries", entries)
+    assert [c.tool_use_id for c in approvals.list_parked(options)] == ["toolu_1"]
