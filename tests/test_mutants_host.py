@@ -144,3 +144,147 @@ def test_permission_answers_travel_both_ways_and_anything_else_is_a_deny() -> No
     assert encode_result("allow") == {"behavior": "deny", "message": "can_use_tool returned str, not a permission result"}
     for data in ({"behavior": "maybe"}, "allow", None):
         assert decode_result(data) == PermissionResultDeny(message="the caller's answer was not a permission result")
+
+
+# ---------------------------------------------------------------------- the spawner (host/_spawn.py)
+
+import os  # noqa: E402
+import signal  # noqa: E402
+import socket  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import threading  # noqa: E402
+
+from claude_sdkurl.host import _spawn  # noqa: E402
+
+
+@pytest.fixture
+def child():
+    """A sleeping child in a process group of its own (stopped in the finalizer)."""
+    made = []
+
+    def start(code: str = "import time; time.sleep(60)") -> subprocess.Popen:
+        popen = subprocess.Popen([sys.executable, "-c", code], start_new_session=True)
+        made.append(popen)
+        return popen
+
+    yield start
+    for popen in made:
+        if popen.poll() is None:
+            os.killpg(popen.pid, signal.SIGKILL)
+        popen.wait(10)
+
+
+def test_a_spawn_request_is_checked_field_by_field() -> None:
+    good = {"command": "claude", "args": ["-p"], "cwd": "/w", "env": {"A": "b"}}
+    assert _spawn.checked_request(good) == (["claude", "-p"], "/w", {"A": "b"})
+    assert _spawn.checked_request({**good, "cwd": None}) == (["claude", "-p"], None, {"A": "b"})
+    for change, why in (({"command": ""}, "without a command"), ({"command": 1}, "without a command"),
+                        ({"args": "-p"}, "args"), ({"args": [1]}, "args"), ({"cwd": 3}, "cwd"),
+                        ({"env": []}, "env"), ({"env": {"A": 1}}, "env"), ({"env": {1: "a"}}, "env"),
+                        ({"command": "cl\0aude"}, "NUL"), ({"args": ["a\0"]}, "NUL"), ({"cwd": "/\0"}, "NUL"),
+                        ({"env": {"A\0": "b"}}, "NUL"), ({"env": {"A": "\0"}}, "NUL")):  # fmt: skip
+        with pytest.raises(HostError, match=why):
+            _spawn.checked_request({**good, **change})
+
+
+def test_the_start_time_tells_a_process_apart_and_none_for_a_gone_one(child) -> None:
+    popen = child()
+    started = _spawn._start_time(popen.pid)
+    assert started is not None and started.isdigit()
+    assert _spawn._start_time(popen.pid) == started
+    assert _spawn._start_time(os.getpid()) != started or os.getpid() == popen.pid
+    os.kill(popen.pid, signal.SIGKILL)
+    deadline = __import__("time").monotonic() + 10
+    while _spawn._start_time(popen.pid) is not None and __import__("time").monotonic() < deadline:
+        __import__("time").sleep(0.02)  # a zombie until reaped: None already
+    assert _spawn._start_time(popen.pid) is None
+    popen.wait(10)
+    assert _spawn._start_time(2**22 + 12345) is None  # no such process
+
+
+def hosted(pid: int, started: str | None) -> _spawn.HostedProcess:
+    """A HostedProcess whose host is gone (no connection): signals go straight to the CLI."""
+    process = _spawn.HostedProcess.__new__(_spawn.HostedProcess)
+    process.pid, process._started, process._conn, process.returncode = pid, started, None, None
+    process._lock, process._write = threading.Lock(), threading.Lock()
+    return process
+
+
+def test_with_the_host_gone_only_the_process_the_host_started_is_signalled(child) -> None:
+    popen = child()
+    started = _spawn._start_time(popen.pid)
+    hosted(popen.pid, str(int(started) + 1)).terminate()  # the pid reused by another process: left alone
+    hosted(popen.pid, None).kill()
+    with pytest.raises(subprocess.TimeoutExpired):
+        popen.wait(0.3)
+    done = hosted(popen.pid, started)
+    done.returncode = 0  # it has ended, as far as the caller knows: nothing is sent
+    done.kill()
+    with pytest.raises(subprocess.TimeoutExpired):
+        popen.wait(0.3)
+    hosted(popen.pid, started).terminate()
+    assert popen.wait(10) == -signal.SIGTERM
+    hosted(popen.pid, started).kill()  # gone now: no error
+
+
+def test_stop_group_terms_then_kills_after_the_grace(child, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_spawn, "STOP_GRACE", 0.3)
+    stubborn = child("import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); print('ready', flush=True); time.sleep(60)")
+    __import__("time").sleep(0.5)
+    _spawn.stop_group(stubborn)
+    assert stubborn.wait(10) == -signal.SIGKILL
+    polite = child()
+    _spawn.stop_group(polite)
+    assert polite.wait(10) == -signal.SIGTERM
+    _spawn.stop_group(polite)  # ended: nothing to do
+
+
+def test_the_host_takes_exactly_three_pipes(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_spawn, "START_TIMEOUT", 0.2)
+    opened: list[int] = []
+
+    def pipes(n: int) -> list[int]:
+        fds = []
+        for _ in range(n):
+            r, w = os.pipe()
+            opened.extend((r, w))
+            fds.append(r)
+        return fds
+
+    def pair() -> tuple[socket.socket, socket.socket]:
+        return socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+
+    try:
+        a, b = pair()
+        socket.send_fds(a, [b"p"], pipes(3))
+        got = _spawn.received_pipes(b)
+        assert len(got) == 3
+        for fd in got:
+            os.close(fd)
+        a.close(), b.close()
+        for n, why in ((2, "sent 2 descriptors"), (1, "sent 1 descriptors")):
+            a, b = pair()
+            socket.send_fds(a, [b"p"], pipes(n))
+            with pytest.raises(HostError, match=why):
+                _spawn.received_pipes(b)
+            a.close(), b.close()
+        a, b = pair()
+        with open(os.devnull) as f:
+            socket.send_fds(a, [b"p"], [*pipes(2), f.fileno()])
+        with pytest.raises(HostError, match="must be pipes"):
+            _spawn.received_pipes(b)
+        a.close(), b.close()
+        a, b = pair()
+        with pytest.raises(HostError, match="sent no pipes"):
+            _spawn.received_pipes(b)
+        a.close()
+        with pytest.raises(HostError, match="went away"):
+            _spawn.received_pipes(b)
+        b.close()
+    finally:
+        for fd in opened:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
