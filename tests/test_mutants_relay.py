@@ -108,3 +108,104 @@ def test_the_open_end_is_found_for_keys_tokens_and_secret_values() -> None:
     assert _open_from("xhunter", ["hunter2", "terrible"]) == 1  # the earliest open end of all
     assert _open_from("", ["a"]) == 0
     assert StreamScrub(scrub, ["", "v"])._literals == ["v"]
+
+
+# ---------------------------------------------------------------------- the stored sessions (relay/_catalog.py)
+
+import os  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import pytest  # noqa: E402
+
+from claude_sdkurl import approvals  # noqa: E402
+from claude_sdkurl._engine.paths import project_dir_name, real_path  # noqa: E402
+from claude_sdkurl.relay import _catalog  # noqa: E402
+from claude_sdkurl.types import ClaudeAgentOptions  # noqa: E402
+
+SID = "1f8fbd58-5023-46ae-8d79-2edecba7d17d"
+KEY = "sk-ant-api03-" + "x" * 20
+
+
+def session(tmp_path: Path, entries: list[dict[str, Any]], sid: str = SID) -> tuple[ClaudeAgentOptions, Path]:
+    work = tmp_path / "work"
+    work.mkdir(exist_ok=True)
+    folder = tmp_path / "config" / "projects" / project_dir_name(real_path(str(work)))
+    folder.mkdir(parents=True, exist_ok=True)
+    prompt = {"type": "user", "message": {"role": "user", "content": f"use {KEY}"}, "cwd": str(work)}
+    lines = [json.dumps(dict(e, uuid=f"u{i}", sessionId=sid, timestamp=e.get("timestamp", "2026-11-28T21:52:00.000Z"))) + "\n"
+             for i, e in enumerate([prompt, *entries])]  # fmt: skip
+    path = folder / f"{sid}.jsonl"
+    path.write_text("".join(lines))
+    return ClaudeAgentOptions(cwd=str(work), env={"CLAUDE_CONFIG_DIR": str(tmp_path / "config")}), path
+
+
+def call(use_id: str, command: str) -> dict[str, Any]:
+    return {"type": "assistant", "message": {"role": "assistant", "content": [
+        {"type": "tool_use", "id": use_id, "name": "Bash", "input": {"command": command}}]}}  # fmt: skip
+
+
+def deferred(use_id: str) -> dict[str, Any]:
+    return {"type": "attachment", "timestamp": "2026-11-28T21:52:03.900Z", "attachment": {"type": "hook_deferred_tool", "toolUseID": use_id}}
+
+
+def catalog(options: ClaudeAgentOptions, steer: bool = True, running: Any = lambda sid: False, every: bool = False) -> _catalog.Catalog:
+    return _catalog.Catalog(options, scrub, steer, running, every)
+
+
+def test_the_listing_scrubs_titles_and_parked_inputs_and_rereads_a_changed_session(tmp_path: Path) -> None:
+    options, path = session(tmp_path, [call("toolu_1", f"curl -H 'x-api-key: {KEY}'"), deferred("toolu_1")])
+    c = catalog(options)
+    stored, parked = c.listing()
+    assert [s["key"] for s in stored] == [_catalog.STORED_PREFIX + SID] and KEY not in json.dumps(stored)
+    assert stored[0]["title"] == "use [key]" and stored[0]["state"] == "stored" and stored[0]["input_open"] is True
+    assert parked == [{"session": "stored:" + SID, "session_id": SID, "tool_use_id": "toolu_1", "tool_name": "Bash",
+                       "input": {"command": "curl -H 'x-api-key: [key]'"}, "parked_at": "2026-11-28T21:52:03.900Z"}]  # fmt: skip
+    session(tmp_path, [call("toolu_1", "ls"), deferred("toolu_1"), call("toolu_2", "pwd"), deferred("toolu_2")])
+    assert [p["tool_use_id"] for p in c.listing()[1]] == ["toolu_1"]  # reused for FRESH_SECONDS
+    os.utime(path, (2_000_000_000, 2_000_000_000))
+    assert [p["tool_use_id"] for p in c.listing(fresh=True)[1]] == ["toolu_1", "toolu_2"]  # changed: read again
+    assert _catalog.FRESH_SECONDS == 2.0 and _catalog.SCANNED == 50
+
+
+def test_the_page_decides_or_continues_only_what_it_may(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    options, _ = session(tmp_path, [call("toolu_1", "ls"), deferred("toolu_1")])
+    op = {"session_id": SID, "tool_use_id": "toolu_1", "tool_name": "Bash", "input": {"command": "ls"}, "allow": True}
+    assert "read-only" in catalog(options, steer=False).decide(op, print)
+    assert catalog(options, every=True).decide(op, print) == _catalog.EVERY_PROJECT_READ_ONLY
+    assert "names the session_id" in catalog(options).decide({**op, "input": "ls"}, print)
+    assert "is running now" in catalog(options, running=lambda sid: sid == SID).decide(op, print)
+    assert "does not match" in catalog(options).decide({**op, "input": {"command": "rm -rf /"}}, print)
+    assert "read-only" in catalog(options, steer=False).continue_session(SID, "go", print)
+    assert catalog(options, every=True).continue_session(SID, "go", print) == _catalog.EVERY_PROJECT_READ_ONLY
+    assert catalog(options).continue_session("../x", "go", print) == "not a session id: '../x'"
+    assert catalog(options).continue_session(SID, "  ", print) == "an empty message"
+    assert catalog(options).continue_session("1f8fbd58-5023-46ae-8d79-2edecba7d17e", "go", print).startswith("no stored session")
+    assert "is running now" in catalog(options, running=lambda sid: True).continue_session(SID, "go", print)
+    ran, ended = [], []
+
+    def fake_query(prompt: str, resumed: Any) -> Any:
+        ran.append((prompt, resumed.resume, resumed.continue_conversation, resumed.fork_session))
+        yield from ()
+
+    monkeypatch.setattr(approvals, "query", fake_query)
+    c = catalog(options)
+    assert c.decide(op, ended.append) is None
+    c.join(10)
+    assert ran == [("Approved: go on.", SID, False, False)] and ended == [None]
+    assert c.decide(op, ended.append) == "the tool call toolu_1 was approved already"
+    assert c._busy == set()
+
+
+def test_a_stored_transcript_is_shown_scrubbed_and_cut_at_a_time(tmp_path: Path) -> None:
+    late = {"type": "assistant", "timestamp": "2026-11-28T22:00:00.000Z", "parentUuid": "u0",
+            "message": {"role": "assistant", "content": [{"type": "text", "text": "later"}]}}  # fmt: skip
+    options, _ = session(tmp_path, [late])
+    c = catalog(options)
+    lines = c.transcript(SID)
+    assert [(n, who) for n, who, _ in lines] == [(1, "sdk"), (2, "cli")] and KEY not in json.dumps(lines)
+    assert json.loads(lines[0][2])["message"]["content"] == "use [key]"
+    cut = _catalog._written_at(late)
+    assert [n for n, _, _ in c.transcript(SID, before=cut)] == [1]
+    assert c.transcript("../x") is None and c.transcript("1f8fbd58-5023-46ae-8d79-2edecba7d17e") is None
+    assert _catalog._written_at({"timestamp": 5}) == float("-inf") and _catalog._written_at({"timestamp": "x"}) == float("-inf")
+    assert _catalog._written_at({"timestamp": "1970-01-01T00:00:10Z"}) == 10.0
