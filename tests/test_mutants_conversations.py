@@ -130,3 +130,26 @@ def test_the_file_and_its_folder_are_made_private_and_in_wal_mode(tmp_path: Path
     (tmp_path / "bad.sqlite3").write_bytes(b"not a database, not at all" * 100)
     with pytest.raises(sqlite3.DatabaseError):
         SQLiteConversationStore(tmp_path / "bad.sqlite3")
+
+
+def test_the_connection_waits_its_timeout_and_runs_no_implicit_transactions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    seen = []
+    real = sqlite3.connect
+
+    def connect(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        seen.append(kwargs)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module.sqlite3, "connect", connect)
+    SQLiteConversationStore(tmp_path / "a.sqlite3").close()
+    SQLiteConversationStore(tmp_path / "b.sqlite3", timeout=0.5).close()
+    assert seen == [{"timeout": 30.0, "check_same_thread": False, "isolation_level": None},
+                    {"timeout": 0.5, "check_same_thread": False, "isolation_level": None}]  # fmt: skip
+
+
+def test_an_in_memory_store_makes_no_file_and_keeps_sqlites_defaults(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    with SQLiteConversationStore(":memory:") as memory:
+        assert memory._conn.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL: not set for memory
+        assert memory.acquire("ns", "k", "a", 1.0) == (True, None)
+    assert list(tmp_path.iterdir()) == []  # no file named ":memory:", no folder made
