@@ -209,3 +209,19 @@ def test_a_stored_transcript_is_shown_scrubbed_and_cut_at_a_time(tmp_path: Path)
     assert c.transcript("../x") is None and c.transcript("1f8fbd58-5023-46ae-8d79-2edecba7d17e") is None
     assert _catalog._written_at({"timestamp": 5}) == float("-inf") and _catalog._written_at({"timestamp": "x"}) == float("-inf")
     assert _catalog._written_at({"timestamp": "1970-01-01T00:00:10Z"}) == 10.0
+
+
+def test_a_long_text_still_keeps_back_a_key_at_its_end() -> None:
+    s = StreamScrub(scrub, [])
+    head = "a" * 4000 + " "
+    assert texts(s.lines(delta(head + "sk-ant-x"))) == [head]  # the text is long, what is kept is short
+    assert texts(s.lines(delta("yz!"))) == ["[key]!"]  # the key's rest never goes on by itself
+
+
+def test_a_compact_line_with_nothing_to_do_goes_on_byte_for_byte() -> None:
+    s = StreamScrub(scrub, [])
+    raw = json.dumps({"type": "stream_event", "event": {"type": "content_block_delta", "index": 0,
+                                                        "delta": {"type": "text_delta", "text": "plain"}}}, separators=(",", ":"))  # fmt: skip
+    assert s.lines(raw) == [raw]
+    s.lines(delta("x s"))  # something kept back for block 0
+    assert texts(s.lines(raw)) == ["splain"]  # now it is rewritten: what was kept, then the piece
