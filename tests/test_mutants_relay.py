@@ -225,3 +225,18 @@ def test_a_compact_line_with_nothing_to_do_goes_on_byte_for_byte() -> None:
     assert s.lines(raw) == [raw]
     s.lines(delta("x s"))  # something kept back for block 0
     assert texts(s.lines(raw)) == ["splain"]  # now it is rewritten: what was kept, then the piece
+
+
+def test_each_transcript_line_is_the_entry_as_the_page_reads_it(tmp_path: Path) -> None:
+    use = {"type": "assistant", "parentUuid": "u0", "message": {"role": "assistant", "content": [
+        {"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": "ls"}}]}}  # fmt: skip
+    late = {"type": "assistant", "parentUuid": "u1", "timestamp": "2026-11-28T23:00:00.000Z",
+            "message": {"role": "assistant", "content": [{"type": "text", "text": "late"}]}}  # fmt: skip
+    answer = {"type": "user", "parentUuid": "u2", "timestamp": "2026-11-28T21:00:00.000Z",
+              "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "ok"}]}}  # fmt: skip
+    text = {"type": "user", "parentUuid": "u3", "message": {"role": "user", "content": [{"type": "text", "text": "more"}]}}
+    options, _ = session(tmp_path, [use, late, answer, text])
+    lines = catalog(options).transcript(SID, before=_catalog._written_at(late))
+    assert [(n, who) for n, who, _ in lines] == [(1, "sdk"), (2, "cli"), (3, "cli"), (4, "sdk")]  # the late one left out, not the rest
+    second = json.loads(lines[1][2])
+    assert second == {"type": "assistant", "message": use["message"], "session_id": SID, "parent_tool_use_id": None, "uuid": "u1"}
