@@ -115,3 +115,85 @@ def test_the_first_prompt_and_a_tape_file_that_is_not_one(tmp_path: Path) -> Non
             _load(path)
     with pytest.raises(TapeError, match="cannot read"):
         _load(tmp_path / "missing.jsonl")
+
+
+# ---------------------------------------------------------------------- the proxy itself, without a CLI
+
+import threading  # noqa: E402
+import urllib.error  # noqa: E402
+import urllib.request  # noqa: E402
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer  # noqa: E402
+
+from claude_sdkurl.tapes._model import ATTEMPT_HEADER, ModelTapeMiss, model_tape  # noqa: E402
+
+
+@pytest.fixture
+def upstream():
+    """A stand-in Messages API on 127.0.0.1 that answers each POST with what it was asked."""
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args) -> None:  # noqa: ANN002
+            pass
+
+        def do_POST(self) -> None:  # noqa: N802
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            data = json.dumps({"echo": body["messages"][-1]["content"], "path": self.path}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("request-id", "req_1")
+            self.send_header("x-other", "dropped")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/base"
+    server.shutdown()
+    server.server_close()
+    thread.join(10)
+
+
+def post(url: str, content: str, attempt: str | None = None) -> tuple[int, dict, dict]:
+    body = json.dumps({"model": "m", "messages": [{"role": "user", "content": content}]}).encode()
+    headers = {"Content-Type": "application/json", **({ATTEMPT_HEADER: attempt} if attempt else {})}
+    request = urllib.request.Request(url + "/v1/messages", data=body, headers=headers, method="POST")
+    try:
+        with urllib.request.urlopen(request, timeout=30) as answer:
+            return answer.status, dict(answer.headers), json.loads(answer.read())
+    except urllib.error.HTTPError as e:
+        return e.code, dict(e.headers), json.loads(e.read())
+
+
+def test_a_tape_records_then_replays_each_answer_once_and_names_a_miss(tmp_path: Path, upstream: str) -> None:
+    path = tmp_path / "model.jsonl"
+    with model_tape(path, upstream=upstream) as tape:
+        assert tape.env() == {"ANTHROPIC_BASE_URL": tape.url} and tape.url.startswith("http://127.0.0.1:")
+        assert post(tape.url, "one /tmp/rec-abc/f.txt")[2] == {"echo": "one /tmp/rec-abc/f.txt", "path": "/base/v1/messages"}
+        post(tape.url, "two", attempt="A")
+        post(tape.url, "two", attempt="B")
+    kept = _load(path)
+    assert [e["request"]["body"]["messages"][0]["content"] for e in kept] == ["one /tmp/rec-abc/f.txt", "two", "two"]
+    assert [e.get("attempt") for e in kept] == [None, "A", "B"]
+    assert {k.lower() for k in kept[0]["response"]["headers"]} == {"content-type", "request-id"}
+    with model_tape(path) as tape:
+        with urllib.request.urlopen(urllib.request.Request(tape.url, method="HEAD"), timeout=30) as head:
+            assert head.status == 200
+        status, _, served = post(tape.url, "one /tmp/rec-xyz9/f.txt")  # this run's folder
+        assert status == 200 and served["echo"] == "one /tmp/rec-xyz9/f.txt"  # the recording's folder mapped
+        assert post(tape.url, "two", attempt="B")[2]["echo"] == "two"
+        assert tape.used == {0, 2}  # the asking run's own exchange first
+        assert post(tape.url, "two")[2]["echo"] == "two" and tape.used == {0, 1, 2}
+        assert tape.misses == []
+    with pytest.raises(ModelTapeMiss, match="2 request"):
+        with model_tape(path) as tape:
+            status, _, error = post(tape.url, "three")
+            assert status == 400 and error["error"]["type"] == "invalid_request_error"
+            assert error["error"]["message"].startswith("model tape miss: POST /v1/messages: $.messages[0].content is 'three'")
+            for _ in range(3):
+                post(tape.url, "two")
+            assert tape.misses == ["POST /v1/messages: $.messages[0].content is 'three', the tape has 'two'",
+                                   "POST /v1/messages: $.messages[0].content is 'two', the tape has 'one <tmp>'"]  # the nearest left
