@@ -121,7 +121,8 @@ def test_the_cost_gate_uses_the_ratio_or_twice_the_noise_with_a_floor(tmp_path: 
 def test_the_gate_warns_when_blind_and_when_attempts_were_stopped() -> None:
     base = card({("t", "a"): (2, 2)})
     with pytest.warns(RuntimeWarning, match="cannot flag a drop in 1 cell"):
-        assert gate(card({("t", "a"): (0, 2)}), base) == []
+        blind = gate(card({("t", "a"): (0, 2)}), base)
+    assert [(r.task, r.target, r.undecided) for r in blind] == [("t", "a", True)]  # fallen, and too few runs: undecided
     stopped = card({("t", "a"): (10, 10)}).attempts + [Attempt("t", "a", 10, passed=False, cost_usd=0.0, turns=None, seconds=0.0,
                                                                  stopped="budget")]  # fmt: skip
     with pytest.warns(RuntimeWarning, match="1 attempt"):
