@@ -129,6 +129,19 @@ def test_the_gate_warns_when_blind_and_when_attempts_were_stopped() -> None:
         assert gate(Scorecard(stopped), card({("t", "a"): (10, 10)})) == []
 
 
+def test_a_cell_that_never_passed_in_the_baseline_is_not_named_blind() -> None:
+    """Nothing can drop below 0 passes: such a cell is not among those the gate says it cannot
+    flag (a probe's survivor: it was named, one cell too many)."""
+    import warnings
+
+    cells = {("t", "a"): (2, 2), ("u", "a"): (0, 2)}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        gate(card(cells), card(cells))
+    blind = [str(w.message) for w in caught if "cannot flag a drop" in str(w.message)]
+    assert len(blind) == 1 and "in 1 cell(s)" in blind[0] and "t on a" in blind[0] and "u on a" not in blind[0], blind
+
+
 def test_detectable_power_and_the_runs_needed_have_their_values(tmp_path: Path) -> None:
     base = card({("t", "a"): (9, 10), ("u", "a"): (0, 10)})
     assert detectable(base, 5) == {"t\ta": 1}  # a cell that never passed is left out

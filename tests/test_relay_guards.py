@@ -347,6 +347,27 @@ def test_what_a_stream_cut_off_by_the_cli_s_end_kept_back_reaches_a_frontend_scr
         assert "".join(t for _, t in said(lines)) == "the key <scrubbed>", lines
 
 
+def test_a_last_line_without_its_newline_keeps_a_character_cut_between_two_reads() -> None:
+    """A CLI that ends on a line with no newline, a character of it cut between two reads: the
+    line the history keeps is text (the character whole), not the bytes as they were held."""
+    from tests.test_relay import watched
+
+    line = json.dumps({"type": "assistant", "session_id": "cut", "message": {"role": "assistant", "content": [
+        {"type": "text", "text": "漢字 done"}]}}, ensure_ascii=False).encode()  # fmt: skip
+    at = line.index("字".encode()) + 1  # inside the character
+    with relay.serve(port=0, announce=False, token=TOKEN) as here:
+        inner, _ = watched()
+        inner.emit({"type": "system", "subtype": "init", "session_id": "cut"})
+        assert inner.callbacks is not None
+        inner.callbacks.on_data(line[:at])
+        inner.callbacks.on_data(line[at:])  # no newline: the CLI ends on it
+        inner.exit(0)
+        assert here.hub.drain()
+        (key,) = [k for k, s in here.hub.sessions.items() if s.session_id == "cut"]
+        kept = [raw for _, _, raw in here.hub.history(key) or [] if '"assistant"' in raw]
+    assert [json.loads(raw)["message"]["content"][0]["text"] for raw in kept] == ["漢字 done"], kept
+
+
 # ---------------------------------------------------------------- history caps
 
 

@@ -73,6 +73,23 @@ def test_a_path_split_between_streamed_deltas_is_still_mapped() -> None:
     assert as_ours(served, []) == served  # nothing to map: the bytes as recorded
 
 
+def test_a_split_path_in_a_later_block_is_mapped_after_a_block_with_nothing_to_map() -> None:
+    """A text block with no path first, then a tool call whose input has the folder cut between
+    deltas: the unchanged block is passed over, the later one still mapped (a probe's survivor:
+    the loop stopped at the first block with nothing to map)."""
+    recording, replay = "/tmp/claude-sdkurl-eval-ab12cd34", "/tmp/claude-sdkurl-eval-zz98yy76"
+    whole = json.dumps({"file_path": f"{recording}/outbox/reply.txt"})
+    text = [{"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": piece}} for piece in ("I will ", "write it.")]
+    tool = [{"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": whole[a:b]}}
+            for a, b in ((0, 20), (20, len(whole)))]  # fmt: skip
+    events = [{"type": "message_start", "message": {"id": "msg_1", "content": []}}, *text, *tool, {"type": "message_stop"}]
+    served = "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events)
+    out = as_ours(served, path_map(request(recording), request(replay)))
+    data = [json.loads(line[6:]) for line in out.split("\n") if line.startswith("data: ")]
+    assert "".join(d["delta"].get("text", "") for d in data if d.get("index") == 0) == "I will write it."
+    assert json.loads("".join(d["delta"]["partial_json"] for d in data if d.get("index") == 1)) == {"file_path": f"{replay}/outbox/reply.txt"}
+
+
 def test_a_folder_mapped_as_ours_is_not_mapped_again() -> None:
     """One pass: two attempts' folders swapped between recording and replay (a's now b's, b's
     now c's) each land once; a's is not taken on to c's."""

@@ -34,3 +34,37 @@ def test_what_is_not_utf8_is_replaced_once_its_line_is_whole_and_a_last_unfinish
 def test_a_websocket_message_is_one_line_and_a_str_chunk_is_taken_as_it_is() -> None:
     assert whole_lines("", '{"a": 1}', "websocket") == (['{"a": 1}'], "")
     assert whole_lines("", "漢字\nx", "stdio") == (["漢字"], "x")
+
+
+def test_the_evals_watcher_writes_a_last_line_without_its_newline_back_as_its_bytes() -> None:
+    """With the tool-error fault the program is given whole lines; a last line with no newline
+    (held, a character of it cut between reads, and one byte that is no UTF-8) reaches the
+    program at the CLI's exit as the bytes the CLI wrote."""
+    from claude_sdkurl._engine.transport import Transport, TransportCallbacks
+    from claude_sdkurl.evals._wire import Seen, _Watched
+
+    class Inner(Transport):
+        name = "stdio"
+
+        def start(self, callbacks: TransportCallbacks) -> None:
+            self.callbacks = callbacks
+
+        def wait_ready(self, timeout: float) -> None:
+            pass
+
+        def send(self, line: str) -> None:
+            pass
+
+        def close(self) -> None:
+            pass
+
+    got: list[bytes] = []
+    inner = Inner()
+    _Watched(inner, Seen(fault="tool-error")).start(TransportCallbacks(on_data=lambda d: got.append(d if isinstance(d, bytes) else d.encode()),
+                                                                       on_exit=lambda code, err: None))  # fmt: skip
+    last = '{"t": "漢字"} '.encode() + b"\xff"  # (\xff: one byte that is no UTF-8, as it came)
+    cut = last.index("字".encode()) + 1
+    inner.callbacks.on_data(b'{"a": 1}\n' + last[:cut])
+    inner.callbacks.on_data(last[cut:])
+    inner.callbacks.on_exit(0, "")
+    assert b"".join(got) == b'{"a": 1}\n' + last
