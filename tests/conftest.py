@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from claude_sdkurl import ClaudeAgentOptions
+from claude_sdkurl._engine.transport import Transport, TransportCallbacks
 from claude_sdkurl.testing import (
     NEWEST_CLI_VERSION,
     STDIO_CLI_VERSION,
@@ -149,11 +150,27 @@ def control_calls(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
 # ---------------------------------------------------------------------- processes and leaks
 
 
-def child_pids() -> list[int]:
-    """Live (non-zombie) processes whose parent is this test process, but for those started
-    through ``multiprocessing`` (pool workers and the helpers it keeps for the whole session once a
-    test used a process pool, as the Dask and process-pool batch tests do): never a CLI of ours."""
-    me = os.getpid()
+class StandInTransport(Transport):
+    """A transport with no CLI behind it: ``callbacks`` is what it was started with (a test feeds
+    ``on_data``/``on_exit`` itself); what is sent goes nowhere."""
+
+    name, can_end_input = "stdio", True
+
+    def start(self, callbacks: TransportCallbacks) -> None:
+        self.callbacks = callbacks
+
+    def wait_ready(self, timeout: float) -> None:
+        pass
+
+    def send(self, line: str) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def children_of(parent: int) -> list[int]:
+    """Live (non-zombie) processes whose parent is ``parent``."""
     found = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -164,10 +181,16 @@ def child_pids() -> list[int]:
         except OSError:
             continue
         fields = stat.rsplit(")", 1)[1].split()
-        state, ppid = fields[0], int(fields[1])
-        if ppid == me and state != "Z" and not _multiprocessing_helper(int(entry)):
+        if int(fields[1]) == parent and fields[0] != "Z":
             found.append(int(entry))
     return found
+
+
+def child_pids() -> list[int]:
+    """Live (non-zombie) processes whose parent is this test process, but for those started
+    through ``multiprocessing`` (pool workers and the helpers it keeps for the whole session once a
+    test used a process pool, as the Dask and process-pool batch tests do): never a CLI of ours."""
+    return [pid for pid in children_of(os.getpid()) if not _multiprocessing_helper(pid)]
 
 
 def processes(where: str, match: Callable[[bytes], bool]) -> list[int]:

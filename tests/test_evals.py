@@ -354,23 +354,10 @@ def test_a_program_that_runs_its_agent_in_a_subfolder_of_the_workspace_is_read(t
     reach the checks; a sibling folder whose name merely starts the same is not the attempt's."""
     from types import SimpleNamespace
 
-    from claude_sdkurl._engine.transport import Transport, TransportCallbacks
+    from claude_sdkurl._engine.transport import TransportCallbacks
     from claude_sdkurl.evals._wire import WireTap
 
-    class StandIn(Transport):
-        name, can_end_input = "stdio", True
-
-        def start(self, callbacks: TransportCallbacks) -> None:
-            self.callbacks = callbacks
-
-        def wait_ready(self, timeout: float) -> None:
-            pass
-
-        def send(self, line: str) -> None:
-            pass
-
-        def close(self) -> None:
-            pass
+    from .conftest import StandInTransport as StandIn
 
     workspace = tmp_path / "claude-sdkurl-eval-1"
     (workspace / "app" / "src").mkdir(parents=True)

@@ -124,18 +124,9 @@ class Server:
         """The gunicorn master's live children, found by their parent: with ``setproctitle``
         installed (mutmut brings it) gunicorn rewrites its workers' command line and environment,
         so they no longer show this test's HOME."""
-        found = []
-        for entry in os.listdir("/proc"):
-            if not entry.isdigit():
-                continue
-            try:
-                with open(f"/proc/{entry}/stat") as f:
-                    state, parent = f.read().rsplit(")", 1)[1].split()[:2]
-            except (OSError, ValueError, IndexError):
-                continue
-            if int(parent) == self.proc.pid and state != "Z":
-                found.append(int(entry))
-        return sorted(found)
+        from .conftest import children_of
+
+        return sorted(children_of(self.proc.pid))
 
     def worker_pid(self) -> int | None:
         pids = self.worker_pids()

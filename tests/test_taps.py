@@ -40,26 +40,13 @@ def test_the_evals_watcher_writes_a_last_line_without_its_newline_back_as_its_by
     """With the tool-error fault the program is given whole lines; a last line with no newline
     (held, a character of it cut between reads, and one byte that is no UTF-8) reaches the
     program at the CLI's exit as the bytes the CLI wrote."""
-    from claude_sdkurl._engine.transport import Transport, TransportCallbacks
+    from claude_sdkurl._engine.transport import TransportCallbacks
     from claude_sdkurl.evals._wire import Seen, _Watched
 
-    class Inner(Transport):
-        name = "stdio"
-
-        def start(self, callbacks: TransportCallbacks) -> None:
-            self.callbacks = callbacks
-
-        def wait_ready(self, timeout: float) -> None:
-            pass
-
-        def send(self, line: str) -> None:
-            pass
-
-        def close(self) -> None:
-            pass
+    from .conftest import StandInTransport
 
     got: list[bytes] = []
-    inner = Inner()
+    inner = StandInTransport()
     _Watched(inner, Seen(fault="tool-error")).start(TransportCallbacks(on_data=lambda d: got.append(d if isinstance(d, bytes) else d.encode()),
                                                                        on_exit=lambda code, err: None))  # fmt: skip
     last = '{"t": "漢字"} '.encode() + b"\xff"  # (\xff: one byte that is no UTF-8, as it came)
