@@ -77,6 +77,8 @@ def whole_lines(partial: str, chunk: bytes | str, transport: str) -> tuple[list[
 def line_text(line: str) -> str:
     """A line :func:`whole_lines` left unfinished (or completed), its kept bytes decoded (what is
     not UTF-8 replaced)."""
+    if line.isascii():  # (most lines: nothing kept, nothing to decode again)
+        return line
     try:
         return line.encode("utf-8", errors="surrogateescape").decode("utf-8", errors="replace")
     except UnicodeEncodeError:  # a str chunk with a lone surrogate of its own: as it came
